@@ -1,0 +1,1 @@
+"""The mcpbind schema-to-msgspec generator."""

@@ -1,0 +1,100 @@
+"""The click front of the generator: thin on purpose; the work is in pipeline.py."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .pipeline import diff_files, generate_all, generate_version, write_files
+from .schemas import sync_schemas
+
+_MANIFEST = click.option(
+    "--manifest",
+    type=click.Path(path_type=Path),
+    default=Path("schema/manifest.json"),
+    show_default=True,
+    help="The manifest of pinned schema versions.",
+)
+_SCHEMAS = click.option(
+    "--schemas",
+    type=click.Path(path_type=Path),
+    default=Path("schema"),
+    show_default=True,
+    help="Folder holding <version>/schema.json.",
+)
+_OUT = click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("generated/mcpbind_types"),
+    show_default=True,
+    help="The mcpbind_types package folder.",
+)
+
+
+@click.group()
+def main() -> None:
+    """Generate msgspec bindings from the official MCP JSON schemas."""
+
+
+@main.command()
+@click.argument("schema", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--version", "version", required=True, help="Protocol version, e.g. 2025-11-25.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Folder that receives the v<version>/ package.",
+)
+def generate(schema: Path, version: str, out: Path) -> None:
+    """Generate the bindings of one schema file (for a new or unpinned version)."""
+    files = generate_version(schema, version, out)
+    write_files(files)
+    click.echo(f"wrote {len(files)} files for {version} under {out}")
+
+
+@main.command("generate-all")
+@_MANIFEST
+@_SCHEMAS
+@_OUT
+def generate_all_cmd(manifest: Path, schemas: Path, out: Path) -> None:
+    """Regenerate every pinned version and the unified superset."""
+    files = generate_all(manifest, schemas, out)
+    stale = [p for p in out.rglob("*.py") if p not in files]
+    for p in stale:
+        p.unlink()
+    write_files(files)
+    click.echo(f"wrote {len(files)} files under {out} ({len(stale)} stale removed)")
+
+
+@main.command()
+@_MANIFEST
+@_SCHEMAS
+@_OUT
+def check(manifest: Path, schemas: Path, out: Path) -> None:
+    """Fail if the committed bindings differ from what the generator emits."""
+    problems = diff_files(generate_all(manifest, schemas, out), out)
+    if problems:
+        click.echo("generated/ is out of date (run `make gen`):", err=True)
+        for p in problems:
+            click.echo(f"  {p}", err=True)
+        sys.exit(1)
+    click.echo("generated/ matches the generator output")
+
+
+@main.command("sync-schemas")
+@_MANIFEST
+@_SCHEMAS
+@click.option(
+    "--shared",
+    type=click.Path(path_type=Path),
+    default=Path("../shared/schema"),
+    show_default=True,
+    help="Local copy to use when present (else download).",
+)
+@click.option("--offline", is_flag=True, help="Never download; fail if a file is missing.")
+def sync_schemas_cmd(manifest: Path, schemas: Path, shared: Path, offline: bool) -> None:
+    """Copy (or download) the pinned schemas and examples, checking every sha256."""
+    for line in sync_schemas(manifest, schemas, shared, offline=offline):
+        click.echo(line)

@@ -1,0 +1,100 @@
+"""Load -> check -> model -> emit, for one version or for every pinned one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .build import Builder
+from .emit import emit_package, emit_shared
+from .merge import merge_models
+from .methods import extract_methods
+from .model import Model
+from .overrides import OverrideTracker
+
+
+@dataclass(frozen=True)
+class Pinned:
+    version: str
+    path: str
+    sha256: str
+    examples: dict[str, str]
+
+
+def read_manifest(path: Path) -> tuple[dict[str, Any], list[Pinned]]:
+    raw = json.loads(path.read_text())
+    pins = [
+        Pinned(v["version"], v["path"], v["sha256"], dict(v.get("examples", {})))
+        for v in raw["versions"]
+    ]
+    return raw, pins
+
+
+def package_name(version: str) -> str:
+    return "v" + version.replace("-", "_")
+
+
+def load_schema(path: Path, expected_sha256: str | None = None) -> tuple[dict[str, Any], str]:
+    data = path.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    if expected_sha256 is not None and sha != expected_sha256:
+        raise ValueError(f"{path}: sha256 {sha} does not match the pinned {expected_sha256}")
+    schema = json.loads(data)
+    if not isinstance(schema, dict):
+        raise ValueError(f"{path}: not a JSON object")
+    return schema, sha
+
+
+def build_model(schema: dict[str, Any], version: str, source_path: str, sha256: str) -> Model:
+    tracker = OverrideTracker(version)
+    defs = Builder(schema, tracker).build()
+    methods = extract_methods(schema, defs, version, tracker)
+    tracker.check_all_used()
+    return Model(version, (version,), source_path, sha256, defs, methods)
+
+
+def generate_version(
+    schema_path: Path, version: str, out_dir: Path, source_path: str | None = None
+) -> dict[Path, str]:
+    schema, sha = load_schema(schema_path)
+    model = build_model(schema, version, source_path or f"schema/{version}/schema.json", sha)
+    files = emit_package(model, out_dir / package_name(version))
+    files.update(
+        {p: s for p, s in emit_shared({version: sha}, out_dir).items() if p.name == "_common.py"}
+    )
+    return files
+
+
+def generate_all(manifest: Path, schema_root: Path, out_dir: Path) -> dict[Path, str]:
+    _, pins = read_manifest(manifest)
+    models: list[Model] = []
+    files: dict[Path, str] = {}
+    for pin in pins:
+        schema, sha = load_schema(schema_root / pin.version / "schema.json", pin.sha256)
+        model = build_model(schema, pin.version, pin.path, sha)
+        models.append(model)
+        files.update(emit_package(model, out_dir / package_name(pin.version)))
+    unified = merge_models(models)
+    files.update(emit_package(unified, out_dir / "unified"))
+    files.update(emit_shared({p.version: p.sha256 for p in pins}, out_dir))
+    return files
+
+
+def write_files(files: dict[Path, str]) -> None:
+    for path, text in sorted(files.items()):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+
+
+def diff_files(files: dict[Path, str], out_dir: Path) -> list[str]:
+    """Paths that differ from what is on disk, including stray .py files nobody generates."""
+    problems = [
+        str(p) for p, text in sorted(files.items()) if not p.exists() or p.read_text() != text
+    ]
+    expected = set(files)
+    problems += [f"{p} (not generated)" for p in sorted(out_dir.rglob("*.py")) if p not in expected]
+    return problems

@@ -1,0 +1,215 @@
+"""What every generated module shares, and the seam the runtime plugs into.
+
+- ``untagged_union``: msgspec decodes tagged unions natively; for the few unions the schema leaves
+  untagged (text vs blob contents, JSON-RPC messages, ...) the field's runtime type is a marker
+  class resolved by ``dec_hook``: by a discriminating key where the spec defines one, else by
+  the member that decodes with no key left over.
+- ``decoder``: one msgspec decoder per type, built on first use and reused.
+- ``MethodInfo``: one row of a method table, typed by its params and result.
+- ``RequestSender``: the abstract ``send_request``/``send_notification`` that the generated stubs
+  funnel into and the runtime implements.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Literal, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+__all__ = [
+    "UNSET",
+    "Discriminator",
+    "MethodInfo",
+    "ProgressCallback",
+    "RequestOptions",
+    "RequestSender",
+    "UnsetType",
+    "convert",
+    "dec_hook",
+    "decode",
+    "decoder",
+    "encode",
+    "untagged_union",
+]
+
+P = TypeVar("P")
+R = TypeVar("R")
+T = TypeVar("T")
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Discriminator:
+    """Pick a union member by the value of one key; ``default`` when absent or unknown."""
+
+    field: str
+    by_value: tuple[tuple[object, str], ...]
+    default: str | None
+
+
+class _UntaggedUnion(abc.ABC):
+    __mcpbind_members__: ClassVar[Callable[[], tuple[Any, ...]]]
+    __mcpbind_discriminator__: ClassVar[Discriminator | None]
+    __mcpbind_table__: ClassVar[tuple[tuple[str, Any, frozenset[str] | None], ...] | None] = None
+
+    @classmethod
+    def _table(cls) -> tuple[tuple[str, Any, frozenset[str] | None], ...]:
+        table = cls.__mcpbind_table__
+        if table is None:
+            rows = []
+            for tp in cls.__mcpbind_members__():
+                runtime = getattr(tp, "__origin__", tp)
+                if isinstance(runtime, type):
+                    cls.register(runtime)
+                keys: frozenset[str] | None = None
+                if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+                    info = tp.__struct_config__
+                    names = {f.encode_name for f in msgspec.structs.fields(tp)}
+                    if isinstance(info.tag_field, str):
+                        names.add(info.tag_field)
+                    keys = frozenset(names)
+                rows.append((getattr(tp, "__name__", repr(tp)), tp, keys))
+            table = cls.__mcpbind_table__ = tuple(rows)
+        return table
+
+    @classmethod
+    def __mcpbind_resolve__(cls, obj: Any) -> Any:
+        table = cls._table()
+        disc = cls.__mcpbind_discriminator__
+        if disc is not None and isinstance(obj, dict):
+            value = obj.get(disc.field, _MISSING)
+            wanted = dict(disc.by_value).get(value, disc.default)
+            for name, tp, _ in table:
+                if name == wanted:
+                    return _convert_member(obj, tp, name)
+        best: tuple[int, Any] | None = None
+        errors: list[str] = []
+        for name, tp, keys in table:
+            try:
+                value = msgspec.convert(obj, tp, dec_hook=dec_hook)
+            except msgspec.ValidationError as exc:
+                errors.append(f"{name}: {exc}")
+                continue
+            if keys is None or not isinstance(obj, dict):
+                return value
+            lost = sum(1 for k in obj if k not in keys)
+            if lost == 0:
+                return value
+            if best is None or lost < best[0]:
+                best = (lost, value)
+        if best is not None:
+            return best[1]
+        raise msgspec.ValidationError(
+            f"matches no variant of `{cls.__name__}` ({'; '.join(errors)})"
+        )
+
+
+def _convert_member(obj: Any, tp: Any, name: str) -> Any:
+    try:
+        return msgspec.convert(obj, tp, dec_hook=dec_hook)
+    except msgspec.ValidationError as exc:
+        raise msgspec.ValidationError(f"{exc} (as `{name}`)") from None
+
+
+def untagged_union(
+    name: str, members: Callable[[], tuple[Any, ...]], discriminator: Discriminator | None
+) -> type:
+    """The runtime stand-in for an untagged union type alias (see module docstring)."""
+    return type(
+        name,
+        (_UntaggedUnion,),
+        {
+            "__mcpbind_members__": staticmethod(members),
+            "__mcpbind_discriminator__": discriminator,
+            "__module__": __name__,
+        },
+    )
+
+
+def dec_hook(tp: Any, obj: Any) -> Any:
+    """msgspec's hook for types it cannot decode itself: our untagged-union markers."""
+    resolve = getattr(tp, "__mcpbind_resolve__", None)
+    if resolve is None:
+        raise NotImplementedError(f"cannot decode type {tp!r}")
+    return resolve(obj)
+
+
+@functools.cache
+def decoder(tp: Any) -> msgspec.json.Decoder[Any]:
+    """The one JSON decoder for ``tp``, built on first use."""
+    return msgspec.json.Decoder(tp, dec_hook=dec_hook)
+
+
+def decode(data: bytes | str, tp: type[T]) -> T:
+    """Decode JSON into ``tp`` with the cached decoder."""
+    dec: msgspec.json.Decoder[Any] = decoder(tp)  # type: ignore[arg-type]  # types hash
+    result: T = dec.decode(data)
+    return result
+
+
+def convert(obj: Any, tp: type[T]) -> T:
+    """Convert already-decoded builtins (e.g. a ``dict``) into ``tp``."""
+    result: T = msgspec.convert(obj, tp, dec_hook=dec_hook)
+    return result
+
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def encode(obj: Any) -> bytes:
+    """Encode any generated type (or builtins) to JSON bytes."""
+    return _ENCODER.encode(obj)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MethodInfo(Generic[P, R]):
+    """One row of a method table. ``P`` and ``R`` type the stubs; the fields drive the runtime."""
+
+    method: str
+    direction: Literal["client_to_server", "server_to_client"]
+    kind: Literal["request", "notification", "input_request"]
+    message_type: Any
+    params_type: Any
+    params_required: bool
+    result_type: Any
+    #: What ``result`` decodes as on the wire (wider than ``result_type`` for MRTR methods).
+    wire_result_type: Any
+    #: Whose declared capabilities gate the method, and the path inside them.
+    capability_owner: Literal["client", "server"] | None
+    capability: tuple[str, ...] | None
+    versions: tuple[str, ...]
+
+
+ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None]]
+"""``(progress, total, message)``, awaited for each progress notification of a request."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestOptions:
+    """Per-call options a stub passes through to the runtime."""
+
+    timeout: float | None = None
+    on_progress: ProgressCallback | None = None
+    reset_timeout_on_progress: bool = False
+    max_total_timeout: float | None = None
+
+
+class RequestSender(abc.ABC):
+    """The funnel of every generated stub; the runtime's Client and Server implement it."""
+
+    __slots__ = ()
+
+    @abc.abstractmethod
+    async def send_request(
+        self, method: MethodInfo[P, R], params: P | None, options: RequestOptions | None = None
+    ) -> R:
+        """Send a request and wait for its typed result."""
+
+    @abc.abstractmethod
+    async def send_notification(self, method: MethodInfo[P, None], params: P | None) -> None:
+        """Send a notification."""

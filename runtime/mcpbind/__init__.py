@@ -1,0 +1,1 @@
+"""mcpbind: a fast, strictly typed MCP SDK."""

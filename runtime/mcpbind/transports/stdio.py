@@ -1,0 +1,454 @@
+"""stdio transport (2025-11-25 basic/transports.mdx §stdio, basic/lifecycle.mdx §Shutdown).
+
+Messages are UTF-8 JSON texts, one per line. Bytes are passed through undecoded: the
+protocol layer answers invalid UTF-8 with a parse error, which needs the raw line.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import select
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
+from typing import Protocol
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+from anyio.abc import AsyncResource, Process
+
+from .base import MessageTooLarge, TransportClosed
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "INHERITED_ENV",
+    "LineReader",
+    "StdioClientTransport",
+    "StdioServerTransport",
+]
+
+DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
+"""Largest accepted incoming message, in bytes, excluding the line ending."""
+
+INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+"""The only variables a spawned server inherits, so secrets in our environment stay here."""
+
+_CHUNK = 64 * 1024
+_EXIT_POLL = 0.05  # seconds between checks for the server's exit
+_EXIT_DRAIN = 0.1  # after the server exits, how long its remaining output may still arrive
+_EXIT_SETTLE = 0.25  # how long to wait for the exit status and stderr tail for an error message
+_REASON_TAIL = 2048  # stderr bytes quoted in TransportClosed reasons
+
+
+class ByteSource(Protocol):
+    """Anything that yields chunks and raises ``anyio.EndOfStream`` at the end."""
+
+    async def receive(self) -> bytes: ...
+
+
+class LineReader:
+    """Splits a byte stream into lines in O(n) time and about ``max_size`` memory.
+
+    Only new bytes are searched for the newline, and a line that outgrows the limit is
+    dropped while it streams in rather than buffered, so a peer sending an endless line
+    costs nothing but the bytes in flight. Cancelling ``receive()`` loses no data.
+    """
+
+    def __init__(self, source: ByteSource, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+        self._source = source
+        self._max_size = max_size
+        self._buffer = bytearray()
+        self._start = 0  # where the current line begins
+        self._scanned = 0  # no newline in buffer[_start:_scanned]
+        self._dropped = 0  # bytes of an oversized line thrown away so far
+        self._eof = False
+
+    async def receive(self) -> bytes:
+        """Return the next non-empty line, without its ``\\n`` or ``\\r\\n``.
+
+        Raises ``MessageTooLarge`` once per oversized line (the reader stays usable) and
+        ``anyio.EndOfStream`` at the end; a final line lacking its newline is returned.
+        """
+        while True:
+            line = self._next_line()
+            if line is not None:
+                return line
+            if self._eof:
+                return self._final_line()
+            try:
+                chunk = await self._source.receive()
+            except anyio.EndOfStream:
+                self._eof = True
+                continue
+            if self._start:
+                del self._buffer[: self._start]
+                self._scanned -= self._start
+                self._start = 0
+            self._buffer += chunk
+
+    def _next_line(self) -> bytes | None:
+        buffer = self._buffer
+        while (end := buffer.find(b"\n", self._scanned)) >= 0:
+            start = self._start
+            self._start = self._scanned = end + 1
+            if self._dropped:
+                seen, self._dropped = self._dropped + end - start, 0
+                raise MessageTooLarge(self._max_size, seen)
+            if end > start and buffer[end - 1] == 0x0D:
+                end -= 1
+            if end - start > self._max_size:
+                raise MessageTooLarge(self._max_size, end - start)
+            if end > start:
+                with memoryview(buffer) as view:
+                    return bytes(view[start:end])
+        self._scanned = len(buffer)
+        partial = len(buffer) - self._start
+        if self._dropped or partial > self._max_size + 1:  # + 1: room for a "\r"
+            self._dropped += partial
+            buffer.clear()
+            self._start = self._scanned = 0
+        return None
+
+    def _final_line(self) -> bytes:
+        line = bytes(self._buffer[self._start :]).removesuffix(b"\r")
+        dropped, self._dropped = self._dropped, 0
+        self._buffer.clear()
+        self._start = self._scanned = 0
+        if dropped or len(line) > self._max_size:
+            raise MessageTooLarge(self._max_size, dropped + len(line))
+        if not line:
+            raise anyio.EndOfStream
+        return line
+
+
+def _frame(message: bytes) -> bytes:
+    if b"\n" in message:
+        raise ValueError("stdio messages must not contain a newline")
+    return message + b"\n"
+
+
+class _FdSource:
+    """Reads an inherited blocking fd without threads and without changing its flags.
+
+    A thread blocked in ``read()`` cannot be cancelled and would keep the process alive
+    at exit, so we wait for readability on the event loop and read only then.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._pollable = True
+
+    async def receive(self) -> bytes:
+        while True:
+            if self._pollable:
+                try:
+                    await anyio.wait_readable(self._fd)
+                except PermissionError:  # regular files and /dev/null: never block anyway
+                    self._pollable = False
+            else:
+                await anyio.lowlevel.checkpoint()
+            try:
+                data = os.read(self._fd, _CHUNK)
+            except BlockingIOError:  # the parent handed us a non-blocking pipe
+                continue
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Blocking write of every byte of ``data``; runs in a worker thread."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:  # the parent handed us a non-blocking pipe
+            select.select([], [fd], [])
+
+
+class StdioServerTransport(AsyncResource):
+    """Server end of stdio: messages arrive on stdin and leave on the original stdout.
+
+    Creating it moves the wire to a private duplicate of fd 1 and points fd 1 and
+    ``sys.stdout`` at stderr, so ``print()`` calls and subprocesses started by tools
+    cannot corrupt the message stream; ``aclose()`` restores both. Create at most one
+    per process, and receive from one task at a time.
+    """
+
+    def __init__(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+        self._reader = LineReader(_FdSource(0), max_message_size)
+        self._send_lock = anyio.Lock()
+        self._closed = False
+        self._saved_stdout = sys.stdout
+        self._wire = os.dup(1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        self._saved_stdout.flush()  # output printed before we took over goes to stderr too
+
+    async def send(self, message: bytes) -> None:
+        data = _frame(message)
+        async with self._send_lock:
+            if self._closed:
+                raise TransportClosed("transport closed")
+            try:
+                await anyio.to_thread.run_sync(_write_all, self._wire, data)
+            except OSError as exc:
+                raise TransportClosed(f"stdout closed: {exc}") from exc
+
+    async def receive(self) -> bytes:
+        if self._closed:
+            raise TransportClosed("transport closed")
+        try:
+            return await self._reader.receive()
+        except anyio.EndOfStream:
+            raise TransportClosed("stdin closed") from None
+        except anyio.ClosedResourceError:
+            raise TransportClosed("transport closed") from None
+
+    async def aclose(self) -> None:
+        """Stop receiving, finish an in-flight write, and give fd 1 back to stdout."""
+        if self._closed:
+            return
+        self._closed = True
+        anyio.notify_closing(0)
+        with anyio.CancelScope(shield=True):
+            async with self._send_lock:
+                sys.stdout.flush()
+                os.dup2(self._wire, 1)
+                os.close(self._wire)
+                sys.stdout = self._saved_stdout
+
+
+class _StderrSink:
+    """Keeps the last ``size`` bytes of the server's stderr and splits it into lines."""
+
+    def __init__(self, size: int, on_line: Callable[[str], object] | None) -> None:
+        self.tail = bytearray()
+        self._size = size
+        self._on_line = on_line
+        self._partial = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        self.tail += chunk
+        if (excess := len(self.tail) - self._size) > 0:
+            del self.tail[:excess]
+        if self._on_line is None:
+            return
+        self._partial += chunk
+        end = self._partial.rfind(b"\n")
+        if end >= 0:
+            for line in self._partial[:end].split(b"\n"):
+                self._emit(line)
+            del self._partial[: end + 1]
+        if len(self._partial) > self._size:  # an endless line must not grow without bound
+            self.finish()
+
+    def finish(self) -> None:
+        if self._partial:
+            self._emit(self._partial)
+            self._partial.clear()
+
+    def _emit(self, line: bytearray) -> None:
+        assert self._on_line is not None
+        self._on_line(line.removesuffix(b"\r").decode(errors="replace"))
+
+
+class StdioClientTransport(AsyncResource):
+    """Client end of stdio: owns a spawned server process. Create it with :meth:`spawn`."""
+
+    def __init__(
+        self,
+        process: Process,
+        *,
+        max_message_size: int,
+        stderr_sink: _StderrSink,
+        close_timeout: float,
+        terminate_timeout: float,
+    ) -> None:
+        stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
+        if stdin is None or stdout is None or stderr is None:
+            raise ValueError("the server process needs pipes for stdin, stdout and stderr")
+        self._process = process
+        self._stdin = stdin
+        self._stderr = stderr
+        self._reader = LineReader(stdout, max_message_size)
+        self._stderr_sink = stderr_sink
+        self._close_timeout = close_timeout
+        self._terminate_timeout = terminate_timeout
+        self._send_lock = anyio.Lock()
+        self._close_lock = anyio.Lock()
+        self._closed = False
+        self._stderr_done = anyio.Event()
+        self._receive_deadline = math.inf
+        self._receive_scope: anyio.CancelScope | None = None
+
+    @classmethod
+    @asynccontextmanager
+    async def spawn(
+        cls,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        on_stderr: Callable[[str], object] | None = None,
+        stderr_tail_size: int = 64 * 1024,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        close_timeout: float = 2.0,
+        terminate_timeout: float = 2.0,
+    ) -> AsyncIterator[StdioClientTransport]:
+        """Run ``command *args`` as an MCP server; yield its transport, shut it down on exit.
+
+        The server sees only the :data:`INHERITED_ENV` variables of this process plus
+        ``env``, and runs in a new session so shutdown reaches every process it started.
+        Its stderr is read continuously (a chatty server never blocks): the last
+        ``stderr_tail_size`` bytes are kept in :attr:`stderr_tail`, and ``on_stderr``,
+        if given, is called with each line. See :meth:`aclose` for the shutdown steps.
+        """
+        inherited = {name: os.environ[name] for name in INHERITED_ENV if name in os.environ}
+        process = await anyio.open_process(
+            [command, *args],
+            env={**inherited, **(env or {})},
+            cwd=cwd,
+            start_new_session=True,
+        )
+        transport = cls(
+            process,
+            max_message_size=max_message_size,
+            stderr_sink=_StderrSink(stderr_tail_size, on_stderr),
+            close_timeout=close_timeout,
+            terminate_timeout=terminate_timeout,
+        )
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(transport._drain_stderr)
+            tg.start_soon(transport._watch_exit)
+            try:
+                yield transport
+            finally:
+                await transport.aclose()
+                tg.cancel_scope.cancel()
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The server's exit status once it has exited (negative: killed by that signal)."""
+        return self._process.returncode
+
+    @property
+    def stderr_tail(self) -> bytes:
+        """The last bytes the server wrote to stderr."""
+        return bytes(self._stderr_sink.tail)
+
+    async def send(self, message: bytes) -> None:
+        data = _frame(message)
+        async with self._send_lock:
+            if self._closed:
+                raise TransportClosed("transport closed")
+            try:
+                await self._stdin.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                raise await self._closed_error() from exc
+
+    async def receive(self) -> bytes:
+        """Return the next message from the server.
+
+        Raises ``TransportClosed`` as soon as the server exits, even if a process it
+        started keeps the pipe open; the reason gives the exit status and stderr tail.
+        """
+        if self._closed:
+            raise TransportClosed("transport closed")
+        with anyio.CancelScope(deadline=self._receive_deadline) as scope:
+            self._receive_scope = scope
+            try:
+                return await self._reader.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+            finally:
+                self._receive_scope = None
+        raise await self._closed_error()
+
+    async def aclose(self) -> None:
+        """Shut the server down (2025-11-25 basic/lifecycle.mdx §Shutdown) and reap it.
+
+        Closes its stdin, waits ``close_timeout``, sends SIGTERM to its process group,
+        waits ``terminate_timeout``, then sends SIGKILL. Once the server is gone, any
+        process left in its group is killed, so tools it started cannot outlive it.
+        """
+        with anyio.CancelScope(shield=True):
+            async with self._close_lock:
+                if self._closed:
+                    return
+                self._closed = True
+                await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            await self._stdin.aclose()
+        plan = (
+            (None, self._close_timeout),
+            (signal.SIGTERM, self._terminate_timeout),
+            (signal.SIGKILL, math.inf),
+        )
+        for sig, timeout in plan:
+            if sig is not None:
+                self._signal_group(sig)
+            with anyio.move_on_after(timeout):
+                await self._wait_exit()
+            if self._process.returncode is not None:
+                break
+        self._signal_group(signal.SIGKILL)
+        with anyio.move_on_after(_EXIT_SETTLE):
+            await self._stderr_done.wait()
+        await self._process.aclose()
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, sig)
+
+    async def _wait_exit(self) -> None:
+        # Polled: on asyncio, Process.wait() of older anyio releases also waits for the
+        # pipes to close, which a surviving grandchild can keep open forever.
+        while self._process.returncode is None:  # noqa: ASYNC110
+            await anyio.sleep(_EXIT_POLL)
+
+    async def _watch_exit(self) -> None:
+        """Once the server exits, let pending output drain briefly, then fail receive()."""
+        await self._wait_exit()
+        self._receive_deadline = anyio.current_time() + _EXIT_DRAIN
+        if self._receive_scope is not None:
+            self._receive_scope.deadline = self._receive_deadline
+
+    async def _drain_stderr(self) -> None:
+        try:
+            async for chunk in self._stderr:
+                self._stderr_sink.feed(chunk)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        finally:
+            self._stderr_sink.finish()
+            self._stderr_done.set()
+
+    async def _closed_error(self) -> TransportClosed:
+        if self._closed:
+            return TransportClosed("transport closed")
+        with anyio.move_on_after(_EXIT_SETTLE):  # the status and stderr explain the exit
+            await self._wait_exit()
+            await self._stderr_done.wait()
+        code = self._process.returncode
+        if code is None:
+            status = "closed its stdout"
+        elif code < 0:
+            status = f"was killed by signal {-code}"
+            with suppress(ValueError):
+                status = f"was killed by {signal.Signals(-code).name}"
+        else:
+            status = f"exited with code {code}"
+        reason = f"server process {self._process.pid} {status}"
+        tail = self._stderr_sink.tail[-_REASON_TAIL:].decode(errors="replace").strip()
+        return TransportClosed(f"{reason}; stderr tail:\n{tail}" if tail else reason)

@@ -1,0 +1,234 @@
+"""stdio client and server transports across a real process boundary.
+
+Spec: 2025-11-25 basic/transports.mdx §stdio and basic/lifecycle.mdx §Shutdown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mcpbind.transports import (
+    INHERITED_ENV,
+    MessageTooLarge,
+    StdioClientTransport,
+    TransportClosed,
+)
+
+pytestmark = pytest.mark.anyio
+
+ECHO_SERVER = str(Path(__file__).with_name("echo_server.py"))
+
+
+def echo_server(*args: str, **options: Any) -> AbstractAsyncContextManager[StdioClientTransport]:
+    return StdioClientTransport.spawn(sys.executable, [ECHO_SERVER, *args], **options)
+
+
+async def ask(transport: StdioClientTransport, message: bytes) -> bytes:
+    with anyio.fail_after(10):
+        await transport.send(message)
+        return await transport.receive()
+
+
+def gone(pid: int) -> bool:
+    """True once ``pid`` is dead: no such process, or a zombie awaiting its reaper."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+async def wait_until(condition: Callable[[], bool], timeout: float = 2) -> None:
+    with anyio.fail_after(timeout):
+        while not condition():
+            await anyio.sleep(0.01)
+
+
+async def test_round_trip_preserves_bytes_exactly() -> None:
+    """§stdio: the server reads messages from stdin and writes them to stdout."""
+    async with echo_server() as transport:
+        for message in (b'{"jsonrpc":"2.0","id":1,"method":"ping"}', b'{"s":"\xc3\xa9\xe2\x82\xac"}'):
+            assert await ask(transport, message) == message
+        invalid_utf8 = b'{"s":"\xff\xfe\xc3"}'
+        assert await ask(transport, invalid_utf8) == invalid_utf8
+        assert transport.returncode is None
+        assert transport.pid > 0
+
+
+async def test_concurrent_sends_are_never_interleaved() -> None:
+    """§stdio: messages are delimited by newlines; concurrent writers must not tear them."""
+    messages = {b'{"id":%d,"pad":"%s"}' % (i, b"p" * 100_000) for i in range(20)}
+    async with echo_server() as transport:
+        async with anyio.create_task_group() as tg:
+            for message in messages:
+                tg.start_soon(transport.send, message)
+            with anyio.fail_after(10):
+                received = {await transport.receive() for _ in messages}
+        assert received == messages
+
+
+async def test_embedded_newline_is_rejected_before_sending() -> None:
+    """§stdio: messages MUST NOT contain embedded newlines."""
+    async with echo_server() as transport:
+        with pytest.raises(ValueError, match="newline"):
+            await transport.send(b'{"a":\n1}')
+        assert await ask(transport, b"{}") == b"{}"
+
+
+async def test_stray_stdout_output_in_server_does_not_corrupt_wire() -> None:
+    """§stdio: the server MUST NOT write anything to stdout that is not an MCP message.
+
+    print(), a subprocess's ``echo`` and raw writes to fd 1 all land on stderr instead.
+    """
+    async with echo_server() as transport:
+        assert await ask(transport, b"!noise") == b"noise done"
+        assert await ask(transport, b"[1]") == b"[1]"
+    tail = transport.stderr_tail
+    for garbage in (b"garbage from print()", b"garbage from echo", b"garbage from fd 1"):
+        assert garbage in tail
+
+
+async def test_server_restores_stdout_on_close() -> None:
+    async with echo_server() as transport:
+        assert await ask(transport, b"!restore") == b"closing"
+        assert await ask(transport, b"{}") == b"stdout restored"
+        with pytest.raises(TransportClosed):
+            await transport.receive()
+
+
+async def test_stderr_flood_does_not_block_the_server() -> None:
+    """§stdio: the client MAY capture stderr; it is drained so the server never stalls."""
+    lines: list[str] = []
+    async with echo_server(on_stderr=lines.append, stderr_tail_size=4096) as transport:
+        started = time.perf_counter()
+        assert await ask(transport, b"!stderr 20000000") == b"stderr done"
+        assert time.perf_counter() - started < 5
+    assert len(transport.stderr_tail) == 4096
+    assert transport.stderr_tail.endswith(b"e" * 99 + b"\n")
+    assert len(lines) == 200_000
+    assert lines[-1] == "e" * 99
+
+
+async def test_oversized_messages_are_dropped_on_both_sides() -> None:
+    """Each side enforces its own limit and keeps working afterwards."""
+    async with echo_server("1000", max_message_size=2000) as transport:
+        assert await ask(transport, b"s" * 1500) == b'{"too_large": 1500}'
+        with pytest.raises(MessageTooLarge) as info:
+            await ask(transport, b"!big 3000")
+        assert info.value.seen == 3000
+        assert await ask(transport, b"{}") == b"{}"
+
+
+async def test_graceful_shutdown_closes_stdin_and_reaps() -> None:
+    """§Shutdown: the client first closes the server's stdin; the server exits on EOF."""
+    async with echo_server(close_timeout=5) as transport:
+        assert await ask(transport, b"{}") == b"{}"
+        started = time.perf_counter()
+    assert time.perf_counter() - started < 2
+    assert transport.returncode == 0
+    with pytest.raises(TransportClosed, match="transport closed"):
+        await transport.send(b"{}")
+    with pytest.raises(TransportClosed, match="transport closed"):
+        await transport.receive()
+    await transport.aclose()  # idempotent
+
+
+async def test_shutdown_escalates_to_sigterm() -> None:
+    """§Shutdown: SIGTERM if the server does not exit after stdin is closed."""
+    script = "import time\nwhile True: time.sleep(1)"
+    async with StdioClientTransport.spawn(
+        sys.executable, ["-c", script], close_timeout=0.2
+    ) as transport:
+        pass
+    assert transport.returncode == -signal.SIGTERM
+
+
+async def test_shutdown_escalates_to_sigkill_for_the_whole_group() -> None:
+    """§Shutdown: SIGKILL if the server ignores SIGTERM; its process group dies with it."""
+    async with echo_server(close_timeout=0.2, terminate_timeout=0.2) as transport:
+        grandchild = int(await ask(transport, b"!grandchild"))
+        assert await ask(transport, b"!stubborn") == b"stubborn"
+        started = time.perf_counter()
+    assert 0.4 <= time.perf_counter() - started < 2
+    assert transport.returncode == -signal.SIGKILL
+    await wait_until(lambda: gone(grandchild))
+
+
+async def test_processes_left_in_group_are_killed_after_clean_exit() -> None:
+    async with echo_server() as transport:
+        grandchild = int(await ask(transport, b"!grandchild"))
+    assert transport.returncode == 0
+    await wait_until(lambda: gone(grandchild))
+
+
+async def test_server_exit_fails_receive_with_status_and_stderr() -> None:
+    async with echo_server() as transport:
+        await transport.send(b"!exit 3")
+        with anyio.fail_after(1), pytest.raises(TransportClosed) as info:
+            await transport.receive()
+        assert "exited with code 3" in str(info.value)
+        assert "fatal: asked to exit" in str(info.value)
+        with pytest.raises(TransportClosed, match="exited with code 3"):
+            await transport.send(b"{}")
+    assert transport.returncode == 3
+
+
+async def test_killed_server_fails_pending_receive_within_a_second() -> None:
+    async with echo_server() as transport:
+        async with anyio.create_task_group() as tg:
+
+            async def kill() -> None:
+                await anyio.sleep(0.1)
+                os.kill(transport.pid, signal.SIGKILL)
+
+            tg.start_soon(kill)
+            with anyio.fail_after(1.1), pytest.raises(TransportClosed, match="SIGKILL"):
+                await transport.receive()
+
+
+async def test_exit_detected_even_if_a_grandchild_holds_stdout_open() -> None:
+    """The server's death is noticed without waiting for its pipes to close."""
+    script = "sleep 30 & echo '{\"ready\":1}'; exec sleep 31"
+    async with StdioClientTransport.spawn("sh", ["-c", script]) as transport:
+        assert await transport.receive() == b'{"ready":1}'
+        os.kill(transport.pid, signal.SIGKILL)
+        started = time.perf_counter()
+        with anyio.fail_after(2), pytest.raises(TransportClosed, match="SIGKILL"):
+            await transport.receive()
+        assert time.perf_counter() - started < 1
+
+
+async def test_environment_is_an_allowlist_plus_explicit_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MCPBIND_TEST_SECRET", "leak")
+    monkeypatch.setenv("HOME", "/home/test-home")
+    async with echo_server(env={"MCP_EXTRA": "1", "HOME": "/override"}) as transport:
+        child_env = json.loads(await ask(transport, b"!env"))
+    allowed = {name for name in INHERITED_ENV if name in os.environ} | {"MCP_EXTRA"}
+    # LC_CTYPE: Python itself sets it in a C locale (PEP 538).
+    assert set(child_env) - {"LC_CTYPE"} == allowed
+    assert child_env["MCP_EXTRA"] == "1"
+    assert child_env["HOME"] == "/override"
+
+
+async def test_cwd_option(tmp_path: Path) -> None:
+    async with echo_server(cwd=tmp_path) as transport:
+        assert await ask(transport, b"!cwd") == str(tmp_path).encode()
+
+
+async def test_missing_command_raises_oserror() -> None:
+    with pytest.raises(FileNotFoundError):
+        async with StdioClientTransport.spawn("/nonexistent/mcp-server"):
+            pass
+
