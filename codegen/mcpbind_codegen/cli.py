@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from .methods import UNMAPPED
 from .pipeline import diff_files, generate_all, generate_version, write_files
 from .schemas import sync_schemas
 
@@ -38,6 +39,15 @@ def main() -> None:
     """Generate msgspec bindings from the official MCP JSON schemas."""
 
 
+def _report_unmapped() -> None:
+    for version, method in sorted(UNMAPPED):
+        click.echo(
+            f"warning: {version}: method {method!r} has no capability mapping "
+            "(codegen/mcpbind_codegen/methods.py): generated ungated",
+            err=True,
+        )
+
+
 @main.command()
 @click.argument("schema", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--version", "version", required=True, help="Protocol version, e.g. 2025-11-25.")
@@ -51,6 +61,7 @@ def generate(schema: Path, version: str, out: Path) -> None:
     """Generate the bindings of one schema file (for a new or unpinned version)."""
     files = generate_version(schema, version, out)
     write_files(files)
+    _report_unmapped()
     click.echo(f"wrote {len(files)} files for {version} under {out}")
 
 
@@ -65,6 +76,7 @@ def generate_all_cmd(manifest: Path, schemas: Path, out: Path) -> None:
     for p in stale:
         p.unlink()
     write_files(files)
+    _report_unmapped()
     click.echo(f"wrote {len(files)} files under {out} ({len(stale)} stale removed)")
 
 

@@ -172,9 +172,13 @@ def _merge_methods(models: list[Model]) -> list[MethodDef]:
     out: list[MethodDef] = []
     for rows in by_key.values():
         newest = rows[-1]
+        # A server-to-client request of the handshake era is an MRTR input request in
+        # 2026-07-28; application code calls it the same way on both, so it stays a request.
+        kind = "request" if any(r.kind == "request" for r in rows) else newest.kind
         out.append(
             dataclasses.replace(
                 newest,
+                kind=kind,
                 params_required=all(r.params_required for r in rows) and len(rows) == len(models),
                 versions=tuple(v for r in rows for v in r.versions),
             )

@@ -20,13 +20,14 @@ from typing import Annotated, Any, Generic, Literal, NamedTuple, Optional, Typed
 import jsonschema  # type: ignore[import-untyped]
 import msgspec
 import pytest
+from msgspec import UNSET, Meta, UnsetType
+
 from mcpbind.server.signature import (
     ToolArgumentsError,
     ToolOutputError,
     ToolSignature,
     is_valid_tool_name,
 )
-from msgspec import UNSET, Meta, UnsetType
 
 T = TypeVar("T")
 

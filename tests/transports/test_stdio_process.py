@@ -184,16 +184,15 @@ async def test_server_exit_fails_receive_with_status_and_stderr() -> None:
 
 
 async def test_killed_server_fails_pending_receive_within_a_second() -> None:
-    async with echo_server() as transport:
-        async with anyio.create_task_group() as tg:
+    async with echo_server() as transport, anyio.create_task_group() as tg:
 
-            async def kill() -> None:
-                await anyio.sleep(0.1)
-                os.kill(transport.pid, signal.SIGKILL)
+        async def kill() -> None:
+            await anyio.sleep(0.1)
+            os.kill(transport.pid, signal.SIGKILL)
 
-            tg.start_soon(kill)
-            with anyio.fail_after(1.1), pytest.raises(TransportClosed, match="SIGKILL"):
-                await transport.receive()
+        tg.start_soon(kill)
+        with anyio.fail_after(1.1), pytest.raises(TransportClosed, match="SIGKILL"):
+            await transport.receive()
 
 
 async def test_exit_detected_even_if_a_grandchild_holds_stdout_open() -> None:

@@ -127,12 +127,12 @@ __all__ = [
     "C2S_UNSUBSCRIBE",
     "S2C_CANCELLED",
     "S2C_CANCEL_TASK",
-    "S2C_CREATE_MESSAGE_INPUT",
+    "S2C_CREATE_MESSAGE",
+    "S2C_ELICIT",
     "S2C_ELICITATION_COMPLETE",
-    "S2C_ELICIT_INPUT",
     "S2C_GET_TASK",
     "S2C_GET_TASK_PAYLOAD",
-    "S2C_LIST_ROOTS_INPUT",
+    "S2C_LIST_ROOTS",
     "S2C_LIST_TASKS",
     "S2C_LOGGING_MESSAGE",
     "S2C_PING",
@@ -509,51 +509,6 @@ C2S_LIST_TOOLS: Final[MethodInfo[PaginatedRequestParams, ListToolsResult]] = Met
 )
 """``tools/list``: request, client to server."""
 
-S2C_ELICIT_INPUT: Final[MethodInfo[ElicitRequestParams, ElicitResult]] = MethodInfo(
-    method="elicitation/create",
-    direction="server_to_client",
-    kind="input_request",
-    message_type=ElicitRequest,
-    params_type=ElicitRequestParams,
-    params_required=False,
-    result_type=ElicitResult,
-    wire_result_type=ElicitResult,
-    capability_owner="client",
-    capability=("elicitation",),
-    versions=("2025-06-18", "2025-11-25", "2026-07-28",),
-)
-"""``elicitation/create``: input_request, server to client."""
-
-S2C_LIST_ROOTS_INPUT: Final[MethodInfo[ListRootsRequestParams, ListRootsResult]] = MethodInfo(
-    method="roots/list",
-    direction="server_to_client",
-    kind="input_request",
-    message_type=ListRootsRequest,
-    params_type=ListRootsRequestParams,
-    params_required=False,
-    result_type=ListRootsResult,
-    wire_result_type=ListRootsResult,
-    capability_owner="client",
-    capability=("roots",),
-    versions=("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28",),
-)
-"""``roots/list``: input_request, server to client."""
-
-S2C_CREATE_MESSAGE_INPUT: Final[MethodInfo[CreateMessageRequestParams, CreateMessageResult]] = MethodInfo(
-    method="sampling/createMessage",
-    direction="server_to_client",
-    kind="input_request",
-    message_type=CreateMessageRequest,
-    params_type=CreateMessageRequestParams,
-    params_required=True,
-    result_type=CreateMessageResult,
-    wire_result_type=CreateMessageResult,
-    capability_owner="client",
-    capability=("sampling",),
-    versions=("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28",),
-)
-"""``sampling/createMessage``: input_request, server to client."""
-
 S2C_CANCELLED: Final[MethodInfo[CancelledNotificationParams, None]] = MethodInfo(
     method="notifications/cancelled",
     direction="server_to_client",
@@ -704,6 +659,21 @@ S2C_TOOL_LIST_CHANGED: Final[MethodInfo[NotificationParams, None]] = MethodInfo(
 )
 """``notifications/tools/list_changed``: notification, server to client."""
 
+S2C_ELICIT: Final[MethodInfo[ElicitRequestParams, ElicitResult]] = MethodInfo(
+    method="elicitation/create",
+    direction="server_to_client",
+    kind="request",
+    message_type=ElicitRequest,
+    params_type=ElicitRequestParams,
+    params_required=False,
+    result_type=ElicitResult,
+    wire_result_type=ElicitResult,
+    capability_owner="client",
+    capability=("elicitation",),
+    versions=("2025-06-18", "2025-11-25", "2026-07-28",),
+)
+"""``elicitation/create``: request, server to client."""
+
 S2C_PING: Final[MethodInfo[RequestParams, EmptyResult]] = MethodInfo(
     method="ping",
     direction="server_to_client",
@@ -718,6 +688,36 @@ S2C_PING: Final[MethodInfo[RequestParams, EmptyResult]] = MethodInfo(
     versions=("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",),
 )
 """``ping``: request, server to client."""
+
+S2C_LIST_ROOTS: Final[MethodInfo[ListRootsRequestParams, ListRootsResult]] = MethodInfo(
+    method="roots/list",
+    direction="server_to_client",
+    kind="request",
+    message_type=ListRootsRequest,
+    params_type=ListRootsRequestParams,
+    params_required=False,
+    result_type=ListRootsResult,
+    wire_result_type=ListRootsResult,
+    capability_owner="client",
+    capability=("roots",),
+    versions=("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28",),
+)
+"""``roots/list``: request, server to client."""
+
+S2C_CREATE_MESSAGE: Final[MethodInfo[CreateMessageRequestParams, CreateMessageResult]] = MethodInfo(
+    method="sampling/createMessage",
+    direction="server_to_client",
+    kind="request",
+    message_type=CreateMessageRequest,
+    params_type=CreateMessageRequestParams,
+    params_required=True,
+    result_type=CreateMessageResult,
+    wire_result_type=CreateMessageResult,
+    capability_owner="client",
+    capability=("sampling",),
+    versions=("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28",),
+)
+"""``sampling/createMessage``: request, server to client."""
 
 S2C_CANCEL_TASK: Final[MethodInfo[CancelTaskRequestParams, CancelTaskResult]] = MethodInfo(
     method="tasks/cancel",
@@ -811,9 +811,6 @@ CLIENT_TO_SERVER: Final[Mapping[str, MethodInfo[Any, Any]]] = MappingProxyType(
 
 SERVER_TO_CLIENT: Final[Mapping[str, MethodInfo[Any, Any]]] = MappingProxyType(
     {
-        "elicitation/create": S2C_ELICIT_INPUT,
-        "roots/list": S2C_LIST_ROOTS_INPUT,
-        "sampling/createMessage": S2C_CREATE_MESSAGE_INPUT,
         "notifications/cancelled": S2C_CANCELLED,
         "notifications/elicitation/complete": S2C_ELICITATION_COMPLETE,
         "notifications/message": S2C_LOGGING_MESSAGE,
@@ -824,7 +821,10 @@ SERVER_TO_CLIENT: Final[Mapping[str, MethodInfo[Any, Any]]] = MappingProxyType(
         "notifications/subscriptions/acknowledged": S2C_SUBSCRIPTIONS_ACKNOWLEDGED,
         "notifications/tasks/status": S2C_TASK_STATUS,
         "notifications/tools/list_changed": S2C_TOOL_LIST_CHANGED,
+        "elicitation/create": S2C_ELICIT,
         "ping": S2C_PING,
+        "roots/list": S2C_LIST_ROOTS,
+        "sampling/createMessage": S2C_CREATE_MESSAGE,
         "tasks/cancel": S2C_CANCEL_TASK,
         "tasks/get": S2C_GET_TASK,
         "tasks/list": S2C_LIST_TASKS,
@@ -858,9 +858,6 @@ METHODS: Final[tuple[MethodInfo[Any, Any], ...]] = (
     C2S_GET_TASK_PAYLOAD,
     C2S_CALL_TOOL,
     C2S_LIST_TOOLS,
-    S2C_ELICIT_INPUT,
-    S2C_LIST_ROOTS_INPUT,
-    S2C_CREATE_MESSAGE_INPUT,
     S2C_CANCELLED,
     S2C_ELICITATION_COMPLETE,
     S2C_LOGGING_MESSAGE,
@@ -871,7 +868,10 @@ METHODS: Final[tuple[MethodInfo[Any, Any], ...]] = (
     S2C_SUBSCRIPTIONS_ACKNOWLEDGED,
     S2C_TASK_STATUS,
     S2C_TOOL_LIST_CHANGED,
+    S2C_ELICIT,
     S2C_PING,
+    S2C_LIST_ROOTS,
+    S2C_CREATE_MESSAGE,
     S2C_CANCEL_TASK,
     S2C_GET_TASK,
     S2C_LIST_TASKS,

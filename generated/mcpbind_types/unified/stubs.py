@@ -22,8 +22,12 @@ from .types import (
     CancelTaskResult,
     CompleteRequestParams,
     CompleteResult,
+    CreateMessageRequestParams,
+    CreateMessageResult,
     DiscoverResult,
     ElicitationCompleteNotificationParams,
+    ElicitRequestParams,
+    ElicitResult,
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
@@ -34,6 +38,8 @@ from .types import (
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
+    ListRootsRequestParams,
+    ListRootsResult,
     ListTasksResult,
     ListToolsResult,
     LoggingMessageNotificationParams,
@@ -241,11 +247,29 @@ class ClientMethods(RequestSender):
         """Send ``notifications/tools/list_changed``."""
         await self.send_notification(m.S2C_TOOL_LIST_CHANGED, params)
 
+    async def elicit(
+        self, params: ElicitRequestParams | None = None, /, *, options: RequestOptions | None = None
+    ) -> ElicitResult:
+        """Send ``elicitation/create``."""
+        return await self.send_request(m.S2C_ELICIT, params, options)
+
     async def ping(
         self, params: RequestParams | None = None, /, *, options: RequestOptions | None = None
     ) -> EmptyResult:
         """Send ``ping``."""
         return await self.send_request(m.S2C_PING, params, options)
+
+    async def list_roots(
+        self, params: ListRootsRequestParams | None = None, /, *, options: RequestOptions | None = None
+    ) -> ListRootsResult:
+        """Send ``roots/list``."""
+        return await self.send_request(m.S2C_LIST_ROOTS, params, options)
+
+    async def create_message(
+        self, params: CreateMessageRequestParams, /, *, options: RequestOptions | None = None
+    ) -> CreateMessageResult:
+        """Send ``sampling/createMessage``."""
+        return await self.send_request(m.S2C_CREATE_MESSAGE, params, options)
 
     async def cancel_task(
         self, params: CancelTaskRequestParams | None = None, /, *, options: RequestOptions | None = None

@@ -28,9 +28,9 @@ directions:
     run that still lets everything before it match, so earlier expressions are greedy
     (``a="x/y"``, ``b="z"``). One exception: an optional prefixed expression is taken
     as *present* whenever the URI allows it, so ``{name}{.ext}`` splits ``a.tar.gz``
-    as ``name="a.tar"``, ``ext="gz"``. The split uses character classes only; the
-    chosen split is then decoded, and if decoding fails the URI does not match (no
-    other split is tried).
+    as ``name="a.tar"``, ``ext="gz"`` (and ``{/a}{/b}`` against ``/p`` gives only
+    ``b="p"``). The split is chosen from character classes alone and then decoded; if
+    decoding fails the URI does not match (no other split is tried).
   - Values are percent-decoded (UTF-8). A malformed triplet (``%zz``, ``%4``) or
     invalid UTF-8 makes the URI not match, for every operator.
   - Within one expression, ``{x,y}`` items are assigned left to right; the last
@@ -42,7 +42,8 @@ directions:
     ``"red,green"``.
   - Named operators (``{;x,y}``, ``{?x,y}``, ``{&x}``) are matched by name, in any
     order, and each parameter may be absent. Adjacent named expressions share one pool
-    (``{?a}{&b}`` accepts ``?b=1&a=2``). ``name`` without ``=`` is the empty string.
+    (``{?a}{&b}`` accepts ``?b=1&a=2``). ``name`` without ``=`` is the empty string;
+    the first ``=`` separates name and value (``?x=a=b`` gives ``x="a=b"``).
     Parameters that are not template variables, or a non-exploded name given twice,
     make the URI not match; an exploded name may repeat and collects into a list.
     Associative-array values cannot be recovered: ``{?keys*}`` only matches parameters
@@ -54,10 +55,13 @@ directions:
     prefix of the second).
 
 * **Complexity and limits.** Matching is linear in ``len(uri)`` for any template: a
-  bit-parallel (Shift-And style) simulation of the template's automaton does a fixed
-  amount of integer work per URI character (proportional to the number of adjacent
-  expressions), followed by a backward pass over the recorded states; nothing ever
-  backtracks. URIs longer than ``max_uri_length`` (default 8 KiB) simply do not match;
+  bit-parallel (Shift-And style) simulation of the template's automaton (one bit per
+  literal character or expression part) does a fixed number of big-integer operations
+  per URI character -- one transition plus one epsilon-closure round per expression in
+  the longest run of adjacent expressions -- then one backward pass over the recorded
+  states picks the split. Nothing ever backtracks, so the worst case is
+  O(len(uri) * len(template)) bit operations, with the template bounded by
+  ``max_length``. URIs longer than ``max_uri_length`` (default 8 KiB) simply do not match;
   templates longer than ``max_length`` or with more than ``max_variables`` variables
   are rejected with :class:`UriTemplateError`, as is any template that is not valid
   RFC 6570 syntax.

@@ -1,0 +1,453 @@
+"""Round-trip benchmark driver (``make bench-rt``): MCP ``tools/call echo`` round trips.
+
+Runs every available peer configuration with the same call counts, pins the client and
+the server to different CPUs where possible, and prints one table::
+
+    implementation | transport | mode | calls/s | p50 ms | p99 ms | x official-py | x floor
+
+Ratios are throughput ratios (calls/s divided by the reference's calls/s for the same
+transport and mode): ``x official-py`` against the official Python SDK, ``x floor`` against
+the raw msgspec floor. Each configuration is a client command speaking the common bench
+CLI (see ``harness.py``) plus, for stdio, a server command; the client prints one JSON line.
+
+    python bench/rt/run.py                 # full run (seq 2000, conc 10000, warm-up 500)
+    python bench/rt/run.py --quick         # smoke-sized run
+    python bench/rt/run.py --only official-py,raw-floor --repeat 5 --json out.json
+    python bench/rt/run.py --extras        # also the alternative flavours (see PEERS)
+
+Adding an implementation (e.g. mcpbind) = adding ``Peer`` entries to ``peers()``: see the
+placeholder marked ``MCPBIND`` below.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+PEERS_DIR = HERE / "peers"
+TS_DIR = PEERS_DIR / "ts"
+PY = sys.executable
+MODES = ("sequential", "concurrent")
+
+# Throughput ratios are computed against these implementations (same transport and mode).
+SDK_REFERENCE = "official-py"
+FLOOR_REFERENCE = "raw-floor"
+
+
+@dataclass(frozen=True)
+class Peer:
+    """One benchmark configuration.
+
+    ``client`` is a command speaking the harness CLI (``--transport``, ``--seq``, ``--conc``,
+    ``--inflight``, ``--warmup``, then ``-- SERVER_CMD`` for stdio) that prints one JSON line.
+    ``server`` is the stdio server command (``None`` for in-memory). ``available`` returns a
+    skip reason, or ``None`` when the peer can run. ``extra`` peers only run with --extras.
+    """
+
+    impl: str
+    transport: str
+    client: list[str]
+    server: list[str] | None = None
+    available: Callable[[], str | None] = field(default=lambda: None)
+    extra: bool = False
+    note: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.impl}/{self.transport}"
+
+
+# ---- availability checks ---------------------------------------------------------------
+
+
+def _module_missing(name: str) -> str | None:
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    return None if found else f"python module {name!r} is not installed"
+
+
+def _official_py_available() -> str | None:
+    return _module_missing("mcp")
+
+
+def _floor_available() -> str | None:
+    return _module_missing("msgspec")
+
+
+def _ts_available() -> str | None:
+    if shutil.which("node") is None:
+        return "node is not on PATH"
+    if not (TS_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        return f"TS peer not installed (no node_modules): run `npm ci --prefix {_display(TS_DIR)}`"
+    return None
+
+
+MCPBIND_PEER_DIR = PEERS_DIR / "mcpbind"
+
+
+def _mcpbind_available() -> str | None:
+    """Skip mcpbind until it has a client and its bench peer files exist (never fail)."""
+    try:
+        client_mod = importlib.import_module("mcpbind.client")
+    except ImportError:
+        return "mcpbind has no client yet (mcpbind.client is not importable)"
+    if not hasattr(client_mod, "Client"):
+        return "mcpbind has no client yet (mcpbind.client.Client is missing)"
+    missing = [
+        name
+        for name in ("bench_client.py", "echo_server.py")
+        if not (MCPBIND_PEER_DIR / name).is_file()
+    ]
+    if missing:
+        return f"mcpbind bench peer not written yet: {', '.join(missing)} in {MCPBIND_PEER_DIR}"
+    return None
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+# ---- the configurations -------------------------------------------------------------------
+
+
+def peers() -> list[Peer]:
+    py_client = [PY, str(PEERS_DIR / "official_py" / "bench_client.py")]
+    py_server = [PY, str(PEERS_DIR / "official_py" / "echo_server.py")]
+    ts_client = ["node", str(TS_DIR / "bench_client.mjs")]
+    ts_server = ["node", str(TS_DIR / "echo_server.mjs")]
+    floor = [PY, str(HERE / "raw_floor.py")]
+    return [
+        # Official Python SDK (mcp 2.x): lowlevel Server, mcp.Client(mode="legacy").
+        Peer("official-py", "stdio", py_client, py_server, _official_py_available),
+        Peer("official-py", "memory", py_client, None, _official_py_available),
+        # Official TypeScript SDK: McpServer + zod tool, Client.
+        Peer("ts-sdk", "stdio", ts_client, ts_server, _ts_available),
+        Peer("ts-sdk", "memory", ts_client, None, _ts_available),
+        # Raw floors: msgspec JSON-RPC line echo, no SDK.
+        Peer("raw-floor", "stdio", [*floor, "client"], [*floor, "server"], _floor_available),
+        Peer("raw-floor", "memory", [*floor, "client"], None, _floor_available),
+        Peer(
+            "raw-floor-sync",
+            "stdio",
+            [*floor, "client", "--driver", "sync"],
+            [*floor, "server"],
+            _floor_available,
+            note="informational",
+        ),
+        Peer(
+            "raw-floor-asyncio-q",
+            "memory",
+            [*floor, "client", "--queue", "asyncio"],
+            None,
+            _floor_available,
+            note="informational",
+        ),
+        # ---- MCPBIND: placeholder entries, skipped until mcpbind has a client -------------
+        # To enable: write bench/rt/peers/mcpbind/echo_server.py (stdio echo server) and
+        # bench/rt/peers/mcpbind/bench_client.py (connectors passed to harness.main, exactly
+        # like peers/official_py/bench_client.py). Edit the commands here if they differ.
+        Peer(
+            "mcpbind",
+            "stdio",
+            [PY, str(MCPBIND_PEER_DIR / "bench_client.py")],
+            [PY, str(MCPBIND_PEER_DIR / "echo_server.py")],
+            _mcpbind_available,
+        ),
+        Peer(
+            "mcpbind",
+            "memory",
+            [PY, str(MCPBIND_PEER_DIR / "bench_client.py")],
+            None,
+            _mcpbind_available,
+        ),
+        # ---- extras (--extras): alternative flavours of the SDK peers ---------------------
+        Peer(
+            "official-py-mcpserver",
+            "stdio",
+            py_client,
+            [*py_server, "--flavor", "mcpserver"],
+            _official_py_available,
+            extra=True,
+            note="MCPServer (ex-FastMCP) @tool server",
+        ),
+        Peer(
+            "official-py-auto",
+            "stdio",
+            [*py_client, "--mode", "auto"],
+            py_server,
+            _official_py_available,
+            extra=True,
+            note="Client(mode='auto'): server/discover, 2026-07-28 per-request era",
+        ),
+        Peer(
+            "ts-sdk-lowlevel",
+            "stdio",
+            ts_client,
+            [*ts_server, "--flavor", "lowlevel"],
+            _ts_available,
+            extra=True,
+            note="low-level Server with raw handlers",
+        ),
+    ]
+
+
+# ---- CPU pinning --------------------------------------------------------------------------
+
+
+def pick_cpus() -> tuple[int, int] | None:
+    """Two distinct CPUs (client, server) from this process's affinity set, if any."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None
+    return cpus[0], cpus[1]
+
+
+def pinned(cmd: Sequence[str], cpu: int | None) -> list[str]:
+    """Prefix ``cmd`` so it runs on ``cpu`` (exec-style, so the pid is the command's own)."""
+    if cpu is None:
+        return list(cmd)
+    taskset = shutil.which("taskset")
+    if taskset:
+        return [taskset, "-c", str(cpu), *cmd]
+    wrapper = (
+        "import os,sys; os.sched_setaffinity(0,{int(sys.argv[1])}); "
+        "os.execvp(sys.argv[2], sys.argv[2:])"
+    )
+    return [PY, "-c", wrapper, str(cpu), *cmd]
+
+
+# ---- running ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    peer: Peer
+    status: str  # "ok" | "skipped" | "failed"
+    reason: str = ""
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=dict)  # median run per mode
+    wall_s: float = 0.0
+
+
+def run_once(peer: Peer, args: argparse.Namespace, cpus: tuple[int, int] | None) -> dict[str, Any]:
+    client_cpu, server_cpu = cpus if cpus else (None, None)
+    cmd = pinned(peer.client, client_cpu)
+    cmd += ["--transport", peer.transport, "--seq", str(args.seq), "--conc", str(args.conc)]
+    cmd += ["--inflight", str(args.inflight), "--warmup", str(args.warmup)]
+    if peer.server is not None:
+        cmd += ["--", *pinned(peer.server, server_cpu)]
+    if args.verbose:
+        print("+", " ".join(cmd), file=sys.stderr)
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=args.timeout, cwd=HERE, check=False
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
+        raise RuntimeError(f"exit {proc.returncode}; stderr tail:\n{tail}")
+    data: dict[str, Any] = json.loads(lines[-1])
+    for mode in MODES:
+        if data[mode]["calls"] <= 0 or data[mode]["calls_per_s"] <= 0:
+            raise RuntimeError(f"non-positive result for {mode}: {data[mode]}")
+    return data
+
+
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per mode, the run whose calls/s is the median (lower median for even counts)."""
+    merged: dict[str, Any] = {k: v for k, v in runs[0].items() if k not in MODES}
+    for mode in MODES:
+        ordered = sorted(runs, key=lambda r: r[mode]["calls_per_s"])
+        merged[mode] = ordered[(len(ordered) - 1) // 2][mode]
+        merged[mode]["runs_calls_per_s"] = [r[mode]["calls_per_s"] for r in runs]
+    return merged
+
+
+def run_peer(peer: Peer, args: argparse.Namespace, cpus: tuple[int, int] | None) -> Outcome:
+    reason = peer.available()
+    if reason is not None:
+        return Outcome(peer, "skipped", reason)
+    start = time.perf_counter()
+    outcome = Outcome(peer, "ok")
+    try:
+        for _ in range(args.repeat):
+            outcome.runs.append(run_once(peer, args, cpus))
+    except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError, KeyError) as exc:
+        outcome.status, outcome.reason = "failed", str(exc)
+    else:
+        outcome.result = median_run(outcome.runs)
+    outcome.wall_s = time.perf_counter() - start
+    return outcome
+
+
+# ---- reporting ----------------------------------------------------------------------------
+
+
+def _ratio(value: float, reference: float | None) -> str:
+    if not reference:
+        return "-"
+    return f"{value / reference:.2f}x"
+
+
+def render_table(outcomes: Sequence[Outcome]) -> str:
+    done = [o for o in outcomes if o.status == "ok"]
+
+    def reference(impl: str, transport: str, mode: str) -> float | None:
+        for o in done:
+            if o.peer.impl == impl and o.peer.transport == transport:
+                return float(o.result[mode]["calls_per_s"])
+        return None
+
+    header = (
+        "implementation",
+        "transport",
+        "mode",
+        "calls/s",
+        "p50 ms",
+        "p99 ms",
+        f"x {SDK_REFERENCE}",
+        "x floor",
+    )
+    rows: list[tuple[str, ...]] = []
+    for o in done:
+        for mode in MODES:
+            r = o.result[mode]
+            mode_label = "seq" if mode == "sequential" else f"{r['inflight']} in flight"
+            rows.append(
+                (
+                    o.peer.impl,
+                    o.peer.transport,
+                    mode_label,
+                    f"{r['calls_per_s']:,.0f}",
+                    f"{r['p50_ms']:.3f}",
+                    f"{r['p99_ms']:.3f}",
+                    _ratio(r["calls_per_s"], reference(SDK_REFERENCE, o.peer.transport, mode)),
+                    _ratio(r["calls_per_s"], reference(FLOOR_REFERENCE, o.peer.transport, mode)),
+                )
+            )
+    # Group rows by transport, then mode; peer order is kept within a group (stable sort).
+    rows.sort(key=lambda row: (row[1] != "stdio", row[2] != "seq"))
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
+    right = {3, 4, 5, 6, 7}
+
+    def fmt(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(cells)
+        ).rstrip()
+
+    lines = [fmt(header), "  ".join("-" * w for w in widths)]
+    lines += [fmt(row) for row in rows]
+    return "\n".join(lines)
+
+
+def render_notes(outcomes: Sequence[Outcome]) -> str:
+    lines: list[str] = []
+    for o in outcomes:
+        if o.status == "ok":
+            detail = o.result.get("detail", "")
+            note = f" ({o.peer.note})" if o.peer.note else ""
+            lines.append(f"  {o.peer.key}: {detail}{note} [{o.wall_s:.1f}s]")
+    for o in outcomes:
+        if o.status == "skipped":
+            lines.append(f"  SKIPPED {o.peer.key}: {o.reason}")
+    for o in outcomes:
+        if o.status == "failed":
+            lines.append(f"  FAILED {o.peer.key}: {o.reason}")
+    return "\n".join(lines)
+
+
+# ---- main -----------------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="small N (smoke test)")
+    parser.add_argument("--seq", type=int, help="sequential calls (default 2000; quick 50)")
+    parser.add_argument("--conc", type=int, help="concurrent calls (default 10000; quick 200)")
+    parser.add_argument("--inflight", type=int, default=32, help="outstanding calls (default 32)")
+    parser.add_argument("--warmup", type=int, help="untimed calls per mode (default 500; quick 20)")
+    parser.add_argument(
+        "--repeat", type=int, help="runs per config, median kept (default 3; quick 1)"
+    )
+    parser.add_argument("--only", help="comma-separated implementations or impl/transport keys")
+    parser.add_argument("--extras", action="store_true", help="also run the extra flavours")
+    parser.add_argument("--no-pin", action="store_true", help="do not pin client/server CPUs")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds per client run")
+    parser.add_argument("--json", type=Path, help="also write all results to this file")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each command")
+    args = parser.parse_args(argv)
+    defaults = (50, 200, 20, 1) if args.quick else (2000, 10000, 500, 3)
+    for name, default in zip(("seq", "conc", "warmup", "repeat"), defaults, strict=True):
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+    return args
+
+
+def select(all_peers: Sequence[Peer], args: argparse.Namespace) -> list[Peer]:
+    if args.only:
+        wanted = {w.strip() for w in args.only.split(",") if w.strip()}
+        return [p for p in all_peers if p.impl in wanted or p.key in wanted]
+    return [p for p in all_peers if args.extras or not p.extra]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    cpus = None if args.no_pin else pick_cpus()
+    chosen = select(peers(), args)
+    pin_text = f"client on CPU {cpus[0]}, server on CPU {cpus[1]}" if cpus else "not pinned"
+    print(
+        f"bench-rt: seq={args.seq} conc={args.conc} inflight={args.inflight} "
+        f"warmup={args.warmup} repeat={args.repeat}; {pin_text}; python {sys.version.split()[0]}",
+        flush=True,
+    )
+    outcomes: list[Outcome] = []
+    for peer in chosen:
+        outcome = run_peer(peer, args, cpus)
+        outcomes.append(outcome)
+        status = outcome.status if outcome.status != "ok" else f"{outcome.wall_s:.1f}s"
+        print(f"  {peer.key}: {status}", file=sys.stderr, flush=True)
+    print()
+    print(render_table(outcomes))
+    print()
+    print(render_notes(outcomes))
+    if args.json:
+        payload = {
+            "settings": {
+                k: getattr(args, k) for k in ("seq", "conc", "inflight", "warmup", "repeat")
+            },
+            "cpus": list(cpus) if cpus else None,
+            "results": [
+                {
+                    "impl": o.peer.impl,
+                    "transport": o.peer.transport,
+                    "status": o.status,
+                    "reason": o.reason,
+                    "result": o.result,
+                }
+                for o in outcomes
+            ],
+        }
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+    return 1 if any(o.status == "failed" for o in outcomes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

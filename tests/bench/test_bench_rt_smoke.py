@@ -1,0 +1,105 @@
+"""Smoke test for the round-trip benchmark (``bench/rt/run.py --quick``).
+
+Not a timed test: it only checks that every configuration ran end to end (handshake,
+echo round trips in both modes, clean shutdown) and reported positive numbers. The
+TypeScript peer is skipped when its node_modules are not installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN = ROOT / "bench" / "rt" / "run.py"
+TS_DIR = ROOT / "bench" / "rt" / "peers" / "ts"
+
+pytestmark = [pytest.mark.slow, pytest.mark.interop]
+
+PY_CONFIGS = ("official-py/stdio", "official-py/memory")
+FLOOR_CONFIGS = ("raw-floor/stdio", "raw-floor/memory")
+TS_CONFIGS = ("ts-sdk/stdio", "ts-sdk/memory")
+
+
+def _ts_skip_reason() -> str | None:
+    if shutil.which("node") is None:
+        return "TS peer skipped: node is not on PATH"
+    if not (TS_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        return (
+            "TS peer skipped: bench/rt/peers/ts/node_modules is missing "
+            "(install with `npm ci --prefix bench/rt/peers/ts`)"
+        )
+    return None
+
+
+def _py_skip_reason() -> str | None:
+    if importlib.util.find_spec("mcp") is None:
+        return "official Python SDK peer skipped: `mcp` is not installed (pip install -e .[peers])"
+    return None
+
+
+@pytest.fixture(scope="module")
+def quick_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    wanted = [*FLOOR_CONFIGS, "mcpbind"]
+    if _py_skip_reason() is None:
+        wanted += PY_CONFIGS
+    if _ts_skip_reason() is None:
+        wanted += TS_CONFIGS
+    out = tmp_path_factory.mktemp("bench-rt") / "results.json"
+    cmd = [sys.executable, str(RUN), "--quick", "--only", ",".join(wanted), "--json", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, f"run.py failed:\n{proc.stdout}\n{proc.stderr}"
+    assert "calls/s" in proc.stdout, proc.stdout
+    payload = json.loads(out.read_text())
+    return {f"{r['impl']}/{r['transport']}": r for r in payload["results"]}
+
+
+def _check_ran(entry: dict[str, Any]) -> None:
+    assert entry["status"] == "ok", entry
+    result = entry["result"]
+    for mode in ("sequential", "concurrent"):
+        numbers = result[mode]
+        assert numbers["calls"] > 0, numbers
+        assert numbers["calls_per_s"] > 0, numbers
+        assert numbers["p50_ms"] > 0, numbers
+        assert numbers["p99_ms"] >= numbers["p50_ms"], numbers
+    assert result["concurrent"]["inflight"] == 32
+
+
+@pytest.mark.parametrize("key", FLOOR_CONFIGS)
+def test_raw_floor_runs(quick_results: dict[str, dict[str, Any]], key: str) -> None:
+    _check_ran(quick_results[key])
+
+
+@pytest.mark.parametrize("key", PY_CONFIGS)
+def test_official_python_sdk_runs(quick_results: dict[str, dict[str, Any]], key: str) -> None:
+    reason = _py_skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    _check_ran(quick_results[key])
+
+
+@pytest.mark.parametrize("key", TS_CONFIGS)
+def test_typescript_sdk_runs(quick_results: dict[str, dict[str, Any]], key: str) -> None:
+    reason = _ts_skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    _check_ran(quick_results[key])
+
+
+@pytest.mark.parametrize("transport", ("stdio", "memory"))
+def test_mcpbind_placeholder_never_fails(
+    quick_results: dict[str, dict[str, Any]], transport: str
+) -> None:
+    entry = quick_results[f"mcpbind/{transport}"]
+    if entry["status"] == "skipped":
+        assert "mcpbind" in entry["reason"]
+    else:
+        _check_ran(entry)
