@@ -778,12 +778,12 @@ def test_work_counter_is_zero_for_over_long_uris() -> None:
 
 # ---------------------------------------------------------------------------- hypothesis
 
-_ANY_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=20)
+_ANY_TEXT = st.text(st.characters(codec="utf-8"), max_size=20)
 _SEGMENT_LISTS = st.lists(_ANY_TEXT, min_size=1, max_size=5)
 _SAFE_PATH = st.text(st.sampled_from("abcXYZ019-._~/!$&'()*+,;=:@"), max_size=30)
 
 
-@settings(max_examples=150)
+@settings(max_examples=100)
 @given(a=_ANY_TEXT, b=_ANY_TEXT, c=_ANY_TEXT)
 def test_property_simple_round_trip(a: str, b: str, c: str) -> None:
     for template, values in (
@@ -798,7 +798,7 @@ def test_property_simple_round_trip(a: str, b: str, c: str) -> None:
         assert t.match(t.expand(values)) == values
 
 
-@settings(max_examples=150)
+@settings(max_examples=100)
 @given(head=_ANY_TEXT, segments=_SEGMENT_LISTS, path=_SAFE_PATH, x=_ANY_TEXT, y=_ANY_TEXT)
 def test_property_path_style_round_trip(
     head: str, segments: list[str], path: str, x: str, y: str
@@ -836,7 +836,7 @@ _DIFF_PIECES = st.one_of(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=200)
 @given(
     pieces=st.lists(_DIFF_PIECES, min_size=1, max_size=6),
     uri=st.text(st.sampled_from(_DIFF_ALPHABET + "#"), max_size=12),

@@ -104,7 +104,7 @@ class LineReader:
             if end > start:
                 with memoryview(buffer) as view:
                     return bytes(view[start:end])
-        self._scanned = len(buffer)
+        self._scanned = self._start
         partial = len(buffer) - self._start
         if self._dropped or partial > self._max_size + 1:  # + 1: room for a "\r"
             self._dropped += partial

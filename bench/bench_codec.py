@@ -1,0 +1,715 @@
+"""Codec benchmark: mcpbind vs the official MCP Python SDK, in the same process.
+
+Six realistic JSON-RPC messages are built once (as bytes). For each message and each
+side the script times two paths:
+
+decode+validate  bytes -> typed object
+    mcpbind   one ``msgspec.json.Decoder`` pass (``mcpbind_types._common.decoder``) straight
+              into the strict per-version (2025-11-25) struct of the whole message: the
+              tagged request/notification struct (``CallToolRequest``, ``InitializeRequest``,
+              ``ProgressNotification``) or, for responses, the envelope
+              ``{"jsonrpc", "id", "result": <typed result>}`` with the typed result
+              (``ListToolsResult``, ``CallToolResult``, ``ReadResourceResult``).
+    official  exactly what the SDK's transports and session do to reach the typed object:
+              ``jsonrpc_message_adapter.validate_json(data, by_name=False)`` (the pydantic
+              JSON-RPC envelope, ``params``/``result`` left as dicts), then
+              ``<Model>.model_validate(params_or_result, by_name=False)`` with the SDK's
+              typed model (``mcp.types.ListToolsResult``, ``CallToolRequestParams``, ...).
+              The SDK's extra per-version "surface" validation (``mcp_types.methods``) is
+              *not* included, so the official numbers here are an upper bound.
+
+encode  typed object -> bytes
+    mcpbind   ``mcpbind_types._common.encode(obj)`` (one ``msgspec.json.Encoder`` pass).
+    official  what the SDK does to send it: ``model.model_dump(by_alias=True, mode="json",
+              exclude_none=True)`` into a ``JSONRPCRequest``/``JSONRPCNotification``/
+              ``JSONRPCResponse`` envelope, then ``.model_dump_json(by_alias=True,
+              exclude_unset=True)`` and ``.encode()`` (the stdio transport writes UTF-8).
+
+Timing: ``time.perf_counter`` around a loop of N calls, N auto-calibrated so one repeat takes
+about ``--seconds`` (default 0.3 s), best of ``--repeat`` (default 5), garbage collector
+enabled as in real use (one ``gc.collect()`` before each cell, outside the timing).
+
+Usage::
+
+    python bench/bench_codec.py            # full run (what `make bench-codec` runs)
+    python bench/bench_codec.py --quick    # smoke test: tiny iteration counts
+    python bench/bench_codec.py --check    # exit 1 when the targets do not hold
+
+Targets: mcpbind decode+validate >= 10x the official SDK on every small and medium message,
+and no slower (>= 1x) on the 100 KB resources/read result. Without ``--check`` the exit status
+is 0 whatever the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import gc
+import itertools
+import json
+import platform
+import random
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+import mcp
+import mcp.types as official
+import msgspec
+import pydantic
+import pydantic_core
+from mcp.types import JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, jsonrpc_message_adapter
+from mcpbind_types import _common
+from mcpbind_types.v2025_11_25 import types as wire
+
+R = TypeVar("R")
+
+DECODE_TARGET = 10.0
+"""Minimum mcpbind/official decode+validate ratio on every small and medium message."""
+LARGE_DECODE_TARGET = 1.0
+"""Minimum ratio on the large (100 KB) message: no slower."""
+
+
+class ResultResponse(msgspec.Struct, Generic[R], kw_only=True, gc=False, repr_omit_defaults=True):
+    """A JSON-RPC result response with a typed ``result``.
+
+    The 2025-11-25 bindings type ``JSONRPCResultResponse.result`` as ``dict[str, Any]`` (the
+    schema does); this is the same shape as the generated 2026-07-28 ``*ResultResponse``
+    structs (``id``, ``jsonrpc``, typed ``result``), parameterised by the result type.
+    """
+
+    id: wire.RequestId
+    jsonrpc: Literal["2.0"]
+    result: R
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _tool(rng: random.Random, i: int) -> dict[str, Any]:
+    """One realistic tool definition: a JSON Schema with nested objects, enums, arrays."""
+    domains = ["github", "jira", "slack", "postgres", "s3", "k8s", "calendar", "search", "docs"]
+    verbs = ["list", "get", "create", "update", "delete", "search", "sync", "export"]
+    nouns = ["issues", "pull_requests", "messages", "rows", "objects", "pods", "events", "pages"]
+    domain, verb, noun = domains[i % len(domains)], verbs[i % len(verbs)], rng.choice(nouns)
+    name = f"{domain}_{verb}_{noun}_{i}"
+    props: dict[str, Any] = {
+        "query": {
+            "type": "string",
+            "description": f"Free-text query used to {verb} {noun.replace('_', ' ')} in {domain}.",
+            "minLength": 1,
+            "maxLength": 512,
+        },
+        "limit": {
+            "type": "integer",
+            "description": "Maximum number of items to return.",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 25,
+        },
+        "sort": {
+            "type": "string",
+            "enum": ["created", "updated", "relevance", "name"],
+            "description": "Sort key.",
+            "default": "relevance",
+        },
+        "order": {"type": "string", "enum": ["asc", "desc"], "default": "desc"},
+        "filters": {
+            "type": "object",
+            "description": "Structured filters combined with AND.",
+            "properties": {
+                "labels": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Only items carrying all of these labels.",
+                    "uniqueItems": True,
+                },
+                "state": {"type": "string", "enum": ["open", "closed", "all"]},
+                "created": {
+                    "type": "object",
+                    "properties": {
+                        "after": {"type": "string", "format": "date-time"},
+                        "before": {"type": "string", "format": "date-time"},
+                    },
+                    "additionalProperties": False,
+                },
+                "owner": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string", "pattern": "^[a-z0-9-]{3,40}$"},
+                        "kind": {"type": "string", "enum": ["user", "team", "bot"]},
+                    },
+                    "required": ["id"],
+                },
+            },
+            "additionalProperties": False,
+        },
+    }
+    if i % 2 == 0:
+        props["fields"] = {
+            "type": "array",
+            "description": "Fields to include in each returned item.",
+            "items": {"type": "string", "enum": ["id", "title", "body", "author", "url", "tags"]},
+        }
+    if i % 3 == 0:
+        props["dry_run"] = {
+            "type": "boolean",
+            "description": "Validate the request without applying it.",
+            "default": False,
+        }
+    tool: dict[str, Any] = {
+        "name": name,
+        "title": f"{verb.capitalize()} {noun.replace('_', ' ')} ({domain})",
+        "description": (
+            f"{verb.capitalize()} {noun.replace('_', ' ')} in the connected {domain} workspace. "
+            "Results are paginated; pass the returned cursor to continue. Requires the "
+            f"`{domain}:{'write' if verb in ('create', 'update', 'delete') else 'read'}` scope."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": props,
+            "required": ["query"] if i % 4 else ["query", "filters"],
+            "additionalProperties": False,
+        },
+    }
+    if i % 3 == 0:
+        tool["outputSchema"] = {
+            "type": "object",
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "id": {"type": "string"},
+                            "title": {"type": "string"},
+                            "url": {"type": "string", "format": "uri"},
+                            "updated": {"type": "string", "format": "date-time"},
+                        },
+                        "required": ["id", "title"],
+                    },
+                },
+                "nextCursor": {"type": ["string", "null"]},
+                "total": {"type": "integer", "minimum": 0},
+            },
+            "required": ["items"],
+        }
+    if i % 2 == 1:
+        read_only = verb in ("list", "get", "search", "export")
+        tool["annotations"] = {
+            "title": tool["title"],
+            "readOnlyHint": read_only,
+            "destructiveHint": verb == "delete",
+            "idempotentHint": read_only or verb == "update",
+            "openWorldHint": domain in ("search", "slack"),
+        }
+    return tool
+
+
+def msg_tools_list(rng: random.Random) -> bytes:
+    tools = [_tool(rng, i) for i in range(50)]
+    return _dumps({"jsonrpc": "2.0", "id": 2, "result": {"tools": tools, "nextCursor": "page-2"}})
+
+
+def msg_tools_call_request() -> bytes:
+    return _dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 17,
+            "method": "tools/call",
+            "params": {
+                "_meta": {"progressToken": "call-17-4f9c2a"},
+                "name": "github_search_issues_5",
+                "arguments": {
+                    "query": "memory leak in stdio transport",
+                    "limit": 20,
+                    "sort": "updated",
+                    "order": "desc",
+                    "filters": {
+                        "labels": ["bug", "transport", "needs-triage"],
+                        "state": "open",
+                        "created": {"after": "2025-09-01T00:00:00Z"},
+                        "owner": {"id": "mcp-maintainers", "kind": "team"},
+                    },
+                    "fields": ["id", "title", "url", "author"],
+                },
+            },
+        }
+    )
+
+
+def msg_tools_call_result(rng: random.Random) -> bytes:
+    image = base64.b64encode(rng.randbytes(6144)).decode()  # 8 KB of base64
+    report = "\n".join(
+        f"- #{1200 + k} stdio transport leaks a buffer after {k + 3} reconnects (open, bug)"
+        for k in range(12)
+    )
+    return _dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 17,
+            "result": {
+                "content": [
+                    {"type": "text", "text": f"Found 12 matching issues:\n{report}"},
+                    {
+                        "type": "image",
+                        "data": image,
+                        "mimeType": "image/png",
+                        "annotations": {"audience": ["user"], "priority": 0.4},
+                    },
+                    {
+                        "type": "resource",
+                        "resource": {
+                            "uri": "github://mcp/issues/1203",
+                            "mimeType": "text/markdown",
+                            "text": "# stdio transport leaks a buffer\n\nSteps to reproduce:\n"
+                            "1. Start the server.\n2. Reconnect 3 times.\n3. Watch RSS grow.\n",
+                        },
+                        "annotations": {
+                            "audience": ["assistant"],
+                            "priority": 0.9,
+                            "lastModified": "2025-11-02T09:14:00Z",
+                        },
+                    },
+                    {
+                        "type": "resource_link",
+                        "uri": "github://mcp/issues/1207",
+                        "name": "issue-1207",
+                        "title": "Reconnect storm exhausts file descriptors",
+                        "description": "Related issue with a reproduction script.",
+                        "mimeType": "text/markdown",
+                        "size": 4821,
+                    },
+                ],
+                "structuredContent": {
+                    "items": [
+                        {
+                            "id": str(1200 + k),
+                            "title": f"stdio transport leaks a buffer after {k + 3} reconnects",
+                            "url": f"https://github.com/example/mcp/issues/{1200 + k}",
+                            "updated": f"2025-11-{k + 1:02d}T12:00:00Z",
+                        }
+                        for k in range(12)
+                    ],
+                    "nextCursor": None,
+                    "total": 12,
+                },
+                "isError": False,
+            },
+        }
+    )
+
+
+def msg_resources_read(rng: random.Random) -> bytes:
+    words = (
+        "the transport frames each message as one line of JSON and the session correlates "
+        "responses by id while notifications carry progress tokens back to the caller "
+        "résumé naïve café — “quoted” text with a tab\there and a backslash \\ too"
+    ).split(" ")
+    lines: list[str] = []
+    size = 0
+    n = 0
+    while size < 100 * 1024:
+        if n % 20 == 0:
+            line = f"## Section {n // 20 + 1}"
+        else:
+            line = " ".join(rng.choice(words) for _ in range(rng.randint(6, 16)))
+        lines.append(line)
+        size += len(line.encode()) + 1
+        n += 1
+    text = "\n".join(lines)
+    return _dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "result": {
+                "contents": [
+                    {"uri": "file:///srv/docs/transport-design.md", "mimeType": "text/markdown", "text": text}
+                ]
+            },
+        }
+    )
+
+
+def msg_progress() -> bytes:
+    return _dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {
+                "progressToken": "call-17-4f9c2a",
+                "progress": 0.5,
+                "total": 1.0,
+                "message": "Searched 512 of 1024 repositories",
+            },
+        }
+    )
+
+
+def msg_initialize() -> bytes:
+    return _dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {
+                    "roots": {"listChanged": True},
+                    "sampling": {"context": {}, "tools": {}},
+                    "elicitation": {"form": {}, "url": {}},
+                    "tasks": {
+                        "list": {},
+                        "cancel": {},
+                        "requests": {
+                            "sampling": {"createMessage": {}},
+                            "elicitation": {"create": {}},
+                        },
+                    },
+                    "experimental": {"example.com/traces": {"enabled": True}},
+                },
+                "clientInfo": {
+                    "name": "acme-desktop",
+                    "title": "Acme Desktop",
+                    "version": "3.14.1",
+                    "description": "Acme's desktop assistant",
+                    "websiteUrl": "https://acme.example.com/desktop",
+                    "icons": [
+                        {
+                            "src": "https://acme.example.com/icon-48.png",
+                            "mimeType": "image/png",
+                            "sizes": ["48x48"],
+                        },
+                        {"src": "https://acme.example.com/icon.svg", "mimeType": "image/svg+xml"},
+                    ],
+                },
+            },
+        }
+    )
+
+
+# --------------------------------------------------------------------------- codec paths
+
+
+def _mcpbind_paths(tp: Any) -> tuple[Callable[[bytes], Any], Callable[[Any], bytes]]:
+    decode = _common.decoder(tp).decode
+    return decode, _common.encode
+
+
+def _dump(model: pydantic.BaseModel) -> dict[str, Any]:
+    out: dict[str, Any] = model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return out
+
+
+def _official_request(
+    model: type[pydantic.BaseModel],
+) -> tuple[Callable[[bytes], Any], Callable[[Any], bytes]]:
+    validate_json = jsonrpc_message_adapter.validate_json
+    model_validate = model.model_validate
+
+    def decode(data: bytes) -> tuple[JSONRPCRequest, pydantic.BaseModel]:
+        msg = validate_json(data, by_name=False)
+        if not isinstance(msg, JSONRPCRequest):
+            raise TypeError(type(msg))
+        return msg, model_validate({} if msg.params is None else msg.params, by_name=False)
+
+    def encode(obj: tuple[JSONRPCRequest, pydantic.BaseModel]) -> bytes:
+        env, params = obj
+        out = JSONRPCRequest(jsonrpc="2.0", id=env.id, method=env.method, params=_dump(params))
+        return out.model_dump_json(by_alias=True, exclude_unset=True).encode()
+
+    return decode, encode
+
+
+def _official_notification(
+    model: type[pydantic.BaseModel],
+) -> tuple[Callable[[bytes], Any], Callable[[Any], bytes]]:
+    validate_json = jsonrpc_message_adapter.validate_json
+    model_validate = model.model_validate
+
+    def decode(data: bytes) -> tuple[JSONRPCNotification, pydantic.BaseModel]:
+        msg = validate_json(data, by_name=False)
+        if not isinstance(msg, JSONRPCNotification):
+            raise TypeError(type(msg))
+        return msg, model_validate({} if msg.params is None else msg.params, by_name=False)
+
+    def encode(obj: tuple[JSONRPCNotification, pydantic.BaseModel]) -> bytes:
+        env, params = obj
+        out = JSONRPCNotification(jsonrpc="2.0", method=env.method, params=_dump(params))
+        return out.model_dump_json(by_alias=True, exclude_unset=True).encode()
+
+    return decode, encode
+
+
+def _official_response(
+    model: type[pydantic.BaseModel],
+) -> tuple[Callable[[bytes], Any], Callable[[Any], bytes]]:
+    validate_json = jsonrpc_message_adapter.validate_json
+    model_validate = model.model_validate
+
+    def decode(data: bytes) -> tuple[JSONRPCResponse, pydantic.BaseModel]:
+        msg = validate_json(data, by_name=False)
+        if not isinstance(msg, JSONRPCResponse):
+            raise TypeError(type(msg))
+        return msg, model_validate(msg.result, by_name=False)
+
+    def encode(obj: tuple[JSONRPCResponse, pydantic.BaseModel]) -> bytes:
+        env, result = obj
+        out = JSONRPCResponse(jsonrpc="2.0", id=env.id, result=_dump(result))
+        return out.model_dump_json(by_alias=True, exclude_unset=True).encode()
+
+    return decode, encode
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    size_class: Literal["small", "medium", "large"]
+    data: bytes
+    mcpbind_decode: Callable[[bytes], Any]
+    mcpbind_encode: Callable[[Any], bytes]
+    official_decode: Callable[[bytes], Any]
+    official_encode: Callable[[Any], bytes]
+    mcpbind_type: Any
+    official_type: type[pydantic.BaseModel]
+
+
+def build_cases(seed: int = 2025) -> list[Case]:
+    """The six messages, with both sides' decode and encode paths."""
+    rng = random.Random(seed)
+
+    def case(
+        name: str,
+        size_class: Literal["small", "medium", "large"],
+        data: bytes,
+        mcpbind_type: Any,
+        official_type: type[pydantic.BaseModel],
+        official_paths: Callable[
+            [type[pydantic.BaseModel]], tuple[Callable[[bytes], Any], Callable[[Any], bytes]]
+        ],
+    ) -> Case:
+        m_dec, m_enc = _mcpbind_paths(mcpbind_type)
+        o_dec, o_enc = official_paths(official_type)
+        return Case(name, size_class, data, m_dec, m_enc, o_dec, o_enc, mcpbind_type, official_type)
+
+    return [
+        case(
+            "tools/list result (50 tools)",
+            "medium",
+            msg_tools_list(rng),
+            ResultResponse[wire.ListToolsResult],
+            official.ListToolsResult,
+            _official_response,
+        ),
+        case(
+            "tools/call request",
+            "small",
+            msg_tools_call_request(),
+            wire.CallToolRequest,
+            official.CallToolRequestParams,
+            _official_request,
+        ),
+        case(
+            "tools/call result (text+image+resource+link)",
+            "medium",
+            msg_tools_call_result(rng),
+            ResultResponse[wire.CallToolResult],
+            official.CallToolResult,
+            _official_response,
+        ),
+        case(
+            "resources/read result (100 KB text)",
+            "large",
+            msg_resources_read(rng),
+            ResultResponse[wire.ReadResourceResult],
+            official.ReadResourceResult,
+            _official_response,
+        ),
+        case(
+            "progress notification",
+            "small",
+            msg_progress(),
+            wire.ProgressNotification,
+            official.ProgressNotificationParams,
+            _official_notification,
+        ),
+        case(
+            "initialize request",
+            "small",
+            msg_initialize(),
+            wire.InitializeRequest,
+            official.InitializeRequestParams,
+            _official_request,
+        ),
+    ]
+
+
+def verify(cases: list[Case]) -> None:
+    """Fail loudly unless both sides do the work the benchmark claims to measure.
+
+    mcpbind: the decoded object has the strict type and re-encodes to JSON equal to the input
+    (nothing dropped, nothing added). Official: the decoded object is the typed model, and its
+    encoding parses back to the same envelope (the SDK adds defaults such as ``resultType``).
+    """
+    for c in cases:
+        original = json.loads(c.data)
+        obj = c.mcpbind_decode(c.data)
+        expected = getattr(c.mcpbind_type, "__origin__", c.mcpbind_type)
+        if not isinstance(obj, expected):
+            raise AssertionError(f"{c.name}: mcpbind decoded {type(obj).__name__}")
+        if json.loads(c.mcpbind_encode(obj)) != original:
+            raise AssertionError(f"{c.name}: mcpbind re-encoding differs from the input")
+        env, typed = c.official_decode(c.data)
+        if not isinstance(typed, c.official_type):
+            raise AssertionError(f"{c.name}: official decoded {type(typed).__name__}")
+        again = json.loads(c.official_encode((env, typed)))
+        if again.get("id") != original.get("id") or again.get("method") != original.get("method"):
+            raise AssertionError(f"{c.name}: official re-encoding lost the envelope")
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def _run(fn: Callable[[Any], Any], arg: Any, n: int) -> float:
+    loop = itertools.repeat(None, n)
+    t0 = time.perf_counter()
+    for _ in loop:
+        fn(arg)
+    return time.perf_counter() - t0
+
+
+def ops_per_second(fn: Callable[[Any], Any], arg: Any, seconds: float, repeat: int) -> float:
+    """Best-of-``repeat`` calls per second, each repeat calibrated to about ``seconds``."""
+    gc.collect()
+    n = 1
+    while True:
+        elapsed = _run(fn, arg, n)
+        if elapsed >= seconds / 10 or n >= 1 << 30:
+            break
+        n *= 10 if elapsed < seconds / 100 else 2
+    n = max(1, int(n * seconds / max(elapsed, 1e-9)))
+    best = min(_run(fn, arg, n) for _ in range(repeat))
+    return n / best
+
+
+@dataclass(frozen=True)
+class Row:
+    case: Case
+    m_dec: float
+    o_dec: float
+    m_enc: float
+    o_enc: float
+
+    @property
+    def dec_ratio(self) -> float:
+        return self.m_dec / self.o_dec
+
+    @property
+    def enc_ratio(self) -> float:
+        return self.m_enc / self.o_enc
+
+    @property
+    def dec_target(self) -> float:
+        return LARGE_DECODE_TARGET if self.case.size_class == "large" else DECODE_TARGET
+
+    @property
+    def ok(self) -> bool:
+        return self.dec_ratio >= self.dec_target
+
+
+def measure(cases: list[Case], seconds: float, repeat: int) -> list[Row]:
+    rows = []
+    for c in cases:
+        m_obj = c.mcpbind_decode(c.data)
+        o_obj = c.official_decode(c.data)
+        rows.append(
+            Row(
+                c,
+                m_dec=ops_per_second(c.mcpbind_decode, c.data, seconds, repeat),
+                o_dec=ops_per_second(c.official_decode, c.data, seconds, repeat),
+                m_enc=ops_per_second(c.mcpbind_encode, m_obj, seconds, repeat),
+                o_enc=ops_per_second(c.official_encode, o_obj, seconds, repeat),
+            )
+        )
+    return rows
+
+
+def _size(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB"
+
+
+def _ops(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+def render(rows: list[Row]) -> str:
+    head = (
+        "| message | size | mcpbind decode ops/s | official decode ops/s | ratio "
+        "| mcpbind encode ops/s | official encode ops/s | ratio |"
+    )
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(
+            f"| {r.case.name} | {_size(len(r.case.data))} | {_ops(r.m_dec)} | {_ops(r.o_dec)} "
+            f"| {r.dec_ratio:.1f}x | {_ops(r.m_enc)} | {_ops(r.o_enc)} | {r.enc_ratio:.1f}x |"
+        )
+    return "\n".join(lines)
+
+
+def verdict(rows: list[Row]) -> tuple[bool, str]:
+    failed = [r for r in rows if not r.ok]
+    small = min((r.dec_ratio for r in rows if r.case.size_class != "large"), default=0.0)
+    large = min((r.dec_ratio for r in rows if r.case.size_class == "large"), default=0.0)
+    summary = (
+        f"(min decode ratio small/medium {small:.1f}x, target >= {DECODE_TARGET:.0f}x; "
+        f"100 KB {large:.1f}x, target >= {LARGE_DECODE_TARGET:.0f}x)"
+    )
+    if not failed:
+        return True, f"TARGETS HOLD {summary}"
+    names = ", ".join(f"{r.case.name} {r.dec_ratio:.1f}x" for r in failed)
+    return False, f"TARGETS FAIL on {names} {summary}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--quick", action="store_true", help="smoke test: tiny iteration counts")
+    ap.add_argument("--check", action="store_true", help="exit 1 when the targets do not hold")
+    ap.add_argument("--seconds", type=float, default=0.3, help="target seconds per repeat")
+    ap.add_argument("--repeat", type=int, default=5, help="repeats per cell (best is kept)")
+    args = ap.parse_args(argv)
+    seconds, repeat = (0.002, 1) if args.quick else (args.seconds, args.repeat)
+
+    cases = build_cases()
+    verify(cases)
+    print(
+        f"python {platform.python_version()} | msgspec {msgspec.__version__} | "
+        f"mcp {getattr(mcp, '__version__', None) or _dist_version('mcp')} | "
+        f"pydantic {pydantic.VERSION} (core {pydantic_core.__version__}) | "
+        f"{platform.machine()} | gc enabled | "
+        f"best of {repeat}, ~{seconds:g} s per repeat{' (QUICK)' if args.quick else ''}",
+        flush=True,
+    )
+    rows = measure(cases, seconds, repeat)
+    print(render(rows))
+    ok, line = verdict(rows)
+    print(line)
+    return 1 if args.check and not ok else 0
+
+
+def _dist_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "?"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
