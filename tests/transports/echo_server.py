@@ -22,8 +22,8 @@ from mcpbind.transports import (
 )
 
 
-async def command(transport: StdioServerTransport, name: str, arg: str) -> bytes | None:
-    """Run one test command; return the reply, or None to stop serving."""
+def command(name: str, arg: str) -> bytes:
+    """Run one test command and return the reply."""
     if name == "noise":  # stray output that must not reach the wire
         print("garbage from print()")
         sys.stdout.flush()
@@ -44,18 +44,29 @@ async def command(transport: StdioServerTransport, name: str, arg: str) -> bytes
     if name == "grandchild":
         child = subprocess.Popen(["sleep", "30"], stdin=subprocess.DEVNULL)
         return str(child.pid).encode()
-    if name == "stubborn":  # ignore SIGTERM and stdin EOF
+    if name == "stubborn":  # ignore SIGTERM, and stdin EOF (see main)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         return b"stubborn"
     if name == "exit":
         print("fatal: asked to exit", file=sys.stderr, flush=True)
         os._exit(int(arg))
-    if name == "restore":  # after close, stdout is the wire again
-        await transport.send(b"closing")
-        await transport.aclose()
-        print("stdout restored", flush=True)
-        return None
     raise ValueError(f"unknown command {name!r}")
+
+
+async def close_while_receiving(transport: StdioServerTransport) -> str:
+    """Close the transport while a receive() is pending; return what that receive raised."""
+
+    async def close_soon() -> None:
+        await anyio.sleep(0.1)
+        await transport.aclose()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(close_soon)
+        try:
+            await transport.receive()
+        except TransportClosed as exc:
+            return f"pending receive raised: {exc}"
+    return "pending receive returned"
 
 
 async def main() -> None:
@@ -74,11 +85,12 @@ async def main() -> None:
                 await transport.send(message)
                 continue
             name, _, arg = message[1:].decode().partition(" ")
-            stubborn = stubborn or name == "stubborn"
-            reply = await command(transport, name, arg)
-            if reply is None:
+            if name == "restore":
+                await transport.send(b"closing")
+                print(f"stdout restored; {await close_while_receiving(transport)}", flush=True)
                 return
-            await transport.send(reply)
+            stubborn = stubborn or name == "stubborn"
+            await transport.send(command(name, arg))
     if stubborn:
         await anyio.sleep_forever()
 

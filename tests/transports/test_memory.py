@@ -1,4 +1,4 @@
-"""In-memory transport pair: round trips and close semantics."""
+"""In-memory transport pair (2025-11-25 basic/transports.mdx §Custom Transports)."""
 
 from __future__ import annotations
 
@@ -84,4 +84,3 @@ async def test_full_buffer_applies_backpressure_until_peer_closes() -> None:
                 tg.start_soon(server.aclose)
                 with pytest.raises(TransportClosed, match="peer closed"):
                     await client.send(b"2")
-

@@ -41,7 +41,7 @@ async def read_all(reader: LineReader) -> list[bytes]:
 
 
 async def test_lines_split_across_and_within_chunks() -> None:
-    """§stdio: messages are delimited by newlines."""
+    """2025-11-25 basic/transports.mdx §stdio: messages are delimited by newlines."""
     data = b'{"id":1}\n{"id":2}\n{"id":3}\n'
     for size in (1, 2, 5, len(data)):
         chunks = [data[i : i + size] for i in range(0, len(data), size)]
@@ -50,21 +50,25 @@ async def test_lines_split_across_and_within_chunks() -> None:
 
 
 async def test_crlf_endings_and_empty_lines_are_tolerated() -> None:
+    """2025-11-25 basic/transports.mdx §stdio: lenient about line endings; blank lines are not messages."""
     reader = LineReader(Chunks([b"\n\r\n{}\r\n\n\n[1]\n\r\n"]))
     assert await read_all(reader) == [b"{}", b"[1]"]
 
 
 async def test_invalid_utf8_passes_through_undecoded() -> None:
-    """The protocol layer, not the transport, answers invalid UTF-8 with a parse error."""
+    """2025-11-25 basic/transports.mdx: messages MUST be UTF-8, but the protocol layer,
+    not the transport, answers a violation (with a parse error), so bytes pass as-is."""
     raw = b'{"x":"\xff\xfe\xc3"}'
     assert await read_all(LineReader(Chunks([raw + b"\n", b"\x80\n"]))) == [raw, b"\x80"]
 
 
 async def test_final_line_without_newline_is_delivered() -> None:
+    """A peer that exits right after its last message loses nothing."""
     assert await read_all(LineReader(Chunks([b"{}\n", b"[]"]))) == [b"{}", b"[]"]
 
 
 async def test_end_of_stream_is_repeatable() -> None:
+    """Every receive after the end keeps reporting the end."""
     reader = LineReader(Chunks([]))
     for _ in range(2):
         with pytest.raises(anyio.EndOfStream):
@@ -72,6 +76,7 @@ async def test_end_of_stream_is_repeatable() -> None:
 
 
 async def test_limit_is_inclusive_and_excludes_line_ending() -> None:
+    """A message of exactly the limit passes, even with a CRLF ending; one more byte fails."""
     reader = LineReader(Chunks([b"a" * 8 + b"\r\n", b"b" * 8 + b"\n", b"c" * 9 + b"\n"]), 8)
     assert await reader.receive() == b"a" * 8
     assert await reader.receive() == b"b" * 8
@@ -81,6 +86,7 @@ async def test_limit_is_inclusive_and_excludes_line_ending() -> None:
 
 
 async def test_oversized_line_raises_once_then_reader_recovers() -> None:
+    """The oversized line is skipped up to its newline; the next message is intact."""
     chunks = [b"{}\n", b"x" * 100, b"x" * 100, b"x" * 50 + b"\n[1]\n"]
     reader = LineReader(Chunks(chunks), max_size=64)
     assert await reader.receive() == b"{}"
@@ -93,6 +99,7 @@ async def test_oversized_line_raises_once_then_reader_recovers() -> None:
 
 
 async def test_oversized_unterminated_line_at_end_of_stream() -> None:
+    """An oversized last line is still reported once before the end."""
     reader = LineReader(Chunks([b"y" * 30, b"y" * 30]), max_size=10)
     with pytest.raises(MessageTooLarge) as info:
         await reader.receive()
@@ -102,6 +109,7 @@ async def test_oversized_unterminated_line_at_end_of_stream() -> None:
 
 
 async def test_cancelled_receive_loses_no_bytes() -> None:
+    """Timeouts around receive() must not tear a message that is half read."""
     send, receive = anyio.create_memory_object_stream[bytes](10)
     with send, receive:
         reader = LineReader(receive)

@@ -5,12 +5,15 @@ Spec: 2025-11-25 basic/transports.mdx §stdio and basic/lifecycle.mdx §Shutdown
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
+import struct
+import subprocess
 import sys
+import termios
 import time
-from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -48,16 +51,27 @@ def gone(pid: int) -> bool:
         return True
 
 
-async def wait_until(condition: Callable[[], bool], timeout: float = 2) -> None:
-    with anyio.fail_after(timeout):
-        while not condition():
-            await anyio.sleep(0.01)
+async def assert_gone_soon(pid: int) -> None:
+    """A killed process vanishes a moment later; allow it two seconds."""
+    for _ in range(200):
+        if gone(pid):
+            return
+        await anyio.sleep(0.01)
+    raise AssertionError(f"process {pid} is still running")
+
+
+def unread(fd: int) -> int:
+    """Bytes waiting in the pipe ``fd``."""
+    return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
 
 
 async def test_round_trip_preserves_bytes_exactly() -> None:
-    """§stdio: the server reads messages from stdin and writes them to stdout."""
+    """2025-11-25 basic/transports.mdx §stdio: the server reads messages from stdin and writes them to stdout."""
     async with echo_server() as transport:
-        for message in (b'{"jsonrpc":"2.0","id":1,"method":"ping"}', b'{"s":"\xc3\xa9\xe2\x82\xac"}'):
+        for message in (
+            b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
+            b'{"s":"\xc3\xa9\xe2\x82\xac"}',
+        ):
             assert await ask(transport, message) == message
         invalid_utf8 = b'{"s":"\xff\xfe\xc3"}'
         assert await ask(transport, invalid_utf8) == invalid_utf8
@@ -66,7 +80,7 @@ async def test_round_trip_preserves_bytes_exactly() -> None:
 
 
 async def test_concurrent_sends_are_never_interleaved() -> None:
-    """§stdio: messages are delimited by newlines; concurrent writers must not tear them."""
+    """2025-11-25 basic/transports.mdx §stdio: messages are delimited by newlines; concurrent writers must not tear them."""
     messages = {b'{"id":%d,"pad":"%s"}' % (i, b"p" * 100_000) for i in range(20)}
     async with echo_server() as transport:
         async with anyio.create_task_group() as tg:
@@ -78,7 +92,7 @@ async def test_concurrent_sends_are_never_interleaved() -> None:
 
 
 async def test_embedded_newline_is_rejected_before_sending() -> None:
-    """§stdio: messages MUST NOT contain embedded newlines."""
+    """2025-11-25 basic/transports.mdx §stdio: messages MUST NOT contain embedded newlines."""
     async with echo_server() as transport:
         with pytest.raises(ValueError, match="newline"):
             await transport.send(b'{"a":\n1}')
@@ -86,7 +100,7 @@ async def test_embedded_newline_is_rejected_before_sending() -> None:
 
 
 async def test_stray_stdout_output_in_server_does_not_corrupt_wire() -> None:
-    """§stdio: the server MUST NOT write anything to stdout that is not an MCP message.
+    """2025-11-25 basic/transports.mdx §stdio: the server MUST NOT write anything to stdout that is not an MCP message.
 
     print(), a subprocess's ``echo`` and raw writes to fd 1 all land on stderr instead.
     """
@@ -98,16 +112,64 @@ async def test_stray_stdout_output_in_server_does_not_corrupt_wire() -> None:
         assert garbage in tail
 
 
-async def test_server_restores_stdout_on_close() -> None:
+async def test_server_reads_stdin_from_a_regular_file_or_dev_null(tmp_path: Path) -> None:
+    """Such stdin cannot be polled; the server must still read it to the end and exit."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(b'{"a":1}\n\n{"b":2}')
+
+    def serve(stdin: Path) -> subprocess.CompletedProcess[bytes]:
+        with stdin.open("rb") as file:
+            return subprocess.run(
+                [sys.executable, ECHO_SERVER], stdin=file, capture_output=True, timeout=10
+            )
+
+    answered = await anyio.to_thread.run_sync(serve, requests)
+    assert (answered.stdout, answered.returncode) == (b'{"a":1}\n{"b":2}\n', 0)
+    silent = await anyio.to_thread.run_sync(serve, Path(os.devnull))
+    assert (silent.stdout, silent.returncode) == (b"", 0)
+
+
+async def test_server_copes_with_non_blocking_pipes() -> None:
+    """Some clients hand the server non-blocking pipes; large replies must still arrive whole."""
+
+    def serve() -> tuple[bytes, int]:
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        os.set_blocking(stdin_r, False)
+        os.set_blocking(stdout_w, False)
+        command = [sys.executable, ECHO_SERVER]
+        with subprocess.Popen(command, stdin=stdin_r, stdout=stdout_w) as server:
+            os.close(stdin_r)
+            os.close(stdout_w)
+            time.sleep(0.2)  # the server now polls an empty non-blocking stdin
+            os.write(stdin_w, b"!big 1000000\n")
+            os.close(stdin_w)
+            deadline = time.monotonic() + 10
+            while unread(stdout_r) < 65536 and time.monotonic() < deadline:
+                time.sleep(0.01)  # until the server fills the pipe and meets EAGAIN
+            time.sleep(0.1)
+            with open(stdout_r, "rb") as stdout:
+                data = stdout.read()
+        return data, server.returncode
+
+    data, returncode = await anyio.to_thread.run_sync(serve)
+    assert data == b"x" * 1_000_000 + b"\n"
+    assert returncode == 0
+
+
+async def test_server_close_wakes_receive_and_restores_stdout() -> None:
+    """Closing the server transport fails a pending receive and gives fd 1 back."""
     async with echo_server() as transport:
         assert await ask(transport, b"!restore") == b"closing"
-        assert await ask(transport, b"{}") == b"stdout restored"
-        with pytest.raises(TransportClosed):
-            await transport.receive()
+        with anyio.fail_after(5):
+            restored = b"stdout restored; pending receive raised: transport closed"
+            assert await transport.receive() == restored
+            with pytest.raises(TransportClosed, match="exited with code 0"):
+                await transport.receive()
 
 
 async def test_stderr_flood_does_not_block_the_server() -> None:
-    """§stdio: the client MAY capture stderr; it is drained so the server never stalls."""
+    """2025-11-25 basic/transports.mdx §stdio: the client MAY capture stderr; it is drained so the server never stalls."""
     lines: list[str] = []
     async with echo_server(on_stderr=lines.append, stderr_tail_size=4096) as transport:
         started = time.perf_counter()
@@ -130,7 +192,7 @@ async def test_oversized_messages_are_dropped_on_both_sides() -> None:
 
 
 async def test_graceful_shutdown_closes_stdin_and_reaps() -> None:
-    """§Shutdown: the client first closes the server's stdin; the server exits on EOF."""
+    """2025-11-25 basic/lifecycle.mdx §Shutdown: the client first closes the server's stdin; the server exits on EOF."""
     async with echo_server(close_timeout=5) as transport:
         assert await ask(transport, b"{}") == b"{}"
         started = time.perf_counter()
@@ -144,7 +206,7 @@ async def test_graceful_shutdown_closes_stdin_and_reaps() -> None:
 
 
 async def test_shutdown_escalates_to_sigterm() -> None:
-    """§Shutdown: SIGTERM if the server does not exit after stdin is closed."""
+    """2025-11-25 basic/lifecycle.mdx §Shutdown: SIGTERM if the server does not exit after stdin is closed."""
     script = "import time\nwhile True: time.sleep(1)"
     async with StdioClientTransport.spawn(
         sys.executable, ["-c", script], close_timeout=0.2
@@ -154,24 +216,26 @@ async def test_shutdown_escalates_to_sigterm() -> None:
 
 
 async def test_shutdown_escalates_to_sigkill_for_the_whole_group() -> None:
-    """§Shutdown: SIGKILL if the server ignores SIGTERM; its process group dies with it."""
+    """2025-11-25 basic/lifecycle.mdx §Shutdown: SIGKILL if the server ignores SIGTERM; its process group dies with it."""
     async with echo_server(close_timeout=0.2, terminate_timeout=0.2) as transport:
         grandchild = int(await ask(transport, b"!grandchild"))
         assert await ask(transport, b"!stubborn") == b"stubborn"
         started = time.perf_counter()
     assert 0.4 <= time.perf_counter() - started < 2
     assert transport.returncode == -signal.SIGKILL
-    await wait_until(lambda: gone(grandchild))
+    await assert_gone_soon(grandchild)
 
 
 async def test_processes_left_in_group_are_killed_after_clean_exit() -> None:
+    """2025-11-25 basic/lifecycle.mdx §Shutdown: after the server exits, tools it started do not outlive it."""
     async with echo_server() as transport:
         grandchild = int(await ask(transport, b"!grandchild"))
     assert transport.returncode == 0
-    await wait_until(lambda: gone(grandchild))
+    await assert_gone_soon(grandchild)
 
 
 async def test_server_exit_fails_receive_with_status_and_stderr() -> None:
+    """2025-11-25 basic/lifecycle.mdx §Shutdown: the server MAY exit on its own; the reason says how and why."""
     async with echo_server() as transport:
         await transport.send(b"!exit 3")
         with anyio.fail_after(1), pytest.raises(TransportClosed) as info:
@@ -184,6 +248,7 @@ async def test_server_exit_fails_receive_with_status_and_stderr() -> None:
 
 
 async def test_killed_server_fails_pending_receive_within_a_second() -> None:
+    """A crashed server fails the pending receive at once, so calls need not time out."""
     async with echo_server() as transport, anyio.create_task_group() as tg:
 
         async def kill() -> None:
@@ -210,6 +275,7 @@ async def test_exit_detected_even_if_a_grandchild_holds_stdout_open() -> None:
 async def test_environment_is_an_allowlist_plus_explicit_variables(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Only allowlisted variables leak into the server; ``env`` adds and overrides."""
     monkeypatch.setenv("MCPBIND_TEST_SECRET", "leak")
     monkeypatch.setenv("HOME", "/home/test-home")
     async with echo_server(env={"MCP_EXTRA": "1", "HOME": "/override"}) as transport:
@@ -222,12 +288,13 @@ async def test_environment_is_an_allowlist_plus_explicit_variables(
 
 
 async def test_cwd_option(tmp_path: Path) -> None:
+    """The server starts in the requested working directory."""
     async with echo_server(cwd=tmp_path) as transport:
         assert await ask(transport, b"!cwd") == str(tmp_path).encode()
 
 
 async def test_missing_command_raises_oserror() -> None:
+    """A server that cannot start is reported as the OS error, not as a closed transport."""
     with pytest.raises(FileNotFoundError):
         async with StdioClientTransport.spawn("/nonexistent/mcp-server"):
             pass
-

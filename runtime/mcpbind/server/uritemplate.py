@@ -205,8 +205,9 @@ def _decode(text: str) -> str | None:
 class UriTemplate:
     """A parsed RFC 6570 URI template (levels 1-4) that can expand and match URIs.
 
-    Construction validates the template and precompiles the matcher; instances are
-    immutable, hashable (by template text) and safe to share between threads.
+    Construction validates the template and precompiles the matcher. Treat instances as
+    immutable: they are hashable (by template text), and :meth:`match` and
+    :meth:`expand` keep no state, so one instance can serve every request and thread.
     """
 
     __slots__ = (

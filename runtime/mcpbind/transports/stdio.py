@@ -25,6 +25,7 @@ from .base import MessageTooLarge, TransportClosed
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "INHERITED_ENV",
+    "ByteSource",
     "LineReader",
     "StdioClientTransport",
     "StdioServerTransport",
@@ -104,7 +105,7 @@ class LineReader:
             if end > start:
                 with memoryview(buffer) as view:
                     return bytes(view[start:end])
-        self._scanned = self._start
+        self._scanned = len(buffer)
         partial = len(buffer) - self._start
         if self._dropped or partial > self._max_size + 1:  # + 1: room for a "\r"
             self._dropped += partial
@@ -142,21 +143,17 @@ class _FdSource:
         self._pollable = True
 
     async def receive(self) -> bytes:
-        while True:
-            if self._pollable:
-                try:
-                    await anyio.wait_readable(self._fd)
-                except PermissionError:  # regular files and /dev/null: never block anyway
-                    self._pollable = False
-            else:
-                await anyio.lowlevel.checkpoint()
+        if self._pollable:
             try:
-                data = os.read(self._fd, _CHUNK)
-            except BlockingIOError:  # the parent handed us a non-blocking pipe
-                continue
-            if not data:
-                raise anyio.EndOfStream
-            return data
+                await anyio.wait_readable(self._fd)
+            except PermissionError:  # regular files and /dev/null: never block anyway
+                self._pollable = False
+        else:
+            await anyio.lowlevel.checkpoint()
+        data = os.read(self._fd, _CHUNK)
+        if not data:
+            raise anyio.EndOfStream
+        return data
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -175,7 +172,7 @@ class StdioServerTransport(AsyncResource):
     Creating it moves the wire to a private duplicate of fd 1 and points fd 1 and
     ``sys.stdout`` at stderr, so ``print()`` calls and subprocesses started by tools
     cannot corrupt the message stream; ``aclose()`` restores both. Create at most one
-    per process, and receive from one task at a time.
+    per process. Any task may send; receive from one task at a time.
     """
 
     def __init__(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
@@ -257,7 +254,10 @@ class _StderrSink:
 
 
 class StdioClientTransport(AsyncResource):
-    """Client end of stdio: owns a spawned server process. Create it with :meth:`spawn`."""
+    """Client end of stdio: owns a spawned server process. Create it with :meth:`spawn`.
+
+    Any task may send; receive from one task at a time.
+    """
 
     def __init__(
         self,
@@ -302,11 +302,14 @@ class StdioClientTransport(AsyncResource):
     ) -> AsyncIterator[StdioClientTransport]:
         """Run ``command *args`` as an MCP server; yield its transport, shut it down on exit.
 
+        ``async with StdioClientTransport.spawn("uvx", ["some-server"]) as transport: ...``
+
         The server sees only the :data:`INHERITED_ENV` variables of this process plus
         ``env``, and runs in a new session so shutdown reaches every process it started.
         Its stderr is read continuously (a chatty server never blocks): the last
         ``stderr_tail_size`` bytes are kept in :attr:`stderr_tail`, and ``on_stderr``,
-        if given, is called with each line. See :meth:`aclose` for the shutdown steps.
+        if given, is called with each line (an exception from it ends the context).
+        See :meth:`aclose` for the shutdown steps.
         """
         inherited = {name: os.environ[name] for name in INHERITED_ENV if name in os.environ}
         process = await anyio.open_process(

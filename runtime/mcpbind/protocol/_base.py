@@ -1,0 +1,255 @@
+"""Session state shared by the receive and send halves: tables, options and checks."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+
+from mcpbind_types._common import MethodInfo, decoder
+from mcpbind_types.unified.methods import CLIENT_TO_SERVER, METHODS, SERVER_TO_CLIENT
+
+from . import _wire
+from .depth import DEFAULT_MAX_DEPTH
+from .errors import (
+    LocalProtocolError,
+    McpError,
+    error_for_exception,
+)
+from .events import (
+    Event,
+    Outgoing,
+    RequestId,
+)
+from .state import ALLOWED_REQUESTS, Role, State, Transition, next_state
+
+__all__ = [
+    "BATCH_VERSIONS",
+    "SessionBase",
+    "SessionOptions",
+    "has_capability",
+]
+logger = logging.getLogger("mcpbind.protocol")
+
+BATCH_VERSIONS: Final = frozenset({"2025-03-26"})
+"""JSON-RPC batches exist only in 2025-03-26 (added there, removed in 2025-06-18)."""
+
+_KNOWN_VERSIONS: Final = frozenset(v for m in METHODS for v in m.versions)
+_FIRST_BYTE = re.compile(rb"[ \t\r\n]*(.)", re.DOTALL)
+_EMPTY_OBJECT = b"{}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionOptions:
+    max_depth: int = DEFAULT_MAX_DEPTH
+    """Messages nesting deeper than this are rejected before decoding (-32600)."""
+    enforce_capabilities: bool = True
+    """Refuse to send, and answer -32601 to, methods whose capability was not declared."""
+    enforce_lifecycle: bool = True
+    """Gate requests on the initialization state (basic/lifecycle.mdx)."""
+    debug: bool = False
+    """Let :meth:`Session.error_for_exception` include exception text."""
+
+
+@dataclass(slots=True)
+class _Pending:
+    info: MethodInfo[Any, Any]
+    progress_token: str | int | None
+
+
+@dataclass(slots=True)
+class _Inbound:
+    method: str
+    cancelled: bool = False
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, int | str) and not isinstance(value, bool)
+
+
+def _to_builtins(caps: object) -> dict[str, Any] | None:
+    if caps is None:
+        return None
+    value = caps if isinstance(caps, Mapping) else msgspec.to_builtins(caps)
+    if not isinstance(value, Mapping):
+        raise TypeError(f"capabilities must be a Struct or a mapping, not {type(caps).__name__}")
+    return dict(value)
+
+
+def has_capability(caps: Mapping[str, Any] | None, path: tuple[str, ...]) -> bool:
+    """Whether ``caps`` declares ``path`` (every key present; the leaf not ``None``/``False``)."""
+    node: Any = caps
+    for key in path:
+        if not isinstance(node, Mapping) or key not in node:
+            return False
+        node = node[key]
+    return node is not None and node is not False
+
+
+def _validation_message(exc: msgspec.ValidationError, root: str) -> str:
+    # msgspec reports paths from the decoded value ("- at `$.name`"); anchor them in the message.
+    return str(exc).replace("at `$", f"at `$.{root}")
+
+
+class SessionBase:
+    """The protocol state of one connection; see :class:`mcpbind.protocol.core.Session`."""
+
+    def __init__(
+        self, role: Role, version: str | None = None, options: SessionOptions | None = None
+    ) -> None:
+        if role not in ("client", "server"):
+            raise ValueError(f"role must be 'client' or 'server', not {role!r}")
+        self.role: Final[Role] = role
+        self.options: SessionOptions = options or SessionOptions()
+        self.version: str | None = version
+        self.state: State = State.AWAITING_INIT if version is None else State.OPERATING
+        self._outbound = CLIENT_TO_SERVER if role == "client" else SERVER_TO_CLIENT
+        self._inbound_table = SERVER_TO_CLIENT if role == "client" else CLIENT_TO_SERVER
+        self._next_id = 1
+        self._pending: dict[RequestId, _Pending] = {}
+        self._progress: dict[str | int, RequestId] = {}
+        self._inbound: dict[RequestId, _Inbound] = {}
+        self._local_caps: dict[str, Any] | None = None
+        self._peer_caps: dict[str, Any] | None = None
+        #: Responses from the peer for unknown or finished ids (dropped).
+        self.dropped_responses = 0
+        #: Our own responses suppressed: second response, cancelled or unknown request id.
+        self.suppressed_responses = 0
+
+    # -- configuration -------------------------------------------------------------------
+
+    def set_local_capabilities(self, caps: object) -> None:
+        """What we declared (a capabilities Struct or dict)."""
+        self._local_caps = _to_builtins(caps)
+
+    def set_peer_capabilities(self, caps: object) -> None:
+        """What the peer declared (a capabilities Struct or dict)."""
+        self._peer_caps = _to_builtins(caps)
+
+    @property
+    def local_capabilities(self) -> dict[str, Any] | None:
+        return self._local_caps
+
+    @property
+    def peer_capabilities(self) -> dict[str, Any] | None:
+        return self._peer_caps
+
+    def error_for_exception(self, exc: BaseException) -> McpError:
+        return error_for_exception(exc, self.options.debug)
+
+    def pending_ids(self) -> list[RequestId]:
+        """Ids of our requests still awaiting a response."""
+        return list(self._pending)
+
+    def inflight_ids(self) -> list[RequestId]:
+        """Ids of the peer's requests we have not answered yet."""
+        return list(self._inbound)
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _lookup(
+        self, table: Mapping[str, MethodInfo[Any, Any]], method: str
+    ) -> MethodInfo[Any, Any] | None:
+        info = table.get(method)
+        if (
+            info is not None
+            and self.version in _KNOWN_VERSIONS
+            and self.version not in info.versions
+        ):
+            return None
+        return info
+
+    def _decode_params(self, info: MethodInfo[Any, Any], raw: msgspec.Raw | Any) -> Any:
+        if info.params_type is None:
+            return None
+        data = _EMPTY_OBJECT if raw is msgspec.UNSET else raw
+        return decoder(info.params_type).decode(data)
+
+    def _answerable(self, request_id: RequestId) -> _Inbound | None:
+        entry = self._inbound.get(request_id) if _is_id(request_id) else None
+        if entry is None or entry.cancelled:
+            if entry is not None:
+                del self._inbound[request_id]
+            why = "cancelled" if entry is not None else "unknown or already answered"
+            logger.warning("suppressed a response for request id %r (%s)", request_id, why)
+            self.suppressed_responses += 1
+            return None
+        return entry
+
+    def _reply_error(
+        self, events: list[Event], rid: RequestId | None, code: int, message: str
+    ) -> None:
+        events.append(Outgoing(_wire.encode_error(rid, McpError(code, message))))
+
+    def _transition(self, transition: Transition) -> None:
+        self.state = next_state(self.state, transition)
+
+    def _check_lifecycle_send(self, method: str) -> None:
+        if self.state is State.CLOSED:
+            raise LocalProtocolError("the session is closed")
+        if not self.options.enforce_lifecycle:
+            return
+        allowed = ALLOWED_REQUESTS[(self.role, self.state)]
+        if allowed is None:
+            if method == "initialize":
+                raise LocalProtocolError("the session is already initialized")
+        elif method not in allowed:
+            raise LocalProtocolError(
+                f"cannot send {method!r} in state {self.state.value} (lifecycle.mdx: only "
+                f"{', '.join(sorted(allowed)) or 'nothing'} before initialization completes)"
+            )
+
+    def _lifecycle_refusal(self, method: str) -> str | None:
+        if self.role != "server" or not self.options.enforce_lifecycle:
+            return None
+        allowed = ALLOWED_REQUESTS[("client", self.state)]
+        if allowed is None:
+            return "Invalid Request: already initialized" if method == "initialize" else None
+        if method in allowed:
+            return None
+        if method == "initialize":
+            return "Invalid Request: initialization already in progress"
+        return f"Invalid Request: server not initialized (received {method!r} before initialize)"
+
+    def _check_send_capability(self, info: MethodInfo[Any, Any]) -> None:
+        if not self.options.enforce_capabilities or info.capability is None:
+            return
+        owner = info.capability_owner
+        caps = self._local_caps if owner == self.role else self._peer_caps
+        if not has_capability(caps, info.capability):
+            whose = "we" if owner == self.role else f"the {owner}"
+            raise LocalProtocolError(
+                f"{info.method!r} needs the {owner} capability "
+                f"{'.'.join(info.capability)!r}, which {whose} did not declare"
+            )
+
+
+def _field(obj: Any, attr: str, key: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, attr, None)
+
+
+def _with_progress_token(info: MethodInfo[Any, Any], params: Any, token: str | int) -> Any:
+    """``params`` with ``_meta.progressToken`` set (basic/utilities/progress.mdx)."""
+    if params is None:
+        if info.params_type is None:
+            raise LocalProtocolError(f"{info.method!r} takes no params to carry a progress token")
+        try:
+            return info.params_type(meta={"progressToken": token})
+        except TypeError:
+            return {"_meta": {"progressToken": token}}
+    if isinstance(params, Mapping):
+        meta = dict(params.get("_meta") or {})
+        meta["progressToken"] = token
+        return {**params, "_meta": meta}
+    meta_value = getattr(params, "meta", msgspec.UNSET)
+    if not hasattr(params, "meta"):
+        raise LocalProtocolError(f"cannot attach a progress token to {type(params).__name__}")
+    meta = {} if meta_value is msgspec.UNSET or meta_value is None else dict(meta_value)
+    meta["progressToken"] = token
+    return msgspec.structs.replace(params, meta=meta)

@@ -1,0 +1,177 @@
+"""The sans-I/O protocol core: bytes in, events out; calls in, bytes out. No I/O, no anyio.
+
+One :class:`Session` per connection. The async layer feeds every inbound message to
+:meth:`Session.receive` and writes whatever bytes the core hands back (``Outgoing`` events and
+the return values of the ``send_*``/``cancel``/``expire`` calls).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from mcpbind_types.unified.types import CancelledNotificationParams, ProgressNotificationParams
+
+from . import _wire
+from ._base import (
+    BATCH_VERSIONS,
+    SessionOptions,
+    _field,
+    _is_id,
+    _Pending,
+    _with_progress_token,
+    has_capability,
+    logger,
+)
+from .errors import (
+    CONNECTION_CLOSED,
+    LocalProtocolError,
+    McpError,
+)
+from .events import (
+    ErrorReceived,
+    RequestId,
+)
+from .receive import Receiver
+from .state import State, Transition
+
+__all__ = ["BATCH_VERSIONS", "Session", "SessionOptions", "has_capability"]
+
+
+class Session(Receiver):
+    """The protocol state of one connection, for one ``role``.
+
+    ``version`` is the negotiated protocol version. ``None`` means "not negotiated yet": the
+    ``initialize`` handshake then runs through the lifecycle states, and the core records the
+    version and both sides' capabilities from it. Passing a version skips the handshake.
+    """
+
+    # -- outgoing ------------------------------------------------------------------------
+
+    def send_request(
+        self, method: str, params: Any = None, *, progress_token: str | int | None = None
+    ) -> tuple[RequestId, bytes]:
+        """Encode a request; the id is fresh for this session and never reused."""
+        info = self._lookup(self._outbound, method)
+        if info is None or info.kind == "notification":
+            raise LocalProtocolError(f"{method!r} is not a {self.role}-to-peer request")
+        self._check_lifecycle_send(method)
+        self._check_send_capability(info)
+        if params is None and info.params_required:
+            raise LocalProtocolError(f"{method!r} requires params")
+        if progress_token is not None:
+            if not _is_id(progress_token):
+                raise LocalProtocolError("progress tokens are strings or integers")
+            if progress_token in self._progress:
+                raise LocalProtocolError(f"progress token {progress_token!r} is already in use")
+            params = _with_progress_token(info, params, progress_token)
+        request_id = self._next_id
+        data = _wire.encode_request(request_id, method, params)
+        self._next_id += 1
+        self._pending[request_id] = _Pending(info, progress_token)
+        if progress_token is not None:
+            self._progress[progress_token] = request_id
+        if method == "initialize":
+            self._transition(Transition.INIT_REQUEST)
+        return request_id, data
+
+    def send_notification(self, method: str, params: Any = None) -> bytes:
+        info = self._lookup(self._outbound, method)
+        if info is None or info.kind != "notification":
+            raise LocalProtocolError(f"{method!r} is not a {self.role}-to-peer notification")
+        if self.state is State.CLOSED:
+            raise LocalProtocolError("the session is closed")
+        self._check_send_capability(info)
+        data = _wire.encode_notification(method, params)
+        if method == "notifications/initialized":
+            self._transition(Transition.INITIALIZED)
+        return data
+
+    def send_progress(
+        self,
+        token: str | int,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> bytes:
+        """A ``notifications/progress`` for a token the peer gave in one of its requests."""
+        params = ProgressNotificationParams(
+            progress_token=token,
+            progress=progress,
+            total=msgspec.UNSET if total is None else total,
+            message=msgspec.UNSET if message is None else message,
+        )
+        return self.send_notification("notifications/progress", params)
+
+    def send_response(self, request_id: RequestId, result: Any) -> bytes | None:
+        """The result for an inbound request, or ``None`` when it must not be sent (already
+        answered, cancelled by the peer, or unknown): counted and logged, never raised."""
+        entry = self._answerable(request_id)
+        if entry is None:
+            return None
+        data = _wire.encode_result(request_id, result)
+        del self._inbound[request_id]
+        if entry.method == "initialize":
+            version = _field(result, "protocol_version", "protocolVersion")
+            if isinstance(version, str):
+                self.version = version
+            if self._local_caps is None:
+                caps = _field(result, "capabilities", "capabilities")
+                if caps is not None:
+                    self.set_local_capabilities(caps)
+            self._transition(Transition.INIT_RESULT)
+        return data
+
+    def send_error(self, request_id: RequestId, error: McpError) -> bytes | None:
+        """An error response for an inbound request; same at-most-once rule as send_response."""
+        entry = self._answerable(request_id)
+        if entry is None:
+            return None
+        try:
+            data = _wire.encode_error(request_id, error)
+        except (TypeError, msgspec.EncodeError):
+            logger.warning("error data for request %r is not JSON-encodable; dropped", request_id)
+            data = _wire.encode_error(request_id, McpError(error.code, error.message))
+        del self._inbound[request_id]
+        if entry.method == "initialize":
+            self._transition(Transition.INIT_FAILED)
+        return data
+
+    def release(self, request_id: RequestId) -> None:
+        """Forget an inbound request without answering (e.g. after the peer cancelled it)."""
+        if _is_id(request_id):
+            self._inbound.pop(request_id, None)
+
+    def cancel(self, request_id: RequestId, reason: str | None = None) -> bytes | None:
+        """Give up on one of our requests: forget it and return ``notifications/cancelled``.
+
+        ``None`` for an unknown/finished id, and for ``initialize`` (which MUST NOT be
+        cancelled, basic/utilities/cancellation.mdx); its pending entry is still dropped.
+        """
+        pending = self._pending.pop(request_id, None) if _is_id(request_id) else None
+        if pending is None:
+            return None
+        if pending.progress_token is not None:
+            self._progress.pop(pending.progress_token, None)
+        if pending.info.method == "initialize":
+            self._transition(Transition.INIT_FAILED)
+            return None
+        params = CancelledNotificationParams(
+            request_id=request_id, reason=msgspec.UNSET if reason is None else reason
+        )
+        return _wire.encode_notification("notifications/cancelled", params)
+
+    def expire(self, request_id: RequestId) -> bytes | None:
+        """A timeout: :meth:`cancel` with reason ``"timeout"``."""
+        return self.cancel(request_id, "timeout")
+
+    def fail_all(self, exc: McpError | None = None) -> list[ErrorReceived]:
+        """The peer is gone: fail every pending request at once and close the session."""
+        error = exc if exc is not None else McpError(CONNECTION_CLOSED, "Connection closed")
+        events = [ErrorReceived(rid, p.info.method, error) for rid, p in self._pending.items()]
+        self._pending.clear()
+        self._progress.clear()
+        self._inbound.clear()
+        self._transition(Transition.CLOSE)
+        return events

@@ -1,0 +1,235 @@
+"""The receive half: classify inbound bytes into events and answer malformed traffic."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from mcpbind_types._common import decoder
+from mcpbind_types.unified.types import CancelledNotificationParams, ProgressNotificationParams
+
+from . import _wire
+from ._base import (
+    _FIRST_BYTE,
+    BATCH_VERSIONS,
+    SessionBase,
+    _Inbound,
+    _is_id,
+    _validation_message,
+    has_capability,
+    logger,
+)
+from .depth import exceeds_depth
+from .errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    McpError,
+    RemoteProtocolError,
+)
+from .events import (
+    Cancelled,
+    ErrorReceived,
+    Event,
+    NotificationReceived,
+    ProgressReceived,
+    RequestId,
+    RequestReceived,
+    ResponseReceived,
+)
+from .state import Transition
+
+__all__ = ["Receiver"]
+
+
+class Receiver(SessionBase):
+    """Everything :meth:`receive` does; the send half lives in :class:`Session`."""
+
+    def receive(self, data: bytes) -> list[Event]:
+        """Parse one transport message (an object, or a batch where allowed) into events."""
+        events: list[Event] = []
+        if exceeds_depth(data, self.options.max_depth):
+            message = f"Invalid Request: JSON nesting exceeds {self.options.max_depth} levels"
+            self._reply_error(events, None, INVALID_REQUEST, message)
+            return events
+        first = _FIRST_BYTE.match(data)
+        if first is not None and first.group(1) == b"[":
+            self._receive_batch(data, events)
+        else:
+            self._receive_one(data, events)
+        return events
+
+    def _receive_batch(self, data: bytes, events: list[Event]) -> None:
+        if self.version not in BATCH_VERSIONS:
+            message = f"Invalid Request: JSON-RPC batches are not supported in protocol version {self.version}"
+            self._reply_error(events, None, INVALID_REQUEST, message)
+            return
+        try:
+            items = _wire.BATCH_DECODER.decode(data)
+        except msgspec.DecodeError as exc:
+            self._reply_error(events, None, PARSE_ERROR, f"Parse error: {exc}")
+            return
+        if not items:
+            self._reply_error(events, None, INVALID_REQUEST, "Invalid Request: empty batch")
+            return
+        for item in items:
+            self._receive_one(item, events)
+
+    def _receive_one(self, data: bytes | msgspec.Raw, events: list[Event]) -> None:
+        try:
+            env = _wire.ENVELOPE_DECODER.decode(data)
+        except msgspec.ValidationError as exc:
+            self._reply_error(events, None, INVALID_REQUEST, f"Invalid Request: {exc}")
+            return
+        except msgspec.DecodeError as exc:
+            self._reply_error(events, None, PARSE_ERROR, f"Parse error: {exc}")
+            return
+        # The decoder never yields bools for ``id`` (msgspec keeps them out of ``int``).
+        rid: RequestId | None = env.id if isinstance(env.id, int | str) else None
+        if env.jsonrpc != "2.0":
+            self._reply_error(
+                events, rid, INVALID_REQUEST, 'Invalid Request: jsonrpc must be "2.0"'
+            )
+        elif isinstance(env.method, str):
+            if env.result is not msgspec.UNSET or env.error is not msgspec.UNSET:
+                message = "Invalid Request: a request must not carry result or error"
+                self._reply_error(events, rid, INVALID_REQUEST, message)
+            elif env.id is msgspec.UNSET:
+                self._on_notification(env.method, env.params, events)
+            elif rid is None:
+                self._reply_error(events, None, INVALID_REQUEST, "Invalid Request: id is null")
+            else:
+                self._on_request(rid, env.method, env.params, events)
+        elif env.result is msgspec.UNSET and env.error is msgspec.UNSET:
+            message = "Invalid Request: not a request, notification or response"
+            self._reply_error(events, rid, INVALID_REQUEST, message)
+        elif env.id is None:
+            err = env.error
+            detail = f"[{err.code}] {err.message}" if isinstance(err, _wire.WireError) else "?"
+            logger.warning("peer sent an error response with a null id: %s", detail)
+            self.dropped_responses += 1
+        elif rid is None:
+            message = "Invalid Request: a response needs an id"
+            self._reply_error(events, None, INVALID_REQUEST, message)
+        else:
+            self._on_response(rid, env.result, env.error, events)
+
+    def _on_request(
+        self, rid: RequestId, method: str, raw: msgspec.Raw | Any, events: list[Event]
+    ) -> None:
+        if rid in self._inbound:
+            message = f"Invalid Request: request id {rid!r} is already in flight"
+            self._reply_error(events, rid, INVALID_REQUEST, message)
+            return
+        info = self._lookup(self._inbound_table, method)
+        if info is None or info.kind == "notification":
+            self._reply_error(events, rid, METHOD_NOT_FOUND, f"Method not found: {method}")
+            return
+        refusal = self._lifecycle_refusal(method)
+        if refusal is not None:
+            self._reply_error(events, rid, INVALID_REQUEST, refusal)
+            return
+        if (
+            self.options.enforce_capabilities
+            and info.capability is not None
+            and info.capability_owner == self.role
+            and not has_capability(self._local_caps, info.capability)
+        ):
+            cap = ".".join(info.capability)
+            message = f"Method not found: {method} (capability {cap!r} not declared)"
+            self._reply_error(events, rid, METHOD_NOT_FOUND, message)
+            return
+        try:
+            params = self._decode_params(info, raw)
+        except msgspec.ValidationError as exc:
+            message = f"Invalid params: {_validation_message(exc, 'params')}"
+            self._reply_error(events, rid, INVALID_PARAMS, message)
+            return
+        self._inbound[rid] = _Inbound(method)
+        if method == "initialize":
+            self.set_peer_capabilities(getattr(params, "capabilities", None))
+            self._transition(Transition.INIT_REQUEST)
+        meta = getattr(params, "meta", None)
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        events.append(RequestReceived(rid, method, params, info, token if _is_id(token) else None))
+
+    def _on_notification(self, method: str, raw: msgspec.Raw | Any, events: list[Event]) -> None:
+        info = self._lookup(self._inbound_table, method)
+        if info is None or info.kind != "notification":
+            logger.info("dropped unknown notification %r", method)
+            return
+        try:
+            params = self._decode_params(info, raw)
+        except msgspec.ValidationError as exc:
+            logger.warning("dropped %r: invalid params: %s", method, exc)
+            return
+        if isinstance(params, CancelledNotificationParams):
+            self._on_cancelled(params, events)
+        elif isinstance(params, ProgressNotificationParams):
+            token = params.progress_token
+            events.append(
+                ProgressReceived(
+                    token,
+                    params.progress,
+                    None if params.total is msgspec.UNSET else params.total,
+                    None if params.message is msgspec.UNSET else params.message,
+                    self._progress.get(token),
+                )
+            )
+        else:
+            if method == "notifications/initialized" and self.role == "server":
+                self._transition(Transition.INITIALIZED)
+            events.append(NotificationReceived(method, params, info))
+
+    def _on_cancelled(self, params: CancelledNotificationParams, events: list[Event]) -> None:
+        rid = params.request_id
+        entry = None if isinstance(rid, msgspec.UnsetType) else self._inbound.get(rid)
+        if (
+            isinstance(rid, msgspec.UnsetType)
+            or entry is None
+            or entry.cancelled
+            or entry.method == "initialize"
+        ):
+            logger.debug("ignored cancellation of %r (unknown, finished or initialize)", rid)
+            return
+        entry.cancelled = True
+        reason = None if params.reason is msgspec.UNSET else params.reason
+        events.append(Cancelled(rid, reason))
+
+    def _on_response(self, rid: RequestId, result: Any, error: Any, events: list[Event]) -> None:
+        pending = self._pending.pop(rid, None)
+        if pending is None:
+            logger.info("dropped a response for unknown or finished request id %r", rid)
+            self.dropped_responses += 1
+            return
+        if pending.progress_token is not None:
+            self._progress.pop(pending.progress_token, None)
+        method = pending.info.method
+        failure: McpError | None = None
+        value: Any = None
+        if result is not msgspec.UNSET and error is not msgspec.UNSET:
+            failure = RemoteProtocolError(
+                INVALID_REQUEST, "Invalid response: carries both result and error"
+            )
+        elif isinstance(error, _wire.WireError):
+            data = None if error.data is msgspec.UNSET else error.data
+            failure = McpError(error.code, error.message, data)
+        else:
+            try:
+                value = decoder(pending.info.wire_result_type).decode(result)
+            except msgspec.ValidationError as exc:
+                message = f"Invalid result for {method}: {_validation_message(exc, 'result')}"
+                failure = RemoteProtocolError(INTERNAL_ERROR, message)
+        if failure is not None:
+            if method == "initialize":
+                self._transition(Transition.INIT_FAILED)
+            events.append(ErrorReceived(rid, method, failure))
+            return
+        if method == "initialize":
+            self.version = value.protocol_version
+            self.set_peer_capabilities(value.capabilities)
+            self._transition(Transition.INIT_RESULT)
+        events.append(ResponseReceived(rid, method, value))

@@ -1,0 +1,125 @@
+"""Nesting bound (checked before decoding) and JSON-RPC batches (2025-03-26 only)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from proto_helpers import only_error, outgoing, raw_request
+
+from mcpbind.protocol import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    NotificationReceived,
+    RequestReceived,
+    ResponseReceived,
+    Session,
+    SessionOptions,
+    exceeds_depth,
+)
+
+# -- depth ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("opener", [b"[", b'{"a":'])
+def test_hundred_thousand_deep_payload_rejected_quickly(opener: bytes) -> None:
+    """basic/index.mdx, Messages (JSON-RPC); hardening: deep nesting never reaches the
+    recursive decoder (no RecursionError), answered -32600 with a null id."""
+    server = Session("server", version="2025-11-25")
+    closer = b"]" if opener == b"[" else b"}"
+    payload = opener * 100_000 + b"1" + closer * 100_000
+    start = time.perf_counter()
+    rid, code, message = only_error(server.receive(payload))
+    assert time.perf_counter() - start < 0.5
+    assert (rid, code) == (None, INVALID_REQUEST)
+    assert message == "Invalid Request: JSON nesting exceeds 128 levels"
+
+
+def test_depth_bound_is_exact_and_configurable() -> None:
+    """basic/index.mdx, Messages: the bound counts arrays and objects, not string contents."""
+    assert not exceeds_depth(b"[" * 128 + b"]" * 128)
+    assert exceeds_depth(b"[" * 129 + b"]" * 129)
+    assert not exceeds_depth(b'["' + b"[" * 1000 + b'"]')
+    assert not exceeds_depth(b'["\\"' + b"[" * 1000 + b'"]')  # escaped quote stays inside
+    assert exceeds_depth(b'["\\\\"' + b"[" * 1000 + b'"]')  # escaped backslash closes it
+    assert exceeds_depth(b"[" * 11, limit=10) and not exceeds_depth(b"[" * 10, limit=10)
+    session = Session("server", version="2025-11-25", options=SessionOptions(max_depth=3))
+    deep = raw_request(1, "ping", {"_meta": {"a": {"b": 1}}})
+    assert only_error(session.receive(deep))[1] == INVALID_REQUEST
+    shallow = raw_request(2, "ping", {"_meta": {"a": 1}})
+    assert isinstance(session.receive(shallow)[0], RequestReceived)
+
+
+def test_depth_scan_is_linear_on_adversarial_strings() -> None:
+    """Hardening: escape-heavy and unterminated strings do not make the scanner quadratic."""
+    payloads = [
+        b'"' + b'\\"' * 500_000 + b"[" * 200,
+        b"[" * 200 + b'"' + b"\\" * 1_000_001,
+        b'["' + b'[\\"' * 300_000 + b'"]',
+    ]
+    for payload in payloads:
+        start = time.perf_counter()
+        exceeds_depth(payload)
+        assert time.perf_counter() - start < 0.5
+
+
+# -- batches --------------------------------------------------------------------------------
+
+
+def _batch(*messages: bytes) -> bytes:
+    return b"[" + b",".join(messages) + b"]"
+
+
+def test_batch_accepted_on_2025_03_26() -> None:
+    """2025-03-26 basic/index.mdx, Batching: implementations MUST support receiving batches;
+    each invalid member gets its own error response."""
+    server = Session(
+        "server", version="2025-03-26", options=SessionOptions(enforce_capabilities=False)
+    )
+    payload = _batch(
+        raw_request(1, "ping"),
+        b'{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}',
+        raw_request(2, "tools/nope"),
+        b"17",
+        raw_request(3, "tools/list"),
+    )
+    events = server.receive(payload)
+    kinds = [type(e).__name__ for e in events]
+    assert kinds == [
+        "RequestReceived",
+        "NotificationReceived",
+        "Outgoing",
+        "Outgoing",
+        "RequestReceived",
+    ]
+    assert isinstance(events[1], NotificationReceived)
+    errors = outgoing(events)
+    assert [(e["id"], e["error"]["code"]) for e in errors] == [(2, -32601), (None, -32600)]
+    client = Session("client", version="2025-03-26")
+    rid_a, _ = client.send_request("ping")
+    rid_b, _ = client.send_request("ping")
+    responses = json.dumps(
+        [
+            {"jsonrpc": "2.0", "id": rid_b, "result": {}},
+            {"jsonrpc": "2.0", "id": rid_a, "result": {}},
+        ]
+    )
+    events = client.receive(responses.encode())
+    assert [e.id for e in events if isinstance(e, ResponseReceived)] == [rid_b, rid_a]
+
+
+@pytest.mark.parametrize("version", [None, "2024-11-05", "2025-06-18", "2025-11-25"])
+def test_batch_rejected_outside_2025_03_26(version: str | None) -> None:
+    """2025-06-18 changelog: JSON-RPC batching removed; 2024-11-05 never had it."""
+    server = Session("server", version=version)
+    rid, code, message = only_error(server.receive(b" \n" + _batch(raw_request(1, "ping"))))
+    assert (rid, code) == (None, INVALID_REQUEST) and "batches are not supported" in message
+    assert server.inflight_ids() == []
+
+
+def test_empty_and_malformed_batches() -> None:
+    """JSON-RPC 2.0 section 6: an empty array is an Invalid Request; bad JSON a Parse error."""
+    server = Session("server", version="2025-03-26")
+    assert only_error(server.receive(b"[]"))[:2] == (None, INVALID_REQUEST)
+    assert only_error(server.receive(b"[ {"))[:2] == (None, PARSE_ERROR)
