@@ -270,9 +270,12 @@ class Builder:
         return Ref(self._inline_struct(node, hint))
 
     def _inline_struct(self, node: dict[str, Any], hint: str, forced: str | None = None) -> str:
+        # Identical shapes share a class only when an override names them: a shape that merely
+        # happens to match another (``{listChanged}`` under tools and prompts) keeps its own
+        # name, so the API reads ``ServerCapabilitiesTools``, not another property's class.
         shape = json.dumps(_strip_docs(node), sort_keys=True)
-        if shape in self._shapes and forced is None:
-            return self._shapes[shape]
+        if forced is None:
+            shape = f"{hint}:{shape}"
         name = forced or hint
         if name in self._shapes.values():
             if self._shapes.get(shape) == name:

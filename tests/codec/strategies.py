@@ -287,6 +287,7 @@ class SchemaStrategies:
 
     # ------------------------------------------------------------------ builders
     def _ref(self, name: str, depth: int, *, force_open: bool) -> SearchStrategy[Pair]:
+        depth = min(depth, MAX_DEPTH)  # past the limit every level draws the same
         key = (name, depth, force_open)
         if key not in self._refs:
             # Registered first so that a (depth-bounded) cycle finds the deferred stand-in.
@@ -380,6 +381,8 @@ class SchemaStrategies:
 
     def _array(self, node: dict[str, Any], depth: int) -> SearchStrategy[Pair]:
         lo = node.get("minItems", 0)
+        if depth >= MAX_DEPTH and lo == 0:
+            return _same(st.just([]))
         hi = lo if depth >= MAX_DEPTH else max(lo, min(MAX_ITEMS, node.get("maxItems", MAX_ITEMS)))
         items = self._build(node.get("items", True), depth + 1)
         return st.lists(items, min_size=lo, max_size=hi).map(_unzip_list)

@@ -47,8 +47,10 @@ from .types import (
     GetPromptResult,
     GetPromptResultResponseResultUnion,
     GetTaskPayloadRequest,
+    GetTaskPayloadRequestParams,
     GetTaskPayloadResult,
     GetTaskRequest,
+    GetTaskRequestParams,
     GetTaskResult,
     InitializedNotification,
     InitializeRequest,
@@ -434,12 +436,12 @@ C2S_CANCEL_TASK: Final[MethodInfo[CancelTaskRequestParams, CancelTaskResult]] = 
 )
 """``tasks/cancel``: request, client to server."""
 
-C2S_GET_TASK: Final[MethodInfo[CancelTaskRequestParams, GetTaskResult]] = MethodInfo(
+C2S_GET_TASK: Final[MethodInfo[GetTaskRequestParams, GetTaskResult]] = MethodInfo(
     method="tasks/get",
     direction="client_to_server",
     kind="request",
     message_type=GetTaskRequest,
-    params_type=CancelTaskRequestParams,
+    params_type=GetTaskRequestParams,
     params_required=False,
     result_type=GetTaskResult,
     wire_result_type=GetTaskResult,
@@ -464,12 +466,12 @@ C2S_LIST_TASKS: Final[MethodInfo[PaginatedRequestParams, ListTasksResult]] = Met
 )
 """``tasks/list``: request, client to server."""
 
-C2S_GET_TASK_PAYLOAD: Final[MethodInfo[CancelTaskRequestParams, GetTaskPayloadResult]] = MethodInfo(
+C2S_GET_TASK_PAYLOAD: Final[MethodInfo[GetTaskPayloadRequestParams, GetTaskPayloadResult]] = MethodInfo(
     method="tasks/result",
     direction="client_to_server",
     kind="request",
     message_type=GetTaskPayloadRequest,
-    params_type=CancelTaskRequestParams,
+    params_type=GetTaskPayloadRequestParams,
     params_required=False,
     result_type=GetTaskPayloadResult,
     wire_result_type=GetTaskPayloadResult,
@@ -734,12 +736,12 @@ S2C_CANCEL_TASK: Final[MethodInfo[CancelTaskRequestParams, CancelTaskResult]] = 
 )
 """``tasks/cancel``: request, server to client."""
 
-S2C_GET_TASK: Final[MethodInfo[CancelTaskRequestParams, GetTaskResult]] = MethodInfo(
+S2C_GET_TASK: Final[MethodInfo[GetTaskRequestParams, GetTaskResult]] = MethodInfo(
     method="tasks/get",
     direction="server_to_client",
     kind="request",
     message_type=GetTaskRequest,
-    params_type=CancelTaskRequestParams,
+    params_type=GetTaskRequestParams,
     params_required=False,
     result_type=GetTaskResult,
     wire_result_type=GetTaskResult,
@@ -764,12 +766,12 @@ S2C_LIST_TASKS: Final[MethodInfo[PaginatedRequestParams, ListTasksResult]] = Met
 )
 """``tasks/list``: request, server to client."""
 
-S2C_GET_TASK_PAYLOAD: Final[MethodInfo[CancelTaskRequestParams, GetTaskPayloadResult]] = MethodInfo(
+S2C_GET_TASK_PAYLOAD: Final[MethodInfo[GetTaskPayloadRequestParams, GetTaskPayloadResult]] = MethodInfo(
     method="tasks/result",
     direction="server_to_client",
     kind="request",
     message_type=GetTaskPayloadRequest,
-    params_type=CancelTaskRequestParams,
+    params_type=GetTaskPayloadRequestParams,
     params_required=False,
     result_type=GetTaskPayloadResult,
     wire_result_type=GetTaskPayloadResult,

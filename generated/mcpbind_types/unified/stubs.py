@@ -31,7 +31,9 @@ from .types import (
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
+    GetTaskPayloadRequestParams,
     GetTaskPayloadResult,
+    GetTaskRequestParams,
     GetTaskResult,
     InitializeRequestParams,
     InitializeResult,
@@ -172,7 +174,7 @@ class ServerMethods(RequestSender):
         return await self.send_request(m.C2S_CANCEL_TASK, params, options)
 
     async def get_task(
-        self, params: CancelTaskRequestParams | None = None, /, *, options: RequestOptions | None = None
+        self, params: GetTaskRequestParams | None = None, /, *, options: RequestOptions | None = None
     ) -> GetTaskResult:
         """Send ``tasks/get``."""
         return await self.send_request(m.C2S_GET_TASK, params, options)
@@ -184,7 +186,7 @@ class ServerMethods(RequestSender):
         return await self.send_request(m.C2S_LIST_TASKS, params, options)
 
     async def get_task_payload(
-        self, params: CancelTaskRequestParams | None = None, /, *, options: RequestOptions | None = None
+        self, params: GetTaskPayloadRequestParams | None = None, /, *, options: RequestOptions | None = None
     ) -> GetTaskPayloadResult:
         """Send ``tasks/result``."""
         return await self.send_request(m.C2S_GET_TASK_PAYLOAD, params, options)
@@ -278,7 +280,7 @@ class ClientMethods(RequestSender):
         return await self.send_request(m.S2C_CANCEL_TASK, params, options)
 
     async def get_task(
-        self, params: CancelTaskRequestParams | None = None, /, *, options: RequestOptions | None = None
+        self, params: GetTaskRequestParams | None = None, /, *, options: RequestOptions | None = None
     ) -> GetTaskResult:
         """Send ``tasks/get``."""
         return await self.send_request(m.S2C_GET_TASK, params, options)
@@ -290,7 +292,7 @@ class ClientMethods(RequestSender):
         return await self.send_request(m.S2C_LIST_TASKS, params, options)
 
     async def get_task_payload(
-        self, params: CancelTaskRequestParams | None = None, /, *, options: RequestOptions | None = None
+        self, params: GetTaskPayloadRequestParams | None = None, /, *, options: RequestOptions | None = None
     ) -> GetTaskPayloadResult:
         """Send ``tasks/result``."""
         return await self.send_request(m.S2C_GET_TASK_PAYLOAD, params, options)

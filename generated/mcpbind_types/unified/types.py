@@ -85,8 +85,10 @@ __all__ = [
     "GetPromptResultResponse",
     "GetPromptResultResponseResultUnion",
     "GetTaskPayloadRequest",
+    "GetTaskPayloadRequestParams",
     "GetTaskPayloadResult",
     "GetTaskRequest",
+    "GetTaskRequestParams",
     "GetTaskResult",
     "HeaderMismatchError",
     "HeaderMismatchErrorError",
@@ -129,9 +131,11 @@ __all__ = [
     "ListPromptsResult",
     "ListPromptsResultResponse",
     "ListResourceTemplatesRequest",
+    "ListResourceTemplatesRequestParams",
     "ListResourceTemplatesResult",
     "ListResourceTemplatesResultResponse",
     "ListResourcesRequest",
+    "ListResourcesRequestParams",
     "ListResourcesResult",
     "ListResourcesResultResponse",
     "ListRootsRequest",
@@ -140,6 +144,7 @@ __all__ = [
     "ListTasksRequest",
     "ListTasksResult",
     "ListToolsRequest",
+    "ListToolsRequestParams",
     "ListToolsResult",
     "ListToolsResultResponse",
     "LoggingLevel",
@@ -206,6 +211,7 @@ __all__ = [
     "ServerCapabilitiesTasks",
     "ServerCapabilitiesTasksRequests",
     "ServerCapabilitiesTasksRequestsTools",
+    "ServerCapabilitiesTools",
     "ServerNotification",
     "ServerRequest",
     "ServerResult",
@@ -235,6 +241,7 @@ __all__ = [
     "TitledMultiSelectEnumSchemaItems",
     "TitledMultiSelectEnumSchemaItemsAnyOfItem",
     "TitledSingleSelectEnumSchema",
+    "TitledSingleSelectEnumSchemaOneOfItem",
     "Tool",
     "ToolAnnotations",
     "ToolChoice",
@@ -986,7 +993,14 @@ class GetTaskPayloadRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_de
 
     id: RequestId
     jsonrpc: Literal["2.0"]
-    params: CancelTaskRequestParams
+    params: GetTaskPayloadRequestParams
+
+
+class GetTaskPayloadRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    task_id: str = msgspec.field(name="taskId")
+    """The task identifier to retrieve results for."""
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """Reserved for protocol metadata (inherited from the base params)."""
 
 
 class GetTaskRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="tasks/get"):
@@ -994,7 +1008,14 @@ class GetTaskRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=
 
     id: RequestId
     jsonrpc: Literal["2.0"]
-    params: CancelTaskRequestParams
+    params: GetTaskRequestParams
+
+
+class GetTaskRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    task_id: str = msgspec.field(name="taskId")
+    """The task identifier to query."""
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """Reserved for protocol metadata (inherited from the base params)."""
 
 
 class HeaderMismatchError(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -1368,6 +1389,15 @@ class ListResourceTemplatesRequest(msgspec.Struct, kw_only=True, gc=False, repr_
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
+class ListResourceTemplatesRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    cursor: str | UnsetType = UNSET
+    """An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
+    """
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """Reserved for protocol metadata (inherited from the base params)."""
+
+
 class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """The result returned by the server for a {@link ListResourceTemplatesRequestresources/templates/list} request."""
 
@@ -1424,6 +1454,15 @@ class ListResourcesRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_def
     id: RequestId | UnsetType = UNSET
     jsonrpc: Literal["2.0"] | UnsetType = UNSET
     params: PaginatedRequestParams | UnsetType = UNSET
+
+
+class ListResourcesRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    cursor: str | UnsetType = UNSET
+    """An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
+    """
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """Reserved for protocol metadata (inherited from the base params)."""
 
 
 class ListResourcesResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -1532,6 +1571,15 @@ class ListToolsRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_default
     id: RequestId | UnsetType = UNSET
     jsonrpc: Literal["2.0"] | UnsetType = UNSET
     params: PaginatedRequestParams | UnsetType = UNSET
+
+
+class ListToolsRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    cursor: str | UnsetType = UNSET
+    """An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
+    """
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """Reserved for protocol metadata (inherited from the base params)."""
 
 
 class ListToolsResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -2280,7 +2328,7 @@ class ServerCapabilities(msgspec.Struct, kw_only=True, gc=False, repr_omit_defau
     """Present if the server offers any prompt templates."""
     resources: ServerCapabilitiesResources | UnsetType = UNSET
     """Present if the server offers any resources to read."""
-    tools: ServerCapabilitiesPrompts | UnsetType = UNSET
+    tools: ServerCapabilitiesTools | UnsetType = UNSET
     """Present if the server offers any tools to call."""
     tasks: ServerCapabilitiesTasks | UnsetType = UNSET
     """Present if the server supports task-augmented requests."""
@@ -2325,6 +2373,13 @@ class ServerCapabilitiesTasksRequestsTools(msgspec.Struct, kw_only=True, gc=Fals
 
     call: dict[str, Any] | UnsetType = UNSET
     """Whether the server supports task-augmented tools/call requests."""
+
+
+class ServerCapabilitiesTools(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    """Present if the server offers any tools to call."""
+
+    list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
+    """Whether this server supports notifications for changes to the tool list."""
 
 
 class SetLevelRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="logging/setLevel"):
@@ -2635,7 +2690,7 @@ class TitledMultiSelectEnumSchemaItemsAnyOfItem(msgspec.Struct, kw_only=True, gc
 class TitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Schema for single-selection enumeration with display titles for each option."""
 
-    one_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = msgspec.field(name="oneOf")
+    one_of: list[TitledSingleSelectEnumSchemaOneOfItem] = msgspec.field(name="oneOf")
     """Array of enum options with values and display labels."""
     type: Literal["string"]
     default: str | UnsetType = UNSET
@@ -2644,6 +2699,13 @@ class TitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, gc=False, repr_
     """Optional description for the enum field."""
     title: str | UnsetType = UNSET
     """Optional title for the enum field."""
+
+
+class TitledSingleSelectEnumSchemaOneOfItem(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    const: str
+    """The enum value."""
+    title: str
+    """Display label for this option."""
 
 
 class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):

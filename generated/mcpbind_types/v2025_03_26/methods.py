@@ -38,12 +38,15 @@ from .types import (
     ListPromptsRequestParams,
     ListPromptsResult,
     ListResourcesRequest,
+    ListResourcesRequestParams,
     ListResourcesResult,
     ListResourceTemplatesRequest,
+    ListResourceTemplatesRequestParams,
     ListResourceTemplatesResult,
     ListRootsRequest,
     ListRootsResult,
     ListToolsRequest,
+    ListToolsRequestParams,
     ListToolsResult,
     LoggingMessageNotification,
     LoggingMessageNotificationParams,
@@ -56,12 +59,15 @@ from .types import (
     ReadResourceResult,
     ResourceListChangedNotification,
     ResourceUpdatedNotification,
+    ResourceUpdatedNotificationParams,
     RootsListChangedNotification,
     SetLevelRequest,
     SetLevelRequestParams,
     SubscribeRequest,
+    SubscribeRequestParams,
     ToolListChangedNotification,
     UnsubscribeRequest,
+    UnsubscribeRequestParams,
 )
 
 __all__ = [
@@ -248,12 +254,12 @@ C2S_LIST_PROMPTS: Final[MethodInfo[ListPromptsRequestParams, ListPromptsResult]]
 )
 """``prompts/list``: request, client to server."""
 
-C2S_LIST_RESOURCES: Final[MethodInfo[ListPromptsRequestParams, ListResourcesResult]] = MethodInfo(
+C2S_LIST_RESOURCES: Final[MethodInfo[ListResourcesRequestParams, ListResourcesResult]] = MethodInfo(
     method="resources/list",
     direction="client_to_server",
     kind="request",
     message_type=ListResourcesRequest,
-    params_type=ListPromptsRequestParams,
+    params_type=ListResourcesRequestParams,
     params_required=False,
     result_type=ListResourcesResult,
     wire_result_type=ListResourcesResult,
@@ -278,12 +284,12 @@ C2S_READ_RESOURCE: Final[MethodInfo[ReadResourceRequestParams, ReadResourceResul
 )
 """``resources/read``: request, client to server."""
 
-C2S_SUBSCRIBE: Final[MethodInfo[ReadResourceRequestParams, EmptyResult]] = MethodInfo(
+C2S_SUBSCRIBE: Final[MethodInfo[SubscribeRequestParams, EmptyResult]] = MethodInfo(
     method="resources/subscribe",
     direction="client_to_server",
     kind="request",
     message_type=SubscribeRequest,
-    params_type=ReadResourceRequestParams,
+    params_type=SubscribeRequestParams,
     params_required=True,
     result_type=EmptyResult,
     wire_result_type=EmptyResult,
@@ -293,12 +299,12 @@ C2S_SUBSCRIBE: Final[MethodInfo[ReadResourceRequestParams, EmptyResult]] = Metho
 )
 """``resources/subscribe``: request, client to server."""
 
-C2S_LIST_RESOURCE_TEMPLATES: Final[MethodInfo[ListPromptsRequestParams, ListResourceTemplatesResult]] = MethodInfo(
+C2S_LIST_RESOURCE_TEMPLATES: Final[MethodInfo[ListResourceTemplatesRequestParams, ListResourceTemplatesResult]] = MethodInfo(
     method="resources/templates/list",
     direction="client_to_server",
     kind="request",
     message_type=ListResourceTemplatesRequest,
-    params_type=ListPromptsRequestParams,
+    params_type=ListResourceTemplatesRequestParams,
     params_required=False,
     result_type=ListResourceTemplatesResult,
     wire_result_type=ListResourceTemplatesResult,
@@ -308,12 +314,12 @@ C2S_LIST_RESOURCE_TEMPLATES: Final[MethodInfo[ListPromptsRequestParams, ListReso
 )
 """``resources/templates/list``: request, client to server."""
 
-C2S_UNSUBSCRIBE: Final[MethodInfo[ReadResourceRequestParams, EmptyResult]] = MethodInfo(
+C2S_UNSUBSCRIBE: Final[MethodInfo[UnsubscribeRequestParams, EmptyResult]] = MethodInfo(
     method="resources/unsubscribe",
     direction="client_to_server",
     kind="request",
     message_type=UnsubscribeRequest,
-    params_type=ReadResourceRequestParams,
+    params_type=UnsubscribeRequestParams,
     params_required=True,
     result_type=EmptyResult,
     wire_result_type=EmptyResult,
@@ -338,12 +344,12 @@ C2S_CALL_TOOL: Final[MethodInfo[CallToolRequestParams, CallToolResult]] = Method
 )
 """``tools/call``: request, client to server."""
 
-C2S_LIST_TOOLS: Final[MethodInfo[ListPromptsRequestParams, ListToolsResult]] = MethodInfo(
+C2S_LIST_TOOLS: Final[MethodInfo[ListToolsRequestParams, ListToolsResult]] = MethodInfo(
     method="tools/list",
     direction="client_to_server",
     kind="request",
     message_type=ListToolsRequest,
-    params_type=ListPromptsRequestParams,
+    params_type=ListToolsRequestParams,
     params_required=False,
     result_type=ListToolsResult,
     wire_result_type=ListToolsResult,
@@ -428,12 +434,12 @@ S2C_RESOURCE_LIST_CHANGED: Final[MethodInfo[None, None]] = MethodInfo(
 )
 """``notifications/resources/list_changed``: notification, server to client."""
 
-S2C_RESOURCE_UPDATED: Final[MethodInfo[ReadResourceRequestParams, None]] = MethodInfo(
+S2C_RESOURCE_UPDATED: Final[MethodInfo[ResourceUpdatedNotificationParams, None]] = MethodInfo(
     method="notifications/resources/updated",
     direction="server_to_client",
     kind="notification",
     message_type=ResourceUpdatedNotification,
-    params_type=ReadResourceRequestParams,
+    params_type=ResourceUpdatedNotificationParams,
     params_required=True,
     result_type=None,
     wire_result_type=None,

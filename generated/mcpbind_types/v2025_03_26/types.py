@@ -66,12 +66,15 @@ __all__ = [
     "ListPromptsRequestParams",
     "ListPromptsResult",
     "ListResourceTemplatesRequest",
+    "ListResourceTemplatesRequestParams",
     "ListResourceTemplatesResult",
     "ListResourcesRequest",
+    "ListResourcesRequestParams",
     "ListResourcesResult",
     "ListRootsRequest",
     "ListRootsResult",
     "ListToolsRequest",
+    "ListToolsRequestParams",
     "ListToolsResult",
     "LoggingLevel",
     "LoggingMessageNotification",
@@ -80,6 +83,7 @@ __all__ = [
     "ModelPreferences",
     "Notification",
     "PaginatedRequest",
+    "PaginatedRequestParams",
     "PaginatedResult",
     "PingRequest",
     "ProgressNotification",
@@ -102,25 +106,30 @@ __all__ = [
     "ResourceReference",
     "ResourceTemplate",
     "ResourceUpdatedNotification",
+    "ResourceUpdatedNotificationParams",
     "Result",
     "Role",
     "Root",
     "RootsListChangedNotification",
     "SamplingMessage",
     "ServerCapabilities",
+    "ServerCapabilitiesPrompts",
     "ServerCapabilitiesResources",
+    "ServerCapabilitiesTools",
     "ServerNotification",
     "ServerRequest",
     "ServerResult",
     "SetLevelRequest",
     "SetLevelRequestParams",
     "SubscribeRequest",
+    "SubscribeRequestParams",
     "TextContent",
     "TextResourceContents",
     "Tool",
     "ToolAnnotations",
     "ToolListChangedNotification",
     "UnsubscribeRequest",
+    "UnsubscribeRequestParams",
 ]
 
 
@@ -481,7 +490,16 @@ class ListPromptsResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaul
 class ListResourceTemplatesRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="resources/templates/list"):
     """Sent from the client to request a list of resource templates the server has."""
 
-    params: ListPromptsRequestParams | UnsetType = UNSET
+    params: ListResourceTemplatesRequestParams | UnsetType = UNSET
+
+
+class ListResourceTemplatesRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    cursor: str | UnsetType = UNSET
+    """An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
+    """
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """Reserved for protocol metadata (inherited from the base params)."""
 
 
 class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -499,7 +517,16 @@ class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, gc=False, repr_o
 class ListResourcesRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="resources/list"):
     """Sent from the client to request a list of resources the server has."""
 
-    params: ListPromptsRequestParams | UnsetType = UNSET
+    params: ListResourcesRequestParams | UnsetType = UNSET
+
+
+class ListResourcesRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    cursor: str | UnsetType = UNSET
+    """An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
+    """
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """Reserved for protocol metadata (inherited from the base params)."""
 
 
 class ListResourcesResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -541,7 +568,16 @@ class ListRootsResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults
 class ListToolsRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="tools/list"):
     """Sent from the client to request a list of tools the server has."""
 
-    params: ListPromptsRequestParams | UnsetType = UNSET
+    params: ListToolsRequestParams | UnsetType = UNSET
+
+
+class ListToolsRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    cursor: str | UnsetType = UNSET
+    """An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
+    """
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """Reserved for protocol metadata (inherited from the base params)."""
 
 
 class ListToolsResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -640,7 +676,14 @@ class Notification(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=Tr
 
 class PaginatedRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     method: str
-    params: ListPromptsRequestParams | UnsetType = UNSET
+    params: PaginatedRequestParams | UnsetType = UNSET
+
+
+class PaginatedRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    cursor: str | UnsetType = UNSET
+    """An opaque token representing the current pagination position.
+    If provided, the server should return results starting after this cursor.
+    """
 
 
 class PaginatedResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -821,7 +864,14 @@ class ResourceTemplate(msgspec.Struct, kw_only=True, gc=False, repr_omit_default
 class ResourceUpdatedNotification(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="notifications/resources/updated"):
     """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
 
-    params: ReadResourceRequestParams
+    params: ResourceUpdatedNotificationParams
+
+
+class ResourceUpdatedNotificationParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    uri: str
+    """The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to."""
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """Reserved for protocol metadata (inherited from the base params)."""
 
 
 class Root(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -864,12 +914,19 @@ class ServerCapabilities(msgspec.Struct, kw_only=True, gc=False, repr_omit_defau
     """Experimental, non-standard capabilities that the server supports."""
     logging: dict[str, Any] | UnsetType = UNSET
     """Present if the server supports sending log messages to the client."""
-    prompts: ClientCapabilitiesRoots | UnsetType = UNSET
+    prompts: ServerCapabilitiesPrompts | UnsetType = UNSET
     """Present if the server offers any prompt templates."""
     resources: ServerCapabilitiesResources | UnsetType = UNSET
     """Present if the server offers any resources to read."""
-    tools: ClientCapabilitiesRoots | UnsetType = UNSET
+    tools: ServerCapabilitiesTools | UnsetType = UNSET
     """Present if the server offers any tools to call."""
+
+
+class ServerCapabilitiesPrompts(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    """Present if the server offers any prompt templates."""
+
+    list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
+    """Whether this server supports notifications for changes to the prompt list."""
 
 
 class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -879,6 +936,13 @@ class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, gc=False, repr_o
     """Whether this server supports notifications for changes to the resource list."""
     subscribe: bool | UnsetType = UNSET
     """Whether this server supports subscribing to resource updates."""
+
+
+class ServerCapabilitiesTools(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    """Present if the server offers any tools to call."""
+
+    list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
+    """Whether this server supports notifications for changes to the tool list."""
 
 
 class SetLevelRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="logging/setLevel"):
@@ -897,7 +961,14 @@ class SetLevelRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_de
 class SubscribeRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="resources/subscribe"):
     """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
 
-    params: ReadResourceRequestParams
+    params: SubscribeRequestParams
+
+
+class SubscribeRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    uri: str
+    """The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it."""
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """Reserved for protocol metadata (inherited from the base params)."""
 
 
 class TextContent(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="type", tag="text"):
@@ -987,7 +1058,14 @@ class ToolListChangedNotification(msgspec.Struct, kw_only=True, gc=False, repr_o
 class UnsubscribeRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="resources/unsubscribe"):
     """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
 
-    params: ReadResourceRequestParams
+    params: UnsubscribeRequestParams
+
+
+class UnsubscribeRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    uri: str
+    """The URI of the resource to unsubscribe from."""
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """Reserved for protocol metadata (inherited from the base params)."""
 
 
 ClientNotification: TypeAlias = CancelledNotification | InitializedNotification | ProgressNotification | RootsListChangedNotification

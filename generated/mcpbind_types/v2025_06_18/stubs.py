@@ -28,15 +28,21 @@ from .types import (
     InitializeResult,
     ListPromptsRequestParams,
     ListPromptsResult,
+    ListResourcesRequestParams,
     ListResourcesResult,
+    ListResourceTemplatesRequestParams,
     ListResourceTemplatesResult,
     ListRootsResult,
+    ListToolsRequestParams,
     ListToolsResult,
     LoggingMessageNotificationParams,
     ProgressNotificationParams,
     ReadResourceRequestParams,
     ReadResourceResult,
+    ResourceUpdatedNotificationParams,
     SetLevelRequestParams,
+    SubscribeRequestParams,
+    UnsubscribeRequestParams,
 )
 
 __all__ = ["ClientMethods", "ServerMethods"]
@@ -100,7 +106,7 @@ class ServerMethods(RequestSender):
         return await self.send_request(m.C2S_LIST_PROMPTS, params, options)
 
     async def list_resources(
-        self, params: ListPromptsRequestParams | None = None, /, *, options: RequestOptions | None = None
+        self, params: ListResourcesRequestParams | None = None, /, *, options: RequestOptions | None = None
     ) -> ListResourcesResult:
         """Send ``resources/list``."""
         return await self.send_request(m.C2S_LIST_RESOURCES, params, options)
@@ -112,19 +118,19 @@ class ServerMethods(RequestSender):
         return await self.send_request(m.C2S_READ_RESOURCE, params, options)
 
     async def subscribe(
-        self, params: ReadResourceRequestParams, /, *, options: RequestOptions | None = None
+        self, params: SubscribeRequestParams, /, *, options: RequestOptions | None = None
     ) -> EmptyResult:
         """Send ``resources/subscribe``."""
         return await self.send_request(m.C2S_SUBSCRIBE, params, options)
 
     async def list_resource_templates(
-        self, params: ListPromptsRequestParams | None = None, /, *, options: RequestOptions | None = None
+        self, params: ListResourceTemplatesRequestParams | None = None, /, *, options: RequestOptions | None = None
     ) -> ListResourceTemplatesResult:
         """Send ``resources/templates/list``."""
         return await self.send_request(m.C2S_LIST_RESOURCE_TEMPLATES, params, options)
 
     async def unsubscribe(
-        self, params: ReadResourceRequestParams, /, *, options: RequestOptions | None = None
+        self, params: UnsubscribeRequestParams, /, *, options: RequestOptions | None = None
     ) -> EmptyResult:
         """Send ``resources/unsubscribe``."""
         return await self.send_request(m.C2S_UNSUBSCRIBE, params, options)
@@ -136,7 +142,7 @@ class ServerMethods(RequestSender):
         return await self.send_request(m.C2S_CALL_TOOL, params, options)
 
     async def list_tools(
-        self, params: ListPromptsRequestParams | None = None, /, *, options: RequestOptions | None = None
+        self, params: ListToolsRequestParams | None = None, /, *, options: RequestOptions | None = None
     ) -> ListToolsResult:
         """Send ``tools/list``."""
         return await self.send_request(m.C2S_LIST_TOOLS, params, options)
@@ -167,7 +173,7 @@ class ClientMethods(RequestSender):
         """Send ``notifications/resources/list_changed``."""
         await self.send_notification(m.S2C_RESOURCE_LIST_CHANGED, None)
 
-    async def notify_resource_updated(self, params: ReadResourceRequestParams, /) -> None:
+    async def notify_resource_updated(self, params: ResourceUpdatedNotificationParams, /) -> None:
         """Send ``notifications/resources/updated``."""
         await self.send_notification(m.S2C_RESOURCE_UPDATED, params)
 

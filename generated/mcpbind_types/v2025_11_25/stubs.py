@@ -27,7 +27,9 @@ from .types import (
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
+    GetTaskPayloadRequestParams,
     GetTaskPayloadResult,
+    GetTaskRequestParams,
     GetTaskResult,
     InitializeRequestParams,
     InitializeResult,
@@ -152,7 +154,7 @@ class ServerMethods(RequestSender):
         return await self.send_request(m.C2S_CANCEL_TASK, params, options)
 
     async def get_task(
-        self, params: CancelTaskRequestParams, /, *, options: RequestOptions | None = None
+        self, params: GetTaskRequestParams, /, *, options: RequestOptions | None = None
     ) -> GetTaskResult:
         """Send ``tasks/get``."""
         return await self.send_request(m.C2S_GET_TASK, params, options)
@@ -164,7 +166,7 @@ class ServerMethods(RequestSender):
         return await self.send_request(m.C2S_LIST_TASKS, params, options)
 
     async def get_task_payload(
-        self, params: CancelTaskRequestParams, /, *, options: RequestOptions | None = None
+        self, params: GetTaskPayloadRequestParams, /, *, options: RequestOptions | None = None
     ) -> GetTaskPayloadResult:
         """Send ``tasks/result``."""
         return await self.send_request(m.C2S_GET_TASK_PAYLOAD, params, options)
@@ -254,7 +256,7 @@ class ClientMethods(RequestSender):
         return await self.send_request(m.S2C_CANCEL_TASK, params, options)
 
     async def get_task(
-        self, params: CancelTaskRequestParams, /, *, options: RequestOptions | None = None
+        self, params: GetTaskRequestParams, /, *, options: RequestOptions | None = None
     ) -> GetTaskResult:
         """Send ``tasks/get``."""
         return await self.send_request(m.S2C_GET_TASK, params, options)
@@ -266,7 +268,7 @@ class ClientMethods(RequestSender):
         return await self.send_request(m.S2C_LIST_TASKS, params, options)
 
     async def get_task_payload(
-        self, params: CancelTaskRequestParams, /, *, options: RequestOptions | None = None
+        self, params: GetTaskPayloadRequestParams, /, *, options: RequestOptions | None = None
     ) -> GetTaskPayloadResult:
         """Send ``tasks/result``."""
         return await self.send_request(m.S2C_GET_TASK_PAYLOAD, params, options)

@@ -70,8 +70,10 @@ __all__ = [
     "GetPromptRequestParams",
     "GetPromptResult",
     "GetTaskPayloadRequest",
+    "GetTaskPayloadRequestParams",
     "GetTaskPayloadResult",
     "GetTaskRequest",
+    "GetTaskRequestParams",
     "GetTaskResult",
     "Icon",
     "Icons",
@@ -146,10 +148,12 @@ __all__ = [
     "SamplingMessage",
     "SamplingMessageContentBlock",
     "ServerCapabilities",
+    "ServerCapabilitiesPrompts",
     "ServerCapabilitiesResources",
     "ServerCapabilitiesTasks",
     "ServerCapabilitiesTasksRequests",
     "ServerCapabilitiesTasksRequestsTools",
+    "ServerCapabilitiesTools",
     "ServerNotification",
     "ServerRequest",
     "ServerResult",
@@ -171,6 +175,7 @@ __all__ = [
     "TitledMultiSelectEnumSchemaItems",
     "TitledMultiSelectEnumSchemaItemsAnyOfItem",
     "TitledSingleSelectEnumSchema",
+    "TitledSingleSelectEnumSchemaOneOfItem",
     "Tool",
     "ToolAnnotations",
     "ToolChoice",
@@ -727,7 +732,14 @@ class GetTaskPayloadRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_de
 
     id: RequestId
     jsonrpc: Literal["2.0"]
-    params: CancelTaskRequestParams
+    params: GetTaskPayloadRequestParams
+
+
+class GetTaskPayloadRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    task_id: str = msgspec.field(name="taskId")
+    """The task identifier to retrieve results for."""
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """Reserved for protocol metadata (inherited from the base params)."""
 
 
 class GetTaskRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="tasks/get"):
@@ -735,7 +747,14 @@ class GetTaskRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=
 
     id: RequestId
     jsonrpc: Literal["2.0"]
-    params: CancelTaskRequestParams
+    params: GetTaskRequestParams
+
+
+class GetTaskRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    task_id: str = msgspec.field(name="taskId")
+    """The task identifier to query."""
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """Reserved for protocol metadata (inherited from the base params)."""
 
 
 class Icon(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -1563,14 +1582,21 @@ class ServerCapabilities(msgspec.Struct, kw_only=True, gc=False, repr_omit_defau
     """Experimental, non-standard capabilities that the server supports."""
     logging: dict[str, Any] | UnsetType = UNSET
     """Present if the server supports sending log messages to the client."""
-    prompts: ClientCapabilitiesRoots | UnsetType = UNSET
+    prompts: ServerCapabilitiesPrompts | UnsetType = UNSET
     """Present if the server offers any prompt templates."""
     resources: ServerCapabilitiesResources | UnsetType = UNSET
     """Present if the server offers any resources to read."""
     tasks: ServerCapabilitiesTasks | UnsetType = UNSET
     """Present if the server supports task-augmented requests."""
-    tools: ClientCapabilitiesRoots | UnsetType = UNSET
+    tools: ServerCapabilitiesTools | UnsetType = UNSET
     """Present if the server offers any tools to call."""
+
+
+class ServerCapabilitiesPrompts(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    """Present if the server offers any prompt templates."""
+
+    list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
+    """Whether this server supports notifications for changes to the prompt list."""
 
 
 class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -1605,6 +1631,13 @@ class ServerCapabilitiesTasksRequestsTools(msgspec.Struct, kw_only=True, gc=Fals
 
     call: dict[str, Any] | UnsetType = UNSET
     """Whether the server supports task-augmented tools/call requests."""
+
+
+class ServerCapabilitiesTools(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    """Present if the server offers any tools to call."""
+
+    list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
+    """Whether this server supports notifications for changes to the tool list."""
 
 
 class SetLevelRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="logging/setLevel"):
@@ -1789,7 +1822,7 @@ class TitledMultiSelectEnumSchemaItemsAnyOfItem(msgspec.Struct, kw_only=True, gc
 class TitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Schema for single-selection enumeration with display titles for each option."""
 
-    one_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = msgspec.field(name="oneOf")
+    one_of: list[TitledSingleSelectEnumSchemaOneOfItem] = msgspec.field(name="oneOf")
     """Array of enum options with values and display labels."""
     type: Literal["string"]
     default: str | UnsetType = UNSET
@@ -1798,6 +1831,13 @@ class TitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, gc=False, repr_
     """Optional description for the enum field."""
     title: str | UnsetType = UNSET
     """Optional title for the enum field."""
+
+
+class TitledSingleSelectEnumSchemaOneOfItem(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    const: str
+    """The enum value."""
+    title: str
+    """Display label for this option."""
 
 
 class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):

@@ -164,6 +164,7 @@ __all__ = [
     "ServerCapabilities",
     "ServerCapabilitiesPrompts",
     "ServerCapabilitiesResources",
+    "ServerCapabilitiesTools",
     "ServerNotification",
     "ServerResult",
     "SingleSelectEnumSchema",
@@ -182,6 +183,7 @@ __all__ = [
     "TitledMultiSelectEnumSchemaItems",
     "TitledMultiSelectEnumSchemaItemsAnyOfItem",
     "TitledSingleSelectEnumSchema",
+    "TitledSingleSelectEnumSchemaOneOfItem",
     "Tool",
     "ToolAnnotations",
     "ToolChoice",
@@ -1942,7 +1944,7 @@ class ServerCapabilities(msgspec.Struct, kw_only=True, gc=False, repr_omit_defau
     """Present if the server offers any prompt templates."""
     resources: ServerCapabilitiesResources | UnsetType = UNSET
     """Present if the server offers any resources to read."""
-    tools: ServerCapabilitiesPrompts | UnsetType = UNSET
+    tools: ServerCapabilitiesTools | UnsetType = UNSET
     """Present if the server offers any tools to call."""
 
 
@@ -1960,6 +1962,13 @@ class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, gc=False, repr_o
     """Whether this server supports notifications for changes to the resource list."""
     subscribe: bool | UnsetType = UNSET
     """Whether this server supports subscribing to resource updates."""
+
+
+class ServerCapabilitiesTools(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    """Present if the server offers any tools to call."""
+
+    list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
+    """Whether this server supports notifications for changes to the tool list."""
 
 
 class StringSchema(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -2155,7 +2164,7 @@ class TitledMultiSelectEnumSchemaItemsAnyOfItem(msgspec.Struct, kw_only=True, gc
 class TitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Schema for single-selection enumeration with display titles for each option."""
 
-    one_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = msgspec.field(name="oneOf")
+    one_of: list[TitledSingleSelectEnumSchemaOneOfItem] = msgspec.field(name="oneOf")
     """Array of enum options with values and display labels."""
     type: Literal["string"]
     default: str | UnsetType = UNSET
@@ -2164,6 +2173,13 @@ class TitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, gc=False, repr_
     """Optional description for the enum field."""
     title: str | UnsetType = UNSET
     """Optional title for the enum field."""
+
+
+class TitledSingleSelectEnumSchemaOneOfItem(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    const: str
+    """The enum value."""
+    title: str
+    """Display label for this option."""
 
 
 class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
