@@ -1,1 +1,31 @@
-"""mcpbind: a fast, strictly typed MCP SDK."""
+"""mcpbind: a fast, strictly typed Model Context Protocol SDK generated from the official schema.
+
+The types are ``mcpbind.types`` (the generated unified superset of every protocol version).
+"""
+
+from __future__ import annotations
+
+from mcpbind_types import unified as types
+from mcpbind_types._common import RequestOptions
+
+from .client import Client, ClientHandlers, UnsupportedVersion
+from .protocol import McpError
+from .server import Context, Server, serve, serve_stdio
+from .session import RequestTimeout
+from .versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE
+
+__all__ = [
+    "HANDSHAKE_VERSIONS",
+    "LATEST_HANDSHAKE",
+    "Client",
+    "ClientHandlers",
+    "Context",
+    "McpError",
+    "RequestOptions",
+    "RequestTimeout",
+    "Server",
+    "UnsupportedVersion",
+    "serve",
+    "serve_stdio",
+    "types",
+]

@@ -79,14 +79,14 @@ def _positive(cell: str) -> float:
 def test_every_message_has_rows_with_positive_numbers(quick_output: str) -> None:
     for name in MESSAGES:
         rows = _rows(quick_output, name)
-        assert len(rows) == 2, f"{name}: expected a main row and a two-pass row"
-        main, two_pass = rows
+        assert len(rows) == 2, f"{name}: expected a main row and an other-paths row"
+        main, paths = rows
         assert len(main) == 8, main
         assert main[1].endswith(("B", "KB")), main
         for cell in main[2:]:
             _positive(cell)
-        assert len(two_pass) == 4, two_pass
-        for cell in two_pass[1:]:
+        assert len(paths) == 6, paths
+        for cell in paths[1:]:
             _positive(cell)
 
 
@@ -122,7 +122,7 @@ def test_check_exits_nonzero_only_when_a_target_fails(bench: ModuleType) -> None
     small, large = bench.build_cases()[1], bench.build_cases()[3]
 
     def row(case: object, ratio: float) -> object:
-        return bench.Row(case, ratio, 1.0, 1.0, 1.0, 1.0, 1.0)
+        return bench.Row(case, m_dec=ratio, o_dec=1.0, m_enc=1, o_enc=1, m_two=1, o_session=1)
 
     assert bench.verdict([row(small, 10.0), row(large, 1.0)])[0]
     assert not bench.verdict([row(small, 9.9), row(large, 1.0)])[0]

@@ -1,11 +1,10 @@
 """Hypothesis strategies for the JSON-schema subset of the official MCP schemas.
 
-Each strategy draws a pair ``(wire, expected)``:
-
-- ``wire`` is a JSON value valid under the *receiver's* view of the official schema: the official
-  schema with the ``tolerate`` overrides applied (a tolerated field may be absent).
-- ``expected`` is what mcpbind must re-encode after decoding ``wire``: ``wire`` plus the documented
-  override effects (an absent ``resultType`` comes back as ``"complete"``).
+Each strategy draws a ``wire`` JSON value valid under the *receiver's* view of the official schema:
+the official schema with the ``tolerate`` overrides applied (a tolerated field may be absent).
+``expected(wire)`` is what mcpbind must re-encode after decoding it: ``wire`` plus the documented
+override effects (an absent ``resultType`` comes back as ``"complete"``). Objects that take such a
+default are drawn as ``Defaults`` (a ``dict`` that remembers them), so no pairs are drawn.
 
 Supported keywords: ``type`` (also lists), ``properties``/``required``, ``additionalProperties``
 (bool or schema), ``items``, ``minItems``/``maxItems``, ``anyOf``/``oneOf``, ``allOf`` (merged),
@@ -50,7 +49,6 @@ MAX_ITEMS = 2
 #: JSON numbers that every JSON implementation round-trips exactly as integers.
 MAX_SAFE_INT = 2**53 - 1
 
-Pair = tuple[Any, Any]
 _ANNOTATIONS = frozenset({"description", "title", "$schema", "$comment", "default", "examples"})
 _HANDLED = frozenset(
     {
@@ -129,21 +127,45 @@ JSON_VALUES: SearchStrategy[Any] = st.recursive(
 )
 
 
-def _same(strategy: SearchStrategy[Any]) -> SearchStrategy[Pair]:
-    return strategy.map(lambda v: (v, v))
+class Defaults(dict[str, Any]):
+    """A drawn object whose decoder fills ``defaults`` for absent keys (``tolerate``)."""
+
+    defaults: dict[str, Any]
 
 
-def _opaque(strategy: SearchStrategy[Pair]) -> SearchStrategy[Pair]:
-    """The value is kept as an open map: no override applies anywhere inside it."""
-    return strategy.map(lambda p: (p[0], p[0]))
+def _with_defaults(defaults: dict[str, Any]) -> Callable[[dict[str, Any]], Defaults]:
+    def mark(value: dict[str, Any]) -> Defaults:
+        out = Defaults(value)
+        out.defaults = defaults
+        return out
+
+    return mark
 
 
-def _unzip_dict(pairs: dict[str, Pair]) -> Pair:
-    return {k: w for k, (w, _) in pairs.items()}, {k: e for k, (_, e) in pairs.items()}
+def _plain(value: Any) -> Any:
+    """``value`` with every ``Defaults`` mark removed: decoded as an open map, nothing is filled."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
-def _unzip_list(pairs: list[Pair]) -> Pair:
-    return [w for w, _ in pairs], [e for _, e in pairs]
+def expected(value: Any) -> Any:
+    """The JSON value mcpbind must re-encode after decoding ``value``."""
+    if isinstance(value, dict):
+        out = {k: expected(v) for k, v in value.items()}
+        if isinstance(value, Defaults):
+            out = {**{k: v for k, v in value.defaults.items() if k not in out}, **out}
+        return out
+    if isinstance(value, list):
+        return [expected(v) for v in value]
+    return value
+
+
+def _merge(parts: tuple[dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
+    declared, extra = parts
+    return {**extra, **declared}
 
 
 @cache
@@ -214,10 +236,10 @@ class SchemaStrategies:
         self.open_targets = _open_targets(version)
         self.hints = {(d, p): h for (v, d, p), h in SEMANTIC_HINTS.items() if v == version}
         self._inherit_defs, self._inherit_ids = self._inherit_meta_targets()
-        self._refs: dict[tuple[str, int, bool], SearchStrategy[Pair]] = {}
+        self._refs: dict[tuple[str, int, bool], SearchStrategy[Any]] = {}
 
     # ------------------------------------------------------------------ public
-    def definition(self, name: str) -> SearchStrategy[Pair]:
+    def definition(self, name: str) -> SearchStrategy[Any]:
         return self._ref(name, 0, force_open=False)
 
     # ------------------------------------------------------------------ helpers
@@ -286,7 +308,7 @@ class SchemaStrategies:
         return names, ids
 
     # ------------------------------------------------------------------ builders
-    def _ref(self, name: str, depth: int, *, force_open: bool) -> SearchStrategy[Pair]:
+    def _ref(self, name: str, depth: int, *, force_open: bool) -> SearchStrategy[Any]:
         depth = min(depth, MAX_DEPTH)  # past the limit every level draws the same
         key = (name, depth, force_open)
         if key not in self._refs:
@@ -306,7 +328,7 @@ class SchemaStrategies:
         owner: str | None = None,
         force_open: bool = False,
         inherit: bool = False,
-    ) -> SearchStrategy[Pair]:
+    ) -> SearchStrategy[Any]:
         if node is True:
             return self._any(depth)
         if node is False:
@@ -326,9 +348,9 @@ class SchemaStrategies:
         if "anyOf" in node or "oneOf" in node:
             return self._union(node, depth, force_open)
         if "const" in node:
-            return _same(st.just(node["const"]))
+            return st.just(node["const"])
         if "enum" in node:
-            return _same(st.sampled_from(node["enum"]))
+            return st.sampled_from(node["enum"])
         t = node.get("type")
         if isinstance(t, list):
             return st.one_of(
@@ -346,16 +368,16 @@ class SchemaStrategies:
         if t == "array":
             return self._array(node, depth)
         scalar = self._scalar(t, node)
-        return _same(scalar)
+        return scalar
 
-    def _union(self, node: dict[str, Any], depth: int, force_open: bool) -> SearchStrategy[Pair]:
+    def _union(self, node: dict[str, Any], depth: int, force_open: bool) -> SearchStrategy[Any]:
         members = node.get("anyOf", node.get("oneOf"))
         if "oneOf" in node:
             raise ValueError("oneOf: no generated instance would be checked for exclusivity")
         branches = [self._build(m, depth, force_open=force_open) for m in members]
         strategy = st.one_of(branches)
         # Union members are tried in order; an open map first accepts every value as is.
-        return _opaque(strategy) if self._is_open_map(members[0]) else strategy
+        return strategy.map(_plain) if self._is_open_map(members[0]) else strategy
 
     def _scalar(self, t: str, node: dict[str, Any]) -> SearchStrategy[Any]:
         lo, hi = node.get("minimum"), node.get("maximum")
@@ -376,16 +398,16 @@ class SchemaStrategies:
             )
         raise ValueError(f"unsupported type {t!r}")
 
-    def _any(self, depth: int) -> SearchStrategy[Pair]:
-        return _same(JSON_VALUES if depth < MAX_DEPTH else _json_scalars())
+    def _any(self, depth: int) -> SearchStrategy[Any]:
+        return JSON_VALUES if depth < MAX_DEPTH else _json_scalars()
 
-    def _array(self, node: dict[str, Any], depth: int) -> SearchStrategy[Pair]:
+    def _array(self, node: dict[str, Any], depth: int) -> SearchStrategy[Any]:
         lo = node.get("minItems", 0)
         if depth >= MAX_DEPTH and lo == 0:
-            return _same(st.just([]))
+            return st.just([])
         hi = lo if depth >= MAX_DEPTH else max(lo, min(MAX_ITEMS, node.get("maxItems", MAX_ITEMS)))
         items = self._build(node.get("items", True), depth + 1)
-        return st.lists(items, min_size=lo, max_size=hi).map(_unzip_list)
+        return st.lists(items, min_size=lo, max_size=hi)
 
     def _object(
         self,
@@ -394,7 +416,7 @@ class SchemaStrategies:
         owner: str | None,
         force_open: bool,
         inherit: bool,
-    ) -> SearchStrategy[Pair]:
+    ) -> SearchStrategy[Any]:
         props: dict[str, Any] = dict(node.get("properties", {}))
         required = set(node.get("required", []))
         tolerate = dict(self.tolerate.get(owner, {})) if owner else {}
@@ -407,31 +429,26 @@ class SchemaStrategies:
         if inherit or id(node) in self._inherit_ids:
             props.setdefault("_meta", {"type": "object"})
 
-        strategies: dict[str, SearchStrategy[Pair]] = {}
+        strategies: dict[str, SearchStrategy[Any]] = {}
         for key, sub in props.items():
             is_open = (owner or "", key) in self.open_targets or ("*", key) in self.open_targets
             strategies[key] = self._build(sub, depth + 1, force_open=is_open)
         must = {k: s for k, s in strategies.items() if k in required and k not in tolerate}
         may = {} if shallow else {k: s for k, s in strategies.items() if k not in must}
-        body = st.fixed_dictionaries(must, optional=may).map(_unzip_dict)
+        body = st.fixed_dictionaries(must, optional=may)
 
         extras = None if shallow else self._extras(node, depth, force_open)
         if extras is not None:
             declared = set(props)
             keys = _TEXT.filter(lambda k: k not in declared)
-            extra_dicts = st.dictionaries(keys, extras, max_size=MAX_ITEMS).map(_unzip_dict)
-            body = st.tuples(body, extra_dicts).map(
-                lambda t: ({**t[1][0], **t[0][0]}, {**t[1][1], **t[0][1]})
-            )
+            body = st.tuples(body, st.dictionaries(keys, extras, max_size=MAX_ITEMS)).map(_merge)
 
-        fill = {f: v for f, v in tolerate.items() if v is not None}
-        if fill:
-            body = body.map(_filler(fill))
-        return body
+        defaults = {f: v for f, v in tolerate.items() if v is not None}
+        return body.map(_with_defaults(defaults)) if defaults else body
 
     def _extras(
         self, node: dict[str, Any], depth: int, force_open: bool
-    ) -> SearchStrategy[Pair] | None:
+    ) -> SearchStrategy[Any] | None:
         ap = node.get("additionalProperties")
         if ap is False:
             return None
@@ -442,14 +459,6 @@ class SchemaStrategies:
         if force_open or not node.get("properties"):
             return self._any(depth + 1)
         return None
-
-
-def _filler(fill: dict[str, Any]) -> Callable[[Pair], Pair]:
-    def apply(pair: Pair) -> Pair:
-        wire, expected = pair
-        return wire, {**{k: v for k, v in fill.items() if k not in wire}, **expected}
-
-    return apply
 
 
 def _ref_name(ref: str) -> str:

@@ -1,0 +1,9 @@
+"""The server side: ``Server`` (decorators), ``Context`` (for handlers), and ``serve``."""
+
+from __future__ import annotations
+
+from .app import Server
+from .context import Context
+from .session import ServerSession, serve, serve_stdio
+
+__all__ = ["Context", "Server", "ServerSession", "serve", "serve_stdio"]

@@ -1,0 +1,459 @@
+"""``Server``: what a server offers (tools, resources, templates, prompts, completions) and the
+handlers that answer the standard methods from it.
+
+The server knows nothing about transports or JSON-RPC: a session (``mcpbind.session``) decodes a
+request, looks its method up in ``Server.handlers`` and awaits ``handler(params, ctx)``.
+Capabilities are inferred from what is registered.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import msgspec
+
+from mcpbind_types import unified as t
+from mcpbind_types._common import convert
+
+from ..protocol.errors import INVALID_PARAMS, McpError
+from .context import Context
+from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
+from .uritemplate import UriTemplate
+
+__all__ = ["Handler", "Server"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+Handler = Callable[[Any, Context], Awaitable[Any]]
+_RESOURCE_NOT_FOUND = -32002
+
+
+@dataclass(slots=True)
+class _Tool:
+    tool: t.Tool
+    fn: Callable[..., Any]
+    signature: ToolSignature
+
+
+@dataclass(slots=True)
+class _Resource:
+    resource: t.Resource
+    fn: Callable[..., Any]
+
+
+@dataclass(slots=True)
+class _Template:
+    template: t.ResourceTemplate
+    matcher: UriTemplate
+    fn: Callable[..., Any]
+
+
+@dataclass(slots=True)
+class _Prompt:
+    prompt: t.Prompt
+    fn: Callable[..., Any]
+    signature: ToolSignature
+
+
+@dataclass
+class Server:
+    """An MCP server: register with the decorators, then serve over any transport."""
+
+    name: str
+    version: str = "0.1.0"
+    instructions: str | None = None
+    page_size: int = 100
+    title: str | None = None
+    tools: dict[str, _Tool] = field(default_factory=dict, repr=False)
+    resources: dict[str, _Resource] = field(default_factory=dict, repr=False)
+    templates: dict[str, _Template] = field(default_factory=dict, repr=False)
+    prompts: dict[str, _Prompt] = field(default_factory=dict, repr=False)
+    completion_handler: Callable[..., Awaitable[Any]] | None = field(default=None, repr=False)
+    custom: dict[str, Handler] = field(default_factory=dict, repr=False)
+    _listeners: list[Callable[[str], None]] = field(default_factory=list, repr=False)
+
+    # ------------------------------------------------------------------ registration
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: t.ToolAnnotations | None = None,
+        icons: Sequence[t.Icon] | None = None,
+        structured_output: bool | None = None,
+    ) -> Callable[[F], F]:
+        """Register a tool. Its input schema comes from the type hints; arguments are
+        validated before the function runs; a structured return type gives an output schema."""
+
+        def register(fn: F) -> F:
+            sig = ToolSignature.from_function(
+                fn, context_type=Context, structured_output=structured_output
+            )
+            tool_name = name or sig.name
+            if not is_valid_tool_name(tool_name):
+                raise ValueError(f"invalid tool name {tool_name!r} (1-128 of A-Z a-z 0-9 _ - .)")
+            tool = t.Tool(name=tool_name, input_schema=sig.input_schema)
+            if sig.output_schema is not None:
+                tool.output_schema = sig.output_schema
+            if title is not None:
+                tool.title = title
+            if (desc := description or sig.description) is not None:
+                tool.description = desc
+            if annotations is not None:
+                tool.annotations = annotations
+            if icons:
+                tool.icons = list(icons)
+            self.tools[tool_name] = _Tool(tool, fn, sig)
+            self._changed("tools")
+            return fn
+
+        return register
+
+    def remove_tool(self, name: str) -> None:
+        del self.tools[name]
+        self._changed("tools")
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> Callable[[F], F]:
+        """Register a fixed resource; the function returns ``str``, ``bytes`` or contents."""
+
+        def register(fn: F) -> F:
+            res = t.Resource(name=name or fn.__name__, uri=uri)
+            _set_optional(
+                res, title=title, mime_type=mime_type, description=description or _doc(fn)
+            )
+            self.resources[uri] = _Resource(res, fn)
+            self._changed("resources")
+            return fn
+
+        return register
+
+    def resource_template(
+        self,
+        uri_template: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> Callable[[F], F]:
+        """Register an RFC 6570 template; matched variables become keyword arguments."""
+
+        def register(fn: F) -> F:
+            matcher = UriTemplate(uri_template)
+            tpl = t.ResourceTemplate(name=name or fn.__name__, uri_template=uri_template)
+            _set_optional(
+                tpl, title=title, mime_type=mime_type, description=description or _doc(fn)
+            )
+            self.templates[uri_template] = _Template(tpl, matcher, fn)
+            self._changed("resources")
+            return fn
+
+        return register
+
+    def prompt(
+        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+    ) -> Callable[[F], F]:
+        """Register a prompt; its string parameters are the prompt's arguments."""
+
+        def register(fn: F) -> F:
+            sig = ToolSignature.from_function(fn, context_type=Context, structured_output=False)
+            props: dict[str, Any] = sig.input_schema.get("properties", {})
+            required = set(sig.input_schema.get("required", []))
+            args = []
+            for arg_name in sig.parameters:
+                arg = t.PromptArgument(name=arg_name, required=arg_name in required)
+                if (d := props.get(arg_name, {}).get("description")) is not None:
+                    arg.description = d
+                args.append(arg)
+            p = t.Prompt(name=name or sig.name, arguments=args)
+            _set_optional(p, title=title, description=description or sig.description)
+            self.prompts[p.name] = _Prompt(p, fn, sig)
+            self._changed("prompts")
+            return fn
+
+        return register
+
+    def completion(self) -> Callable[[F], F]:
+        """Register the completion handler: ``fn(ref, argument, context) -> list[str]``."""
+
+        def register(fn: F) -> F:
+            self.completion_handler = fn
+            return fn
+
+        return register
+
+    def method(self, name: str) -> Callable[[Handler], Handler]:
+        """Low level: handle any method (custom ones included) with ``fn(params, ctx)``."""
+
+        def register(fn: Handler) -> Handler:
+            self.custom[name] = fn
+            return fn
+
+        return register
+
+    # ------------------------------------------------------------------ capabilities
+    def capabilities(self) -> t.ServerCapabilities:
+        caps = t.ServerCapabilities(logging={})
+        if self.tools:
+            caps.tools = t.ServerCapabilitiesTools(list_changed=True)
+        if self.resources or self.templates:
+            caps.resources = t.ServerCapabilitiesResources(list_changed=True, subscribe=True)
+        if self.prompts:
+            caps.prompts = t.ServerCapabilitiesPrompts(list_changed=True)
+        if self.completion_handler is not None:
+            caps.completions = {}
+        return caps
+
+    def info(self) -> t.Implementation:
+        impl = t.Implementation(name=self.name, version=self.version)
+        if self.title is not None:
+            impl.title = self.title
+        return impl
+
+    def on_change(self, listener: Callable[[str], None]) -> Callable[[], None]:
+        """Sessions subscribe here to send (debounced) ``list_changed`` notifications."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _changed(self, what: str) -> None:
+        for listener in list(self._listeners):
+            listener(what)
+
+    # ------------------------------------------------------------------ handlers
+    @property
+    def handlers(self) -> dict[str, Handler]:
+        table: dict[str, Handler] = {
+            "tools/list": self._list_tools,
+            "tools/call": self._call_tool,
+            "resources/list": self._list_resources,
+            "resources/templates/list": self._list_templates,
+            "resources/read": self._read_resource,
+            "prompts/list": self._list_prompts,
+            "prompts/get": self._get_prompt,
+            "completion/complete": self._complete,
+        }
+        table.update(self.custom)
+        return table
+
+    async def _list_tools(self, params: Any, ctx: Context) -> t.ListToolsResult:
+        page, cursor = self._page([x.tool for x in self.tools.values()], params)
+        result = t.ListToolsResult(tools=page)
+        if cursor:
+            result.next_cursor = cursor
+        return result
+
+    async def _call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> t.CallToolResult:
+        entry = self.tools.get(params.name)
+        if entry is None:
+            raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+        args = params.arguments if isinstance(params.arguments, dict) else None
+        try:
+            kwargs = entry.signature.bind(args)
+        except ToolArgumentsError as exc:
+            raise McpError(
+                INVALID_PARAMS, f"Invalid arguments for tool {params.name}: {exc}"
+            ) from None
+        kwargs.update(_context_kwargs(entry.signature, ctx))
+        try:
+            value = await _maybe_await(entry.fn(**kwargs))
+        except McpError:
+            raise
+        except Exception as exc:  # a tool error is reported to the model, not as a protocol error
+            return t.CallToolResult(
+                content=[t.TextContent(text=str(exc) or type(exc).__name__)], is_error=True
+            )
+        return _tool_result(value, entry.signature)
+
+    async def _list_resources(self, params: Any, ctx: Context) -> t.ListResourcesResult:
+        page, cursor = self._page([x.resource for x in self.resources.values()], params)
+        result = t.ListResourcesResult(resources=page)
+        if cursor:
+            result.next_cursor = cursor
+        return result
+
+    async def _list_templates(self, params: Any, ctx: Context) -> t.ListResourceTemplatesResult:
+        page, cursor = self._page([x.template for x in self.templates.values()], params)
+        result = t.ListResourceTemplatesResult(resource_templates=page)
+        if cursor:
+            result.next_cursor = cursor
+        return result
+
+    async def _read_resource(
+        self, params: t.ReadResourceRequestParams, ctx: Context
+    ) -> t.ReadResourceResult:
+        uri = params.uri
+        fixed = self.resources.get(uri)
+        if fixed is not None:
+            value = await _maybe_await(_call(fixed.fn, {}, ctx))
+            mime = fixed.resource.mime_type
+            return t.ReadResourceResult(contents=_contents(uri, value, mime))
+        for tpl in self.templates.values():
+            match = tpl.matcher.match(uri)
+            if match is not None:
+                value = await _maybe_await(_call(tpl.fn, dict(match), ctx))
+                return t.ReadResourceResult(contents=_contents(uri, value, tpl.template.mime_type))
+        raise McpError(_RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+
+    async def _list_prompts(self, params: Any, ctx: Context) -> t.ListPromptsResult:
+        page, cursor = self._page([x.prompt for x in self.prompts.values()], params)
+        result = t.ListPromptsResult(prompts=page)
+        if cursor:
+            result.next_cursor = cursor
+        return result
+
+    async def _get_prompt(
+        self, params: t.GetPromptRequestParams, ctx: Context
+    ) -> t.GetPromptResult:
+        entry = self.prompts.get(params.name)
+        if entry is None:
+            raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
+        args = params.arguments if isinstance(params.arguments, dict) else None
+        try:
+            kwargs = entry.signature.bind(args)
+        except ToolArgumentsError as exc:
+            raise McpError(
+                INVALID_PARAMS, f"Invalid arguments for prompt {params.name}: {exc}"
+            ) from None
+        kwargs.update(_context_kwargs(entry.signature, ctx))
+        value = await _maybe_await(entry.fn(**kwargs))
+        return _prompt_result(value, entry.prompt)
+
+    async def _complete(self, params: t.CompleteRequestParams, ctx: Context) -> t.CompleteResult:
+        if self.completion_handler is None:
+            raise McpError(-32601, "Method not found: completion/complete")
+        context = (
+            params.context.arguments if not isinstance(params.context, msgspec.UnsetType) else None
+        )
+        value = await self.completion_handler(params.ref, params.argument, context)
+        if isinstance(value, t.CompleteResult):
+            return value
+        values = list(value)[:100]
+        return t.CompleteResult(
+            completion=t.CompleteResultCompletion(
+                values=values, total=len(list(value)), has_more=len(list(value)) > 100
+            )
+        )
+
+    # ------------------------------------------------------------------ pagination
+    def _page(self, items: list[Any], params: Any) -> tuple[list[Any], str | None]:
+        cursor = getattr(params, "cursor", None) if params is not None else None
+        start = _decode_cursor(cursor) if isinstance(cursor, str) else 0
+        end = start + self.page_size
+        next_cursor = _encode_cursor(end) if end < len(items) else None
+        return items[start:end], next_cursor
+
+
+# ---------------------------------------------------------------------- helpers
+def _doc(fn: Callable[..., Any]) -> str | None:
+    doc = inspect.getdoc(fn)
+    return doc.split("\n\n")[0].replace("\n", " ") if doc else None
+
+
+def _set_optional(obj: Any, **values: Any) -> None:
+    for key, value in values.items():
+        if value is not None:
+            setattr(obj, key, value)
+
+
+def _encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"o": offset}).encode()).decode()
+
+
+def _decode_cursor(cursor: str) -> int:
+    try:
+        offset = json.loads(base64.urlsafe_b64decode(cursor.encode()))["o"]
+    except Exception:
+        raise McpError(INVALID_PARAMS, "Invalid cursor") from None
+    if not isinstance(offset, int) or offset < 0:
+        raise McpError(INVALID_PARAMS, "Invalid cursor")
+    return offset
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _context_kwargs(sig: ToolSignature, ctx: Context) -> dict[str, Any]:
+    return {name: ctx for name in sig.skipped}
+
+
+def _call(fn: Callable[..., Any], kwargs: dict[str, Any], ctx: Context) -> Any:
+    params = inspect.signature(fn).parameters
+    for name, p in params.items():
+        if p.annotation in (Context, "Context"):
+            kwargs[name] = ctx
+    return fn(**{k: v for k, v in kwargs.items() if k in params})
+
+
+_CONTENT = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.EmbeddedResource)
+
+
+def _tool_result(value: Any, sig: ToolSignature) -> t.CallToolResult:
+    if isinstance(value, t.CallToolResult):
+        return value
+    if isinstance(value, _CONTENT):
+        return t.CallToolResult(content=[value])
+    if isinstance(value, list) and value and all(isinstance(v, _CONTENT) for v in value):
+        return t.CallToolResult(content=list(value))
+    structured = sig.structured(value) if sig.output_schema is not None else None
+    if isinstance(value, str):
+        text = value
+    elif value is None:
+        text = ""
+    else:
+        text = msgspec.json.encode(value).decode()
+    result = t.CallToolResult(
+        content=[t.TextContent(text=text)] if text or value is not None else []
+    )
+    if structured is not None:
+        result.structured_content = structured
+    return result
+
+
+def _contents(uri: str, value: Any, mime: Any) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, t.TextResourceContents | t.BlobResourceContents):
+        return [value]
+    if isinstance(value, bytes):
+        blob = t.BlobResourceContents(blob=base64.b64encode(value).decode(), uri=uri)
+        if isinstance(mime, str):
+            blob.mime_type = mime
+        return [blob]
+    text = t.TextResourceContents(
+        text=value if isinstance(value, str) else json.dumps(value), uri=uri
+    )
+    if isinstance(mime, str):
+        text.mime_type = mime
+    return [text]
+
+
+def _prompt_result(value: Any, prompt: t.Prompt) -> t.GetPromptResult:
+    if isinstance(value, t.GetPromptResult):
+        return value
+    items: Iterable[Any] = value if isinstance(value, list) else [value]
+    messages = []
+    for item in items:
+        if isinstance(item, t.PromptMessage):
+            messages.append(item)
+        elif isinstance(item, str):
+            messages.append(t.PromptMessage(content=t.TextContent(text=item), role="user"))
+        else:
+            messages.append(convert(item, t.PromptMessage))
+    result = t.GetPromptResult(messages=messages)
+    if isinstance(prompt.description, str):
+        result.description = prompt.description
+    return result

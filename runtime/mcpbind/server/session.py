@@ -1,0 +1,175 @@
+"""One client's session with a ``Server``: the handshake, the built-in methods, the handler
+contexts, and the notifications a session sends (list changes, resource updates, logging).
+
+``serve(server, transport)`` runs a session until the client goes away; ``serve_stdio(server)``
+is the ``python -m`` entry for a stdio server.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import anyio
+
+from mcpbind_types import unified as t
+from mcpbind_types._common import MethodInfo, RequestOptions
+from mcpbind_types.unified import methods as m
+
+from ..protocol import (
+    METHOD_NOT_FOUND,
+    McpError,
+    NotificationReceived,
+    RequestReceived,
+    Session,
+    SessionOptions,
+    has_capability,
+)
+from ..session import Connection
+from ..transports import Transport
+from ..versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE
+from .app import Server
+from .context import Context
+
+__all__ = ["ServerSession", "serve", "serve_stdio"]
+
+_LIST_CHANGED = {
+    "tools": m.S2C_TOOL_LIST_CHANGED,
+    "resources": m.S2C_RESOURCE_LIST_CHANGED,
+    "prompts": m.S2C_PROMPT_LIST_CHANGED,
+}
+
+
+class ServerSession:
+    """The server side of one connection. Implements the handler context's ``Peer``."""
+
+    def __init__(
+        self,
+        server: Server,
+        transport: Transport,
+        *,
+        options: SessionOptions | None = None,
+        debounce: float = 0.05,
+    ) -> None:
+        self.server = server
+        self.core = Session("server", None, options)
+        self.core.set_local_capabilities(server.capabilities())
+        self.connection = Connection(
+            self.core, transport, on_request=self._on_request, on_notification=self._on_notification
+        )
+        self.log_level: str | None = None
+        self.subscriptions: set[str] = set()
+        self.client_info: t.Implementation | None = None
+        self.initialized = anyio.Event()
+        self._debounce = debounce
+        self._dirty: set[str] = set()
+        self._flush_scheduled = False
+
+    # ------------------------------------------------------------------ Peer (for Context)
+    async def send_request(
+        self, method: MethodInfo[Any, Any], params: Any, options: RequestOptions | None = None
+    ) -> Any:
+        return await self.connection.request(method.method, params, options)
+
+    async def send_notification(self, method: MethodInfo[Any, None], params: Any) -> None:
+        await self.connection.notify(method.method, params)
+
+    def peer_has_capability(self, path: tuple[str, ...]) -> bool:
+        return has_capability(self.core.peer_capabilities, path)
+
+    # ------------------------------------------------------------------ running
+    async def run(self) -> None:
+        """Serve until the client disconnects."""
+        unsubscribe = self.server.on_change(self._mark_changed)
+        try:
+            async with self.connection:
+                await self.connection.wait_closed()
+        finally:
+            unsubscribe()
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """``notifications/resources/updated`` if this client subscribed to ``uri``."""
+        if uri in self.subscriptions and not self.connection.closed:
+            await self.connection.notify(
+                m.S2C_RESOURCE_UPDATED.method, t.ResourceUpdatedNotificationParams(uri=uri)
+            )
+
+    # ------------------------------------------------------------------ list_changed
+    def _mark_changed(self, what: str) -> None:
+        if not self.initialized.is_set() or self.connection._tg is None:
+            return  # before the handshake the client will list anyway
+        self._dirty.add(what)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.connection._tg.start_soon(self._flush)
+
+    async def _flush(self) -> None:
+        await anyio.sleep(self._debounce)  # many registrations -> one notification per list
+        self._flush_scheduled = False
+        dirty, self._dirty = self._dirty, set()
+        for what in sorted(dirty):
+            if not self.connection.closed:
+                await self.connection.notify(_LIST_CHANGED[what].method, None)
+
+    # ------------------------------------------------------------------ dispatch
+    async def _on_notification(self, event: NotificationReceived) -> None:
+        if event.method == "notifications/initialized":
+            self.initialized.set()
+
+    async def _on_request(self, event: RequestReceived) -> Any:
+        method = event.method
+        if method == "initialize":
+            return self._initialize(event.params)
+        if method == "ping":
+            return {}
+        if method == "logging/setLevel":
+            self.log_level = event.params.level
+            return {}
+        if method == "resources/subscribe":
+            self.subscriptions.add(event.params.uri)
+            return {}
+        if method == "resources/unsubscribe":
+            self.subscriptions.discard(event.params.uri)
+            return {}
+        handler = self.server.handlers.get(method)
+        if handler is None:
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        ctx = Context(
+            peer=self,
+            request_id=event.id,
+            progress_token=event.progress_token,
+            is_cancelled=lambda: event.id not in self.core.inflight_ids(),
+        )
+        return await handler(event.params, ctx)
+
+    def _initialize(self, params: t.InitializeRequestParams) -> t.InitializeResult:
+        requested = params.protocol_version
+        version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE
+        self.client_info = params.client_info
+        result = t.InitializeResult(
+            capabilities=self.server.capabilities(),
+            protocol_version=version,
+            server_info=self.server.info(),
+        )
+        if self.server.instructions is not None:
+            result.instructions = self.server.instructions
+        return result
+
+
+async def serve(server: Server, transport: Transport, **options: Any) -> None:
+    """Run one session of ``server`` over ``transport`` until the client goes away."""
+    await ServerSession(server, transport, **options).run()
+
+
+def serve_stdio(server: Server) -> None:
+    """Serve ``server`` over stdin/stdout (the stdio transport); returns on stdin EOF."""
+    from ..transports import StdioServerTransport
+
+    async def main() -> None:
+        transport = StdioServerTransport()
+        await serve(server, transport)
+
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:  # pragma: no cover - interactive
+        sys.exit(130)

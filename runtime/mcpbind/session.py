@@ -1,0 +1,295 @@
+"""The async driver of one connection: the sans-I/O core plus a transport plus tasks.
+
+``Connection`` reads messages in one task, hands them to the core, resolves waiting callers,
+runs inbound requests as concurrent tasks (each in its own cancel scope, so an inbound
+``notifications/cancelled`` interrupts exactly that handler), and fails every pending call at
+once when the transport closes. Every cancellation path is explicit: a caller's cancel scope,
+a timeout, an inbound cancel, and the peer going away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import msgspec
+from anyio.abc import TaskGroup
+
+from mcpbind_types._common import RequestOptions
+
+from .protocol import (
+    CONNECTION_CLOSED,
+    INVALID_REQUEST,
+    REQUEST_TIMEOUT,
+    Cancelled,
+    ErrorReceived,
+    McpError,
+    NotificationReceived,
+    Outgoing,
+    ProgressReceived,
+    RequestId,
+    RequestReceived,
+    ResponseReceived,
+    Session,
+)
+from .transports import MessageTooLarge, Transport, TransportClosed
+
+__all__ = ["Connection", "RequestHandler", "NotificationHandler", "RequestTimeout"]
+
+logger = logging.getLogger("mcpbind.session")
+
+RequestHandler = Callable[[RequestReceived], Awaitable[Any]]
+NotificationHandler = Callable[[NotificationReceived], Awaitable[None]]
+
+
+class RequestTimeout(McpError):
+    """A request got no response within its timeout; the peer was sent a cancellation."""
+
+    def __init__(self, method: str, seconds: float) -> None:
+        super().__init__(REQUEST_TIMEOUT, f"Request {method} timed out after {seconds:g}s")
+
+
+@dataclass(slots=True)
+class _Waiter:
+    method: str
+    options: RequestOptions | None
+    done: anyio.Event = field(default_factory=anyio.Event)
+    result: Any = None
+    error: McpError | None = None
+    scope: anyio.CancelScope | None = None
+    started: float = 0.0
+
+
+class Connection:
+    """One session over one transport. Use as ``async with Connection(...) as conn``."""
+
+    def __init__(
+        self,
+        core: Session,
+        transport: Transport,
+        *,
+        on_request: RequestHandler,
+        on_notification: NotificationHandler | None = None,
+        default_timeout: float | None = 60.0,
+    ) -> None:
+        self.core = core
+        self.transport = transport
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self.default_timeout = default_timeout
+        self._waiters: dict[RequestId, _Waiter] = {}
+        self._handlers: dict[RequestId, anyio.CancelScope] = {}
+        self._tg: TaskGroup | None = None
+        self._send_lock = anyio.Lock()
+        self._closed = anyio.Event()
+        self._tokens = itertools.count(1)
+        self.close_reason: str | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    async def __aenter__(self) -> Connection:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        self._tg.start_soon(self._read_loop)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._tg is not None
+        self._tg.cancel_scope.cancel()
+        try:
+            await self._tg.__aexit__(None, None, None)
+        finally:
+            self._fail_all("Connection closed")
+            with anyio.CancelScope(shield=True):
+                await self.transport.aclose()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
+
+    # ------------------------------------------------------------------ sending
+    async def send(self, data: bytes | None) -> None:
+        if data is None:
+            return
+        async with self._send_lock:
+            await self.transport.send(data)
+
+    async def request(
+        self, method: str, params: Any = None, options: RequestOptions | None = None
+    ) -> Any:
+        """Send a request and wait for its result (raises McpError for an error response)."""
+        if self.closed:
+            raise McpError(CONNECTION_CLOSED, f"Connection closed: {self.close_reason}")
+        token: int | str | None = None
+        if options is not None and options.on_progress is not None:
+            token = next(self._tokens)
+        request_id, data = self.core.send_request(method, params, progress_token=token)
+        waiter = _Waiter(method, options, started=anyio.current_time())
+        self._waiters[request_id] = waiter
+        timeout = (
+            options.timeout
+            if options is not None and options.timeout is not None
+            else (self.default_timeout)
+        )
+        try:
+            await self.send(data)
+            with anyio.CancelScope() as scope:
+                waiter.scope = scope
+                if timeout is not None:
+                    scope.deadline = anyio.current_time() + timeout
+                    self._cap_deadline(waiter)
+                await waiter.done.wait()
+            if not waiter.done.is_set():
+                if scope.cancel_called and timeout is not None and not self.closed:
+                    await self._cancel_remote(request_id, "timeout")
+                    raise RequestTimeout(method, timeout)
+                raise McpError(CONNECTION_CLOSED, f"Connection closed: {self.close_reason}")
+        except BaseException:
+            # The caller was cancelled (or sending failed): tell the peer, drop the entry.
+            if not waiter.done.is_set() and request_id in self._waiters:
+                with anyio.CancelScope(shield=True):
+                    await self._cancel_remote(request_id, "cancelled by the caller")
+            raise
+        finally:
+            self._waiters.pop(request_id, None)
+        if waiter.error is not None:
+            raise waiter.error
+        return waiter.result
+
+    async def _cancel_remote(self, request_id: RequestId, reason: str) -> None:
+        self._waiters.pop(request_id, None)
+        data = self.core.cancel(request_id, reason)
+        if data is not None and not self.closed:
+            with contextlib.suppress(
+                TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError
+            ):
+                await self.send(data)
+
+    def _cap_deadline(self, waiter: _Waiter) -> None:
+        opts = waiter.options
+        if waiter.scope is not None and opts is not None and opts.max_total_timeout is not None:
+            cap = waiter.started + opts.max_total_timeout
+            waiter.scope.deadline = min(waiter.scope.deadline, cap)
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        if self.closed:
+            raise McpError(CONNECTION_CLOSED, f"Connection closed: {self.close_reason}")
+        await self.send(self.core.send_notification(method, params))
+
+    # ------------------------------------------------------------------ receiving
+    async def _read_loop(self) -> None:
+        reason = "Connection closed"
+        try:
+            while True:
+                try:
+                    data = await self.transport.receive()
+                except MessageTooLarge as exc:
+                    await self.send(
+                        _error_bytes(INVALID_REQUEST, f"Message too large: over {exc.limit} bytes")
+                    )
+                    continue
+                for event in self.core.receive(data):
+                    await self._dispatch(event)
+        except (
+            TransportClosed,
+            anyio.EndOfStream,
+            anyio.BrokenResourceError,
+            anyio.ClosedResourceError,
+        ) as exc:
+            reason = str(exc) or "peer closed the connection"
+        finally:
+            self.close_reason = reason
+            self._fail_all(reason)
+            self._closed.set()
+            for scope in list(self._handlers.values()):
+                scope.cancel()
+
+    def _fail_all(self, reason: str) -> None:
+        error = McpError(CONNECTION_CLOSED, f"Connection closed: {reason}")
+        for ev in self.core.fail_all(error):
+            self._resolve(ev.id, error=ev.error)
+        for waiter in self._waiters.values():
+            if not waiter.done.is_set():
+                waiter.error = error
+                waiter.done.set()
+
+    def _resolve(
+        self, rid: RequestId, *, result: Any = None, error: McpError | None = None
+    ) -> None:
+        waiter = self._waiters.get(rid)
+        if waiter is None or waiter.done.is_set():
+            return
+        waiter.result, waiter.error = result, error
+        waiter.done.set()
+
+    async def _dispatch(self, event: object) -> None:
+        if isinstance(event, ResponseReceived):
+            self._resolve(event.id, result=event.result)
+        elif isinstance(event, ErrorReceived):
+            self._resolve(event.id, error=event.error)
+        elif isinstance(event, Outgoing):
+            await self.send(event.data)
+        elif isinstance(event, RequestReceived):
+            assert self._tg is not None
+            self._tg.start_soon(self._run_handler, event)
+        elif isinstance(event, Cancelled):
+            scope = self._handlers.get(event.request_id)
+            if scope is not None:
+                scope.cancel()
+        elif isinstance(event, ProgressReceived):
+            await self._progress(event)
+        elif isinstance(event, NotificationReceived) and self._on_notification is not None:
+            try:
+                await self._on_notification(event)
+            except Exception:
+                logger.exception("notification handler for %s failed", event.method)
+
+    async def _progress(self, event: ProgressReceived) -> None:
+        waiter = self._waiters.get(event.request_id) if event.request_id is not None else None
+        if waiter is None or waiter.options is None:
+            return
+        opts = waiter.options
+        if opts.reset_timeout_on_progress and waiter.scope is not None and opts.timeout:
+            waiter.scope.deadline = anyio.current_time() + opts.timeout
+            self._cap_deadline(waiter)
+        if opts.on_progress is not None:
+            try:
+                await opts.on_progress(event.progress, event.total, event.message)
+            except Exception:
+                logger.exception("progress callback failed")
+
+    async def _run_handler(self, event: RequestReceived) -> None:
+        with anyio.CancelScope() as scope:
+            self._handlers[event.id] = scope
+            try:
+                result = await self._on_request(event)
+            except Exception as exc:
+                if not scope.cancel_called:
+                    await self._answer(
+                        self.core.send_error(event.id, self.core.error_for_exception(exc))
+                    )
+                return
+            finally:
+                self._handlers.pop(event.id, None)
+            await self._answer(self.core.send_response(event.id, result))
+        if scope.cancel_called:
+            self.core.release(event.id)
+
+    async def _answer(self, data: bytes | None) -> None:
+        try:
+            await self.send(data)
+        except (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            logger.debug("peer gone before the response could be sent")
+
+
+def _error_bytes(code: int, message: str) -> bytes:
+    return msgspec.json.encode(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    )
