@@ -27,6 +27,7 @@ from .protocol import (
     RequestReceived,
     Session,
     SessionOptions,
+    custom_method,
     has_capability,
 )
 from .session import Connection
@@ -241,6 +242,18 @@ class Client(ServerMethods):
             cursor = page.next_cursor if isinstance(page.next_cursor, str) else None
             if not cursor:
                 return
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        options: RequestOptions | None = None,
+    ) -> Any:
+        """Low level: send any request, custom methods included; the result is plain JSON."""
+        conn = self._conn()
+        if method not in conn.core._outbound:
+            conn.core.register_method(custom_method(method, "client_to_server"))
+        return await conn.request(method, params, options)
 
     async def set_roots(self, roots: Sequence[t.Root]) -> None:
         """Replace the roots and tell the server (``notifications/roots/list_changed``)."""

@@ -6,6 +6,7 @@ call returns the bytes to write. See :mod:`mcpbind.protocol.core`.
 
 from __future__ import annotations
 
+from ._base import custom_method
 from .core import BATCH_VERSIONS, Session, SessionOptions, has_capability
 from .depth import DEFAULT_MAX_DEPTH, exceeds_depth
 from .errors import (
@@ -68,6 +69,7 @@ __all__ = [
     "SessionOptions",
     "State",
     "Transition",
+    "custom_method",
     "error_for_exception",
     "exceeds_depth",
     "has_capability",

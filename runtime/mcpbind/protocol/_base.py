@@ -6,7 +6,7 @@ import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import msgspec
 
@@ -67,6 +67,27 @@ class _Inbound:
     cancelled: bool = False
 
 
+def custom_method(
+    method: str,
+    direction: Literal["client_to_server", "server_to_client"],
+    kind: Literal["request", "notification"] = "request",
+) -> MethodInfo[dict[str, Any], Any]:
+    """A method-table row for a custom method: params are a JSON object, the result any JSON."""
+    return MethodInfo(
+        method=method,
+        direction=direction,
+        kind=kind,
+        message_type=None,
+        params_type=dict[str, Any],
+        params_required=False,
+        result_type=Any if kind == "request" else None,
+        wire_result_type=Any if kind == "request" else None,
+        capability_owner=None,
+        capability=None,
+        versions=(),
+    )
+
+
 def _is_id(value: object) -> bool:
     return isinstance(value, int | str) and not isinstance(value, bool)
 
@@ -107,8 +128,12 @@ class SessionBase:
         self.options: SessionOptions = options or SessionOptions()
         self.version: str | None = version
         self.state: State = State.AWAITING_INIT if version is None else State.OPERATING
-        self._outbound = CLIENT_TO_SERVER if role == "client" else SERVER_TO_CLIENT
-        self._inbound_table = SERVER_TO_CLIENT if role == "client" else CLIENT_TO_SERVER
+        self._outbound: Mapping[str, MethodInfo[Any, Any]] = (
+            CLIENT_TO_SERVER if role == "client" else SERVER_TO_CLIENT
+        )
+        self._inbound_table: Mapping[str, MethodInfo[Any, Any]] = (
+            SERVER_TO_CLIENT if role == "client" else CLIENT_TO_SERVER
+        )
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
         self._progress: dict[str | int, RequestId] = {}
@@ -157,11 +182,20 @@ class SessionBase:
         info = table.get(method)
         if (
             info is not None
+            and info.versions  # custom methods (no versions) exist in every version
             and self.version in _KNOWN_VERSIONS
             and self.version not in info.versions
         ):
             return None
         return info
+
+    def register_method(self, info: MethodInfo[Any, Any]) -> None:
+        """Add a method outside the generated tables (a custom or vendor method)."""
+        outbound = (info.direction == "client_to_server") == (self.role == "client")
+        if outbound:
+            self._outbound = {**self._outbound, info.method: info}
+        else:
+            self._inbound_table = {**self._inbound_table, info.method: info}
 
     def _decode_params(self, info: MethodInfo[Any, Any], raw: msgspec.Raw | Any) -> Any:
         if info.params_type is None:

@@ -23,6 +23,7 @@ from ..protocol import (
     RequestReceived,
     Session,
     SessionOptions,
+    custom_method,
     has_capability,
 )
 from ..session import Connection
@@ -54,6 +55,9 @@ class ServerSession:
         self.server = server
         self.core = Session("server", None, options)
         self.core.set_local_capabilities(server.capabilities())
+        for name in server.custom:
+            if name not in m.CLIENT_TO_SERVER:
+                self.core.register_method(custom_method(name, "client_to_server"))
         self.connection = Connection(
             self.core, transport, on_request=self._on_request, on_notification=self._on_notification
         )
