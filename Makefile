@@ -20,11 +20,11 @@ gen-check: schema  ## regenerate in memory and fail on any difference from gener
 	$(PY) -m mcpbind_codegen check
 
 lint:  ## ruff lint (all code) and format check (hand-written code)
-	ruff check codegen generated runtime tests bench
-	ruff format --check codegen runtime tests bench
+	ruff check codegen generated runtime tests bench examples
+	ruff format --check codegen runtime tests bench examples
 
-typecheck:  ## mypy --strict over the three layers
-	mypy --strict -p mcpbind_codegen -p mcpbind_types -p mcpbind
+typecheck:  ## mypy --strict over the three layers and the examples
+	mypy --strict -p mcpbind_codegen -p mcpbind_types -p mcpbind -p examples
 
 test: schema  ## the test suite, warnings as errors
 	$(PY) -m pytest -W error -q

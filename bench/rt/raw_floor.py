@@ -43,7 +43,7 @@ from typing import IO, Any
 
 import anyio
 import msgspec
-from anyio.abc import ObjectReceiveStream, ObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (
@@ -271,7 +271,9 @@ async def connect_memory(server_cmd: list[str]) -> AsyncIterator[EchoFn]:
     to_client_send, to_client_recv = anyio.create_memory_object_stream[bytes](MEMORY_BUFFER)
     corr = Correlator()
 
-    async def server(recv: ObjectReceiveStream[bytes], send: ObjectSendStream[bytes]) -> None:
+    async def server(
+        recv: MemoryObjectReceiveStream[bytes], send: MemoryObjectSendStream[bytes]
+    ) -> None:
         handle = EchoHandler().handle
         async with recv, send:
             async for line in _drain(recv):
@@ -279,7 +281,7 @@ async def connect_memory(server_cmd: list[str]) -> AsyncIterator[EchoFn]:
                 if out is not None:
                     await _send(send, out)
 
-    async def reader(recv: ObjectReceiveStream[bytes]) -> None:
+    async def reader(recv: MemoryObjectReceiveStream[bytes]) -> None:
         feed = corr.feed
         async with recv:
             async for line in _drain(recv):
@@ -307,15 +309,15 @@ async def connect_memory(server_cmd: list[str]) -> AsyncIterator[EchoFn]:
 MEMORY_BUFFER = 256
 
 
-async def _send(stream: ObjectSendStream[bytes], item: bytes) -> None:
+async def _send(stream: MemoryObjectSendStream[bytes], item: bytes) -> None:
     try:
-        stream.send_nowait(item)  # type: ignore[attr-defined]
+        stream.send_nowait(item)
     except anyio.WouldBlock:
         await stream.send(item)
 
 
-async def _drain(stream: ObjectReceiveStream[bytes]) -> AsyncIterator[bytes]:
-    receive_nowait = stream.receive_nowait  # type: ignore[attr-defined]
+async def _drain(stream: MemoryObjectReceiveStream[bytes]) -> AsyncIterator[bytes]:
+    receive_nowait = stream.receive_nowait
     while True:
         try:
             yield receive_nowait()

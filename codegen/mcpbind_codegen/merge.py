@@ -106,7 +106,11 @@ def _merge_struct(versions: list[StructDef], kinds: dict[str, Definition]) -> St
         for f in reversed(present[:-1]):
             t = merge_types(t, f.type, kinds)
         required = len(present) == len(versions) and all(f.required for f in present)
+        # A tolerated default ("resultType" -> "complete") belongs to the versions that define
+        # the field; the superset must not put it on the wire of versions that lack it.
+        everywhere = len(present) == len(versions)
         default = next((f.default for f in reversed(present) if f.default is not None), None)
+        default = default if everywhere else None
         py = present[-1].py if present[-1].py not in taken else present[-1].py + "_"
         taken.add(py)
         fields.append(Field(wire, py, t, required, present[-1].doc, default))

@@ -62,7 +62,7 @@ class ClientHandlers:
     elicitation: ElicitationHandler | None = None
     roots: Sequence[t.Root] | None = None
     logging: LoggingHandler | None = None
-    #: Called for every other server notification (list_changed, resources/updated, ...).
+    #: Called for every server notification (list_changed, resources/updated, messages, ...).
     notification: NotificationCallback | None = None
 
 

@@ -156,7 +156,7 @@ def expected(value: Any) -> Any:
     if isinstance(value, dict):
         out = {k: expected(v) for k, v in value.items()}
         if isinstance(value, Defaults):
-            pass
+            out = {**{k: v for k, v in value.defaults.items() if k not in out}, **out}
         return out
     if isinstance(value, list):
         return [expected(v) for v in value]

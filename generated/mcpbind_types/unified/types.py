@@ -422,7 +422,7 @@ class CallToolResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=
     server does not support tool calls, or any other exceptional conditions,
     should be reported as an MCP error response.
     """
-    result_type: str = msgspec.field(default="complete", name="resultType")
+    result_type: str | UnsetType = msgspec.field(default=UNSET, name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -626,7 +626,7 @@ class CompleteResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=
 
     completion: CompleteResultCompletion
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    result_type: str = msgspec.field(default="complete", name="resultType")
+    result_type: str | UnsetType = msgspec.field(default=UNSET, name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -969,7 +969,7 @@ class GetPromptResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     description: str | UnsetType = UNSET
     """An optional description for the prompt."""
-    result_type: str = msgspec.field(default="complete", name="resultType")
+    result_type: str | UnsetType = msgspec.field(default=UNSET, name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1352,7 +1352,7 @@ class ListPromptsResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaul
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
-    result_type: str = msgspec.field(default="complete", name="resultType")
+    result_type: str | UnsetType = msgspec.field(default=UNSET, name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1419,7 +1419,7 @@ class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, gc=False, repr_o
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
-    result_type: str = msgspec.field(default="complete", name="resultType")
+    result_type: str | UnsetType = msgspec.field(default=UNSET, name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1486,7 +1486,7 @@ class ListResourcesResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defa
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
-    result_type: str = msgspec.field(default="complete", name="resultType")
+    result_type: str | UnsetType = msgspec.field(default=UNSET, name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1603,7 +1603,7 @@ class ListToolsResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
-    result_type: str = msgspec.field(default="complete", name="resultType")
+    result_type: str | UnsetType = msgspec.field(default=UNSET, name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1814,7 +1814,7 @@ class PaginatedResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
-    result_type: str = msgspec.field(default="complete", name="resultType")
+    result_type: str | UnsetType = msgspec.field(default=UNSET, name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1983,7 +1983,7 @@ class ReadResourceResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defau
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    result_type: str = msgspec.field(default="complete", name="resultType")
+    result_type: str | UnsetType = msgspec.field(default=UNSET, name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 

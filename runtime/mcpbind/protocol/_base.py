@@ -247,7 +247,7 @@ class SessionBase:
             return None
         if method == "initialize":
             return "Invalid Request: initialization already in progress"
-        return f"Invalid Request: server not initialized (received {method!r} before initialize)"
+        return f"Invalid Request: server not initialized (received {method!r} before the initialization finished)"
 
     def _check_send_capability(self, info: MethodInfo[Any, Any]) -> None:
         if not self.options.enforce_capabilities or info.capability is None:

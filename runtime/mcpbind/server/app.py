@@ -30,6 +30,8 @@ __all__ = ["Handler", "Server"]
 F = TypeVar("F", bound=Callable[..., Any])
 Handler = Callable[[Any, Context], Awaitable[Any]]
 _RESOURCE_NOT_FOUND = -32002
+#: Versions whose spec makes invalid tool arguments a tool result rather than a -32602 error.
+_ARGUMENT_ERRORS_AS_RESULTS = frozenset({"2025-11-25", "2026-07-28", None})
 
 
 @dataclass(slots=True)
@@ -74,7 +76,7 @@ class Server:
     prompts: dict[str, _Prompt] = field(default_factory=dict, repr=False)
     completion_handler: Callable[..., Awaitable[Any]] | None = field(default=None, repr=False)
     custom: dict[str, Handler] = field(default_factory=dict, repr=False)
-    _listeners: list[Callable[[str], None]] = field(default_factory=list, repr=False)
+    _listeners: list[Callable[[str, str | None], None]] = field(default_factory=list, repr=False)
 
     # ------------------------------------------------------------------ registration
     def tool(
@@ -118,6 +120,22 @@ class Server:
         del self.tools[name]
         self._changed("tools")
 
+    def remove_resource(self, uri: str) -> None:
+        del self.resources[uri]
+        self._changed("resources")
+
+    def remove_resource_template(self, uri_template: str) -> None:
+        del self.templates[uri_template]
+        self._changed("resources")
+
+    def remove_prompt(self, name: str) -> None:
+        del self.prompts[name]
+        self._changed("prompts")
+
+    def resource_updated(self, uri: str) -> None:
+        """Tell every session subscribed to ``uri`` (``notifications/resources/updated``)."""
+        self._changed("updated", uri)
+
     def resource(
         self,
         uri: str,
@@ -130,7 +148,7 @@ class Server:
         """Register a fixed resource; the function returns ``str``, ``bytes`` or contents."""
 
         def register(fn: F) -> F:
-            res = t.Resource(name=name or fn.__name__, uri=uri)
+            res = t.Resource(name=name or _name_of(fn, uri), uri=uri)
             _set_optional(
                 res, title=title, mime_type=mime_type, description=description or _doc(fn)
             )
@@ -153,7 +171,9 @@ class Server:
 
         def register(fn: F) -> F:
             matcher = UriTemplate(uri_template)
-            tpl = t.ResourceTemplate(name=name or fn.__name__, uri_template=uri_template)
+            tpl = t.ResourceTemplate(
+                name=name or _name_of(fn, uri_template), uri_template=uri_template
+            )
             _set_optional(
                 tpl, title=title, mime_type=mime_type, description=description or _doc(fn)
             )
@@ -223,14 +243,15 @@ class Server:
             impl.title = self.title
         return impl
 
-    def on_change(self, listener: Callable[[str], None]) -> Callable[[], None]:
-        """Sessions subscribe here to send (debounced) ``list_changed`` notifications."""
+    def on_change(self, listener: Callable[[str, str | None], None]) -> Callable[[], None]:
+        """Sessions subscribe here to send (debounced) ``list_changed`` notifications and
+        ``resources/updated`` for their subscriptions: ``listener(what, uri)``."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
-    def _changed(self, what: str) -> None:
+    def _changed(self, what: str, uri: str | None = None) -> None:
         for listener in list(self._listeners):
-            listener(what)
+            listener(what, uri)
 
     # ------------------------------------------------------------------ handlers
     @property
@@ -263,9 +284,12 @@ class Server:
         try:
             kwargs = entry.signature.bind(args)
         except ToolArgumentsError as exc:
-            raise McpError(
-                INVALID_PARAMS, f"Invalid arguments for tool {params.name}: {exc}"
-            ) from None
+            message = f"Invalid arguments for tool {params.name}: {exc}"
+            if ctx.protocol_version in _ARGUMENT_ERRORS_AS_RESULTS:
+                # 2025-11-25 server/tools.mdx §Error Handling: input validation errors are tool
+                # execution errors, so the model sees them and can correct its call.
+                return t.CallToolResult(content=[t.TextContent(text=message)], is_error=True)
+            raise McpError(INVALID_PARAMS, message) from None
         kwargs.update(_context_kwargs(entry.signature, ctx))
         try:
             value = await _maybe_await(entry.fn(**kwargs))
@@ -303,7 +327,7 @@ class Server:
         for tpl in self.templates.values():
             match = tpl.matcher.match(uri)
             if match is not None:
-                value = await _maybe_await(_call(tpl.fn, dict(match), ctx))
+                value = await _maybe_await(_call(tpl.fn, {"uri": uri, **match}, ctx))
                 return t.ReadResourceResult(contents=_contents(uri, value, tpl.template.mime_type))
         raise McpError(_RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
 
@@ -340,10 +364,10 @@ class Server:
         value = await self.completion_handler(params.ref, params.argument, context)
         if isinstance(value, t.CompleteResult):
             return value
-        values = list(value)[:100]
+        everything = list(value)
         return t.CompleteResult(
             completion=t.CompleteResultCompletion(
-                values=values, total=len(list(value)), has_more=len(list(value)) > 100
+                values=everything[:100], total=len(everything), has_more=len(everything) > 100
             )
         )
 
@@ -357,7 +381,13 @@ class Server:
 
 
 # ---------------------------------------------------------------------- helpers
+def _name_of(fn: Callable[..., Any], fallback: str) -> str:
+    return str(getattr(fn, "__name__", None) or fallback)
+
+
 def _doc(fn: Callable[..., Any]) -> str | None:
+    if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
+        return None  # a partial's or callable object's class docstring says nothing of it
     doc = inspect.getdoc(fn)
     return doc.split("\n\n")[0].replace("\n", " ") if doc else None
 

@@ -41,6 +41,7 @@ class Context:
     """Per-request handle given to handlers. Cheap: one per inbound request."""
 
     peer: Peer
+    protocol_version: str | None = None
     request_id: int | str | None = None
     progress_token: int | str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
@@ -66,6 +67,8 @@ class Context:
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send ``notifications/message`` when ``level`` is at or above the client's level."""
+        if level not in _LEVELS:
+            raise ValueError(f"unknown log level {level!r}; one of {', '.join(_LEVELS)}")
         threshold = self.peer.log_level
         if threshold is None or _LEVELS.index(level) < _LEVELS.index(threshold):
             return

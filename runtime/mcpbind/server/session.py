@@ -91,6 +91,10 @@ class ServerSession:
         finally:
             unsubscribe()
 
+    async def ping(self, timeout: float | None = None) -> None:
+        """Ping the client (``ping`` works both ways)."""
+        await self.connection.request("ping", None, RequestOptions(timeout=timeout))
+
     async def notify_resource_updated(self, uri: str) -> None:
         """``notifications/resources/updated`` if this client subscribed to ``uri``."""
         if uri in self.subscriptions and not self.connection.closed:
@@ -99,9 +103,13 @@ class ServerSession:
             )
 
     # ------------------------------------------------------------------ list_changed
-    def _mark_changed(self, what: str) -> None:
+    def _mark_changed(self, what: str, uri: str | None = None) -> None:
         if not self.initialized.is_set() or self.connection._tg is None:
             return  # before the handshake the client will list anyway
+        if what == "updated":
+            if uri is not None and uri in self.subscriptions:
+                self.connection._tg.start_soon(self.notify_resource_updated, uri)
+            return
         self._dirty.add(what)
         if not self._flush_scheduled:
             self._flush_scheduled = True
@@ -140,6 +148,7 @@ class ServerSession:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
         ctx = Context(
             peer=self,
+            protocol_version=self.core.version,
             request_id=event.id,
             progress_token=event.progress_token,
             is_cancelled=lambda: event.id not in self.core.inflight_ids(),

@@ -1,0 +1,1 @@
+"""Small, real MCP servers built with mcpbind (run one with ``python -m examples.<name>``)."""

@@ -1,0 +1,1 @@
+"""Interop tests: mcpbind against the official MCP Python SDK (``mcp``), both directions, over stdio."""

@@ -1,0 +1,1 @@
+"""Spec conformance tests, one module per spec page."""
