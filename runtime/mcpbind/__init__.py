@@ -11,7 +11,7 @@ from mcpbind_types._common import RequestOptions
 from .client import Client, ClientHandlers, UnsupportedVersion
 from .protocol import McpError
 from .server import Context, Server, serve, serve_stdio
-from .session import RequestTimeout
+from .session import PeerError, RequestTimeout
 from .versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "ClientHandlers",
     "Context",
     "McpError",
+    "PeerError",
     "RequestOptions",
     "RequestTimeout",
     "Server",

@@ -39,7 +39,7 @@ from .protocol import (
 )
 from .transports import MessageTooLarge, Transport, TransportClosed
 
-__all__ = ["Connection", "RequestHandler", "NotificationHandler", "RequestTimeout"]
+__all__ = ["Connection", "NotificationHandler", "PeerError", "RequestHandler", "RequestTimeout"]
 
 logger = logging.getLogger("mcpbind.session")
 
@@ -47,11 +47,15 @@ RequestHandler = Callable[[RequestReceived], Awaitable[Any]]
 NotificationHandler = Callable[[NotificationReceived], Awaitable[None]]
 
 
+class PeerError(McpError):
+    """The peer answered one of our requests with this error."""
+
+
 class RequestTimeout(McpError):
     """A request got no response within its timeout; the peer was sent a cancellation."""
 
     def __init__(self, method: str, seconds: float) -> None:
-        super().__init__(REQUEST_TIMEOUT, f"Request {method} timed out after {seconds:g}s")
+        super().__init__(REQUEST_TIMEOUT, f"Request {method} timed out after {seconds:.3g}s")
 
 
 @dataclass(slots=True)
@@ -128,7 +132,7 @@ class Connection:
         if self.closed:
             raise McpError(CONNECTION_CLOSED, f"Connection closed: {self.close_reason}")
         token: int | str | None = None
-        if options is not None and options.on_progress is not None:
+        if options is not None and (options.on_progress or options.reset_timeout_on_progress):
             token = next(self._tokens)
         request_id, data = self.core.send_request(method, params, progress_token=token)
         waiter = _Waiter(method, options, started=anyio.current_time())
@@ -149,7 +153,7 @@ class Connection:
             if not waiter.done.is_set():
                 if scope.cancel_called and timeout is not None and not self.closed:
                     await self._cancel_remote(request_id, "timeout")
-                    raise RequestTimeout(method, timeout)
+                    raise RequestTimeout(method, anyio.current_time() - waiter.started)
                 raise McpError(CONNECTION_CLOSED, f"Connection closed: {self.close_reason}")
         except BaseException:
             # The caller was cancelled (or sending failed): tell the peer, drop the entry.
@@ -159,8 +163,11 @@ class Connection:
             raise
         finally:
             self._waiters.pop(request_id, None)
-        if waiter.error is not None:
-            raise waiter.error
+        error = waiter.error
+        if error is not None:
+            if type(error) is McpError:
+                raise PeerError(error.code, error.message, error.data)
+            raise error
         return waiter.result
 
     async def _cancel_remote(self, request_id: RequestId, reason: str) -> None:
@@ -238,11 +245,15 @@ class Connection:
             await self.send(event.data)
         elif isinstance(event, RequestReceived):
             assert self._tg is not None
-            self._tg.start_soon(self._run_handler, event)
+            # The scope exists before the task starts, so a cancellation that arrives right
+            # behind its request (same read buffer) still finds it.
+            scope = anyio.CancelScope()
+            self._handlers[event.id] = scope
+            self._tg.start_soon(self._run_handler, event, scope)
         elif isinstance(event, Cancelled):
-            scope = self._handlers.get(event.request_id)
-            if scope is not None:
-                scope.cancel()
+            running = self._handlers.get(event.request_id)
+            if running is not None:
+                running.cancel()
         elif isinstance(event, ProgressReceived):
             await self._progress(event)
         elif isinstance(event, NotificationReceived) and self._on_notification is not None:
@@ -265,9 +276,13 @@ class Connection:
             except Exception:
                 logger.exception("progress callback failed")
 
-    async def _run_handler(self, event: RequestReceived) -> None:
-        with anyio.CancelScope() as scope:
-            self._handlers[event.id] = scope
+    def is_cancelled(self, request_id: RequestId) -> bool:
+        """Whether the peer cancelled this inbound request (its handler is being interrupted)."""
+        scope = self._handlers.get(request_id)
+        return scope is not None and scope.cancel_called
+
+    async def _run_handler(self, event: RequestReceived, scope: anyio.CancelScope) -> None:
+        with scope:
             try:
                 result = await self._on_request(event)
             except Exception as exc:

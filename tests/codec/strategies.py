@@ -72,6 +72,7 @@ _HANDLED = frozenset(
     }
 )
 
+
 @dataclass(frozen=True)
 class Hint:
     """A constraint the spec states in prose but the JSON schema leaves out.
@@ -227,7 +228,7 @@ def validator(version: str, name: str, *, relaxed: bool = False) -> Validator:
 
 
 class SchemaStrategies:
-    """Builds ``(wire, expected)`` strategies for the definitions of one schema version."""
+    """Builds the instance strategies for the definitions of one schema version."""
 
     def __init__(self, version: str) -> None:
         self.version = version
@@ -286,8 +287,13 @@ class SchemaStrategies:
             return set(), set()
         names: set[str] = set()
         ids: set[int] = set()
-        groups = ("ClientRequest", "ServerRequest", "InputRequest")
-        groups += ("ClientNotification", "ServerNotification")
+        groups = (
+            "ClientRequest",
+            "ServerRequest",
+            "InputRequest",
+            "ClientNotification",
+            "ServerNotification",
+        )
         for group in groups:
             for member in self.defs.get(group, {}).get("anyOf", []):
                 msg = self._resolve(member)
@@ -371,9 +377,8 @@ class SchemaStrategies:
         return scalar
 
     def _union(self, node: dict[str, Any], depth: int, force_open: bool) -> SearchStrategy[Any]:
-        members = node.get("anyOf", node.get("oneOf"))
-        if "oneOf" in node:
-            raise ValueError("oneOf: no generated instance would be checked for exclusivity")
+        # ``oneOf`` draws like ``anyOf``; the schema check of every instance enforces exclusivity.
+        members: list[Any] = node["anyOf"] if "anyOf" in node else node["oneOf"]
         branches = [self._build(m, depth, force_open=force_open) for m in members]
         strategy = st.one_of(branches)
         # Union members are tried in order; an open map first accepts every value as is.

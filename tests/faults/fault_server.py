@@ -6,7 +6,8 @@ Environment (the tests pass it; ``StdioClientTransport.spawn`` forwards ``env``)
   ``StdioServerTransport`` (default: the transport's own default).
 - ``MCPBIND_FAULTS_MODE``:
 
-  - unset: an mcpbind ``Server`` with the tools ``add`` and ``sleep``;
+  - unset: an mcpbind ``Server`` with the tools ``add`` and ``sleep`` and the custom
+    method ``faults/echo``;
   - ``die-on-initialize``: read one line (the client's ``initialize``) and exit with
     status 3 without answering, like a server crashing during the handshake;
   - ``rude``: no mcpbind at all; a hand-written server that answers the handshake
@@ -41,6 +42,12 @@ async def sleep(seconds: float, ctx: Context) -> str:
     await ctx.report_progress(0, 1, "started")
     await anyio.sleep(seconds)
     return "slept"
+
+
+@server.method("faults/echo")
+async def echo(params: Any, ctx: Context) -> Any:
+    """A custom (non-schema) method: answers its params."""
+    return {"echo": params}
 
 
 async def run(max_message_size: int) -> None:

@@ -181,7 +181,7 @@ async def test_ten_thousand_cancel_complete_races() -> None:
         tg.cancel_scope.cancel()
     await settle(lambda: len(asyncio.all_tasks()) == tasks_before_connect)
 
-    # The wire: one response at most per id, only for sent ids; cancels only for sent ids.
+    # The wire: at most one response per id, only for sent ids; at most one cancel per id.
     requests = client_tap.requests_out
     doubles = {rid: n for rid, n in client_tap.responses_in.items() if n > 1}
     assert not doubles, f"ids answered more than once: {doubles}"

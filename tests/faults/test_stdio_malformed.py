@@ -326,6 +326,18 @@ PROBES: list[Probe] = [
         "Unknown tool: no_such_tool",
     ),
     Probe("invalid cursor", request(37, "tools/list", {"cursor": "!!"}), INVALID_PARAMS, 37),
+    Probe(
+        "custom method with params an array",
+        request(38, "faults/echo", [1, 2]),
+        INVALID_PARAMS,
+        38,
+        "Expected `object`, got `array`",
+    ),
+    Probe(
+        "custom notification nobody registered",
+        notification("faults/echo", {"x": 1}),
+        None,
+    ),
     # -- deserve no response (2025-11-25 basic/index.mdx: never answer a notification;
     #    a response is never answered either)
     Probe("empty line", b"", None),

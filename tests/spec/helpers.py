@@ -164,13 +164,18 @@ def text_of(result: Any) -> str:
     return text
 
 
+async def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Poll ``condition`` (something another task updates) until it holds."""
+    with anyio.fail_after(timeout):
+        for _ in range(100_000):
+            if condition():
+                return
+            await anyio.sleep(0.01)
+
+
 async def settle(client: Client, notes: Notes, method: str, count: int = 1) -> None:
     """Wait until ``count`` ``method`` notifications arrived, then long enough for a stray
     extra one (list_changed is debounced by 50 ms) to arrive as well."""
-    with anyio.fail_after(5):
-        for _ in range(10_000):
-            if notes.count(method) >= count:
-                break
-            await anyio.sleep(0.01)
+    await wait_until(lambda: notes.count(method) >= count)
     await anyio.sleep(0.3)
     await client.ping()

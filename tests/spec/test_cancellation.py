@@ -56,21 +56,9 @@ async def test_cancel_scope_interrupts_the_handler_and_no_response_follows(
         assert not [e for e in await journal(client) if e == {"event": "finished", "label": "a"}]
 
 
-async def test_cancellation_right_after_the_request(
-    transport: str, request: pytest.FixtureRequest
-) -> None:
+async def test_cancellation_right_after_the_request(transport: str) -> None:
     """cancellation.mdx §Behavior Requirements 4 / §Timing Considerations: a cancellation that
     arrives right behind its request (before the handler got to run) still stops the handler."""
-    if transport == "stdio":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="Connection._dispatch drops a Cancelled whose handler task has not started "
-                "yet (its cancel scope is registered only when _run_handler first runs), and the "
-                "stdio LineReader hands over buffered lines without a checkpoint: the handler "
-                "then runs to completion",
-            )
-        )
     call = {"name": "sleep", "arguments": {"seconds": 30, "label": "r"}}
     cancel = {"requestId": 7, "reason": "changed my mind"}
     async with raw_connection(transport) as peer:
@@ -128,12 +116,6 @@ async def test_cancelling_one_request_leaves_the_others_running(connect: Connect
 
 
 @pytest.mark.memory_only
-@pytest.mark.xfail(
-    strict=True,
-    reason="Context.cancelled is False while the handler is being cancelled: is_cancelled "
-    "checks `id not in core.inflight_ids()`, but a cancelled inbound entry stays in _inbound "
-    "(marked cancelled) until the handler returns",
-)
 async def test_context_reports_cancelled_inside_the_handler(connect: Connect) -> None:
     """cancellation.mdx §Behavior Requirements 4 (receivers stop processing): the handler can
     tell it was cancelled -- ``Context.cancelled`` is documented as "True once the client

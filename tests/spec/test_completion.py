@@ -67,12 +67,6 @@ async def test_at_most_100_values_with_total_and_has_more(connect: Connect) -> N
 
 
 @pytest.mark.memory_only
-@pytest.mark.xfail(
-    strict=True,
-    reason="Server._complete consumes an iterator three times (values=list(value)[:100], "
-    "total=len(list(value)), has_more=len(list(value)) > 100): a generator yields total=0, "
-    "hasMore=false",
-)
 async def test_total_and_has_more_for_a_lazy_completion(connect: Connect) -> None:
     """completion.mdx §Completion Results: total and hasMore describe every available value,
     also when the handler returns an iterator rather than a list."""

@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from mcpbind import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, Client, UnsupportedVersion
+from mcpbind import types as t
 from mcpbind.protocol import INVALID_REQUEST, LocalProtocolError, Session
 from mcpbind.transports import Transport, TransportClosed, memory_pair
 
@@ -131,13 +132,13 @@ async def test_info_capabilities_and_instructions_are_exchanged(connect: Connect
         assert info is not None
         assert (info.name, info.version, info.title) == ("spec-full", "1.2.3", "Spec test server")
         assert client.instructions == "Use the tools."
-        caps = client.server_capabilities
-        assert caps is not None
-        assert caps.tools is not None and caps.tools.list_changed is True
-        assert caps.resources is not None and caps.resources.subscribe is True
-        assert caps.resources.list_changed is True
-        assert caps.prompts is not None and caps.prompts.list_changed is True
-        assert caps.logging == {} and caps.completions == {}
+        assert client.server_capabilities == t.ServerCapabilities(
+            tools=t.ServerCapabilitiesTools(list_changed=True),
+            resources=t.ServerCapabilitiesResources(list_changed=True, subscribe=True),
+            prompts=t.ServerCapabilitiesPrompts(list_changed=True),
+            logging={},
+            completions={},
+        )
         seen = (await client.call("whoami")).structured_content
     assert seen == {
         "client": {"name": "spec-client", "version": "4.5.6"},

@@ -98,12 +98,6 @@ async def test_prompt_list_changed(connect: Connect) -> None:
 
 
 @pytest.mark.memory_only
-@pytest.mark.xfail(
-    strict=True,
-    reason="ServerSession._flush sends notifications/prompts/list_changed although the session "
-    "declared no prompts capability: LocalProtocolError escapes the debounce task and tears "
-    "down the whole session",
-)
 async def test_registering_a_prompt_later_does_not_break_the_session(connect: Connect) -> None:
     """prompts.mdx §Capabilities / §List Changed Notification + lifecycle.mdx §Operation ("Only
     use capabilities that were successfully negotiated"): a session that started without the

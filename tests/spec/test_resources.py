@@ -7,15 +7,16 @@ from __future__ import annotations
 import base64
 import json
 
+import anyio
 import pytest
 
-from mcpbind import ClientHandlers, McpError
+from mcpbind import Client, ClientHandlers, McpError
 from mcpbind import types as t
 from mcpbind.protocol import RESOURCE_NOT_FOUND
 
 from .conftest import Connect
-from .helpers import Notes, memory_session, settle
-from .servers import LOGO
+from .helpers import Notes, memory_session, settle, wait_until
+from .servers import LOGO, build
 
 pytestmark = pytest.mark.anyio
 
@@ -128,3 +129,27 @@ async def test_resource_list_changed(connect: Connect) -> None:
         uris = {r.uri async for r in client.iter_resources()}
     assert notes.count(changed) == 1
     assert "memo://new" in uris
+
+
+@pytest.mark.memory_only
+async def test_server_resource_updated_reaches_subscribed_sessions_only() -> None:
+    """resources.mdx §Subscriptions: application code announces a change once
+    (``Server.resource_updated``) and every session subscribed to that uri -- and only those --
+    gets notifications/resources/updated."""
+    server = build("full")
+    subscribed, other = Notes(), Notes()
+    async with (
+        Client(server, handlers=ClientHandlers(notification=subscribed)) as first,
+        Client(server, handlers=ClientHandlers(notification=other)) as second,
+    ):
+        await first.subscribe(t.SubscribeRequestParams(uri="file:///readme.txt"))
+        server.resource_updated("file:///readme.txt")
+        server.resource_updated("file:///logo.png")
+        await wait_until(lambda: bool(subscribed.items))
+        await anyio.sleep(0.1)
+        await first.ping()
+        await second.ping()
+    assert subscribed.items == [
+        (UPDATED, t.ResourceUpdatedNotificationParams(uri="file:///readme.txt"))
+    ]
+    assert other.items == []

@@ -59,19 +59,13 @@ async def test_roots_refused_without_the_capability(connect: Connect) -> None:
 
 
 @pytest.mark.memory_only
-@pytest.mark.xfail(
-    strict=True,
-    reason="no server-side hook for client notifications: ServerSession._on_notification only "
-    "handles notifications/initialized, and @server.method registers request handlers only, "
-    "so a server cannot react to notifications/roots/list_changed",
-)
 async def test_server_application_sees_roots_list_changed() -> None:
     """roots.mdx §Root List Changes: the notification exists so that the server re-lists the
     roots -- the server application must be able to observe it."""
     server = build("full")
     seen = anyio.Event()
 
-    @server.method("notifications/roots/list_changed")
+    @server.notification("notifications/roots/list_changed")
     async def on_roots_changed(params: object, ctx: object) -> None:
         seen.set()
 

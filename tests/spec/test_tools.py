@@ -3,10 +3,12 @@ structured content and output schemas, the two error mechanisms, list_changed.""
 
 from __future__ import annotations
 
+from typing import Any
+
 import jsonschema
 import pytest
 
-from mcpbind import HANDSHAKE_VERSIONS, ClientHandlers, McpError
+from mcpbind import ClientHandlers, McpError
 from mcpbind import types as t
 from mcpbind.protocol import INVALID_PARAMS
 
@@ -74,28 +76,39 @@ async def test_client_rejects_structured_content_violating_the_schema(connect: C
     assert unchecked.structured_content["temperature"] == "hot"
 
 
+ARGUMENT_ERRORS: list[tuple[str, dict[str, Any], str]] = [
+    ("add", {"a": "one", "b": 2}, "`$.a`"),
+    ("store", {"item": {"name": "x", "count": "many"}}, "`$.item.count`"),
+    ("store", {"item": {"name": "x", "count": 1}, "tags": [1]}, "`$.tags[0]`"),
+    ("add", {"a": 1}, "missing required field `b`"),
+    ("add", {"a": 1, "b": 2, "c": 3}, "unknown field `c`"),
+]
+
+
 @pytest.mark.memory_only
-@pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18"])
 async def test_invalid_arguments_are_invalid_params_with_a_path(
     connect: Connect, version: str
 ) -> None:
-    """tools.mdx §Error Handling (2024-11-05 .. 2025-06-18 list "Invalid arguments" among the
-    protocol errors): -32602, and the message names the JSON path of the offending value.
-    NB 2025-11-25 reclassifies input validation as a tool execution error; mcpbind keeps the
-    protocol error for every version (see the report)."""
+    """tools.mdx §Error Handling (2024-11-05, 2025-03-26, 2025-06-18: "Invalid arguments" is a
+    protocol error): -32602, and the message names the JSON path of the offending value."""
     async with connect("full", protocol_version=version) as client:
-        cases = [
-            ("add", {"a": "one", "b": 2}, "`$.a`"),
-            ("store", {"item": {"name": "x", "count": "many"}}, "`$.item.count`"),
-            ("store", {"item": {"name": "x", "count": 1}, "tags": [1]}, "`$.tags[0]`"),
-            ("add", {"a": 1}, "missing required field `b`"),
-            ("add", {"a": 1, "b": 2, "c": 3}, "unknown field `c`"),
-        ]
-        for name, args, where in cases:
+        for name, args, where in ARGUMENT_ERRORS:
             with pytest.raises(McpError) as caught:
                 await client.call(name, args)
             assert caught.value.code == INVALID_PARAMS
             assert where in caught.value.message, caught.value.message
+
+
+async def test_invalid_arguments_are_tool_errors_with_a_path(connect: Connect) -> None:
+    """tools.mdx §Error Handling (2025-11-25: "Input validation errors" are Tool Execution
+    Errors, so the model can self-correct): ``isError: true`` whose text names the JSON path of
+    the offending value."""
+    async with connect("full", protocol_version="2025-11-25") as client:
+        for name, args, where in ARGUMENT_ERRORS:
+            result = await client.call(name, args)
+            assert result.is_error is True, (name, args)
+            assert where in text_of(result), text_of(result)
 
 
 @pytest.mark.memory_only
@@ -136,12 +149,6 @@ async def test_tool_result_content_blocks(connect: Connect) -> None:
 
 
 @pytest.mark.memory_only
-@pytest.mark.xfail(
-    strict=True,
-    reason="a tool annotated `-> t.ImageContent` advertises the ImageContent schema as its "
-    "outputSchema but returns the block as content with no structuredContent, so Client.call "
-    "raises -32602 'declares an output schema but returned no structured content'",
-)
 async def test_content_returning_tool_declares_no_output_schema(connect: Connect) -> None:
     """tools.mdx §Output Schema: "Servers MUST provide structured results that conform to this
     schema" -- a tool that returns content blocks must not declare an output schema it never

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import inspect
 import json
+import typing
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -76,6 +77,7 @@ class Server:
     prompts: dict[str, _Prompt] = field(default_factory=dict, repr=False)
     completion_handler: Callable[..., Awaitable[Any]] | None = field(default=None, repr=False)
     custom: dict[str, Handler] = field(default_factory=dict, repr=False)
+    notification_handlers: dict[str, Handler] = field(default_factory=dict, repr=False)
     _listeners: list[Callable[[str, str | None], None]] = field(default_factory=list, repr=False)
 
     # ------------------------------------------------------------------ registration
@@ -93,8 +95,11 @@ class Server:
         validated before the function runs; a structured return type gives an output schema."""
 
         def register(fn: F) -> F:
+            structured = structured_output
+            if structured is None and _returns_content(fn):
+                structured = False  # content blocks are the result itself, not structured data
             sig = ToolSignature.from_function(
-                fn, context_type=Context, structured_output=structured_output
+                fn, context_type=Context, structured_output=structured
             )
             tool_name = name or sig.name
             if not is_valid_tool_name(tool_name):
@@ -224,6 +229,15 @@ class Server:
 
         return register
 
+    def notification(self, name: str) -> Callable[[Handler], Handler]:
+        """Handle a client notification (e.g. ``notifications/roots/list_changed``)."""
+
+        def register(fn: Handler) -> Handler:
+            self.notification_handlers[name] = fn
+            return fn
+
+        return register
+
     # ------------------------------------------------------------------ capabilities
     def capabilities(self) -> t.ServerCapabilities:
         caps = t.ServerCapabilities(logging={})
@@ -293,9 +307,12 @@ class Server:
         kwargs.update(_context_kwargs(entry.signature, ctx))
         try:
             value = await _maybe_await(entry.fn(**kwargs))
-        except McpError:
-            raise
-        except Exception as exc:  # a tool error is reported to the model, not as a protocol error
+        except Exception as exc:
+            if type(exc) is McpError:
+                raise  # the tool chose a protocol error on purpose: code and data pass through
+            # tools.mdx §Error Handling: errors that originate in the tool (its own, or of a
+            # request it made to the client: PeerError, RequestTimeout, a capability the
+            # client lacks) are results the model can see, not protocol errors.
             return t.CallToolResult(
                 content=[t.TextContent(text=str(exc) or type(exc).__name__)], is_error=True
             )
@@ -429,6 +446,30 @@ def _call(fn: Callable[..., Any], kwargs: dict[str, Any], ctx: Context) -> Any:
 
 
 _CONTENT = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.EmbeddedResource)
+
+
+def _returns_content(fn: Callable[..., Any]) -> bool:
+    """Whether the return annotation is MCP content (blocks, a list of them, a CallToolResult)."""
+    try:
+        hint = typing.get_type_hints(fn).get("return")
+    except Exception:
+        return False
+    if hint is None:
+        return False
+    args = typing.get_args(hint)
+    origin = typing.get_origin(hint)
+    if origin is list and args:
+        return _is_content_type(args[0])
+    if args and origin not in (list, dict, tuple):
+        return all(_is_content_type(a) or a is type(None) for a in args)
+    return _is_content_type(hint)
+
+
+def _is_content_type(tp: Any) -> bool:
+    members = typing.get_args(tp) or (tp,)
+    return all(
+        isinstance(m, type) and issubclass(m, (*_CONTENT, t.CallToolResult)) for m in members
+    )
 
 
 def _tool_result(value: Any, sig: ToolSignature) -> t.CallToolResult:

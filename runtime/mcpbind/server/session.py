@@ -119,14 +119,20 @@ class ServerSession:
         await anyio.sleep(self._debounce)  # many registrations -> one notification per list
         self._flush_scheduled = False
         dirty, self._dirty = self._dirty, set()
+        declared = self.core.local_capabilities
         for what in sorted(dirty):
-            if not self.connection.closed:
+            # Only kinds declared (with listChanged) at the handshake: a kind registered later
+            # is invisible to this client until it reconnects.
+            if has_capability(declared, (what, "listChanged")) and not self.connection.closed:
                 await self.connection.notify(_LIST_CHANGED[what].method, None)
 
     # ------------------------------------------------------------------ dispatch
     async def _on_notification(self, event: NotificationReceived) -> None:
         if event.method == "notifications/initialized":
             self.initialized.set()
+        handler = self.server.notification_handlers.get(event.method)
+        if handler is not None:
+            await handler(event.params, Context(peer=self, protocol_version=self.core.version))
 
     async def _on_request(self, event: RequestReceived) -> Any:
         method = event.method
@@ -151,7 +157,7 @@ class ServerSession:
             protocol_version=self.core.version,
             request_id=event.id,
             progress_token=event.progress_token,
-            is_cancelled=lambda: event.id not in self.core.inflight_ids(),
+            is_cancelled=lambda: self.connection.is_cancelled(event.id),
         )
         return await handler(event.params, ctx)
 
