@@ -11,7 +11,7 @@ from mcpbind_types._common import RequestOptions
 from .client import Client, ClientHandlers, UnsupportedVersion
 from .protocol import McpError
 from .server import Context, Server, serve, serve_stdio
-from .session import PeerError, RequestTimeout
+from .session import ConnectionClosed, PeerError, RequestTimeout
 from .versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "LATEST_HANDSHAKE",
     "Client",
     "ClientHandlers",
+    "ConnectionClosed",
     "Context",
     "McpError",
     "PeerError",

@@ -39,7 +39,14 @@ from .protocol import (
 )
 from .transports import MessageTooLarge, Transport, TransportClosed
 
-__all__ = ["Connection", "NotificationHandler", "PeerError", "RequestHandler", "RequestTimeout"]
+__all__ = [
+    "Connection",
+    "ConnectionClosed",
+    "NotificationHandler",
+    "PeerError",
+    "RequestHandler",
+    "RequestTimeout",
+]
 
 logger = logging.getLogger("mcpbind.session")
 
@@ -49,6 +56,13 @@ NotificationHandler = Callable[[NotificationReceived], Awaitable[None]]
 
 class PeerError(McpError):
     """The peer answered one of our requests with this error."""
+
+
+class ConnectionClosed(McpError):
+    """The connection ended (the peer died or closed it) before the request was answered."""
+
+    def __init__(self, reason: str | None) -> None:
+        super().__init__(CONNECTION_CLOSED, f"Connection closed: {reason or 'closed'}")
 
 
 class RequestTimeout(McpError):
@@ -130,7 +144,7 @@ class Connection:
     ) -> Any:
         """Send a request and wait for its result (raises McpError for an error response)."""
         if self.closed:
-            raise McpError(CONNECTION_CLOSED, f"Connection closed: {self.close_reason}")
+            raise ConnectionClosed(self.close_reason)
         token: int | str | None = None
         if options is not None and (options.on_progress or options.reset_timeout_on_progress):
             token = next(self._tokens)
@@ -142,8 +156,14 @@ class Connection:
             if options is not None and options.timeout is not None
             else (self.default_timeout)
         )
+        sent = False
         try:
-            await self.send(data)
+            try:
+                await self.send(data)
+            except (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+                self.core.cancel(request_id)  # forget it; nothing reached the peer
+                raise ConnectionClosed(str(exc) or self.close_reason) from None
+            sent = True
             with anyio.CancelScope() as scope:
                 waiter.scope = scope
                 if timeout is not None:
@@ -154,12 +174,15 @@ class Connection:
                 if scope.cancel_called and timeout is not None and not self.closed:
                     await self._cancel_remote(request_id, "timeout")
                     raise RequestTimeout(method, anyio.current_time() - waiter.started)
-                raise McpError(CONNECTION_CLOSED, f"Connection closed: {self.close_reason}")
+                raise ConnectionClosed(self.close_reason)
         except BaseException:
-            # The caller was cancelled (or sending failed): tell the peer, drop the entry.
+            # The caller was cancelled: tell the peer (only about a request it received).
             if not waiter.done.is_set() and request_id in self._waiters:
-                with anyio.CancelScope(shield=True):
-                    await self._cancel_remote(request_id, "cancelled by the caller")
+                if sent:
+                    with anyio.CancelScope(shield=True):
+                        await self._cancel_remote(request_id, "cancelled by the caller")
+                else:
+                    self.core.cancel(request_id)
             raise
         finally:
             self._waiters.pop(request_id, None)
@@ -187,8 +210,11 @@ class Connection:
 
     async def notify(self, method: str, params: Any = None) -> None:
         if self.closed:
-            raise McpError(CONNECTION_CLOSED, f"Connection closed: {self.close_reason}")
-        await self.send(self.core.send_notification(method, params))
+            raise ConnectionClosed(self.close_reason)
+        try:
+            await self.send(self.core.send_notification(method, params))
+        except (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            raise ConnectionClosed(str(exc) or self.close_reason) from None
 
     # ------------------------------------------------------------------ receiving
     async def _read_loop(self) -> None:
@@ -219,7 +245,7 @@ class Connection:
                 scope.cancel()
 
     def _fail_all(self, reason: str) -> None:
-        error = McpError(CONNECTION_CLOSED, f"Connection closed: {reason}")
+        error = ConnectionClosed(reason)
         for ev in self.core.fail_all(error):
             self._resolve(ev.id, error=ev.error)
         for waiter in self._waiters.values():
@@ -293,7 +319,12 @@ class Connection:
                 return
             finally:
                 self._handlers.pop(event.id, None)
-            await self._answer(self.core.send_response(event.id, result))
+            try:
+                data = self.core.send_response(event.id, result)
+            except (TypeError, ValueError, msgspec.EncodeError) as exc:
+                logger.error("result of %s could not be encoded: %s", event.method, exc)
+                data = self.core.send_error(event.id, self.core.error_for_exception(exc))
+            await self._answer(data)
         if scope.cancel_called:
             self.core.release(event.id)
 

@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from mcpbind_types._common import decoder, encode
@@ -70,19 +70,21 @@ def _errors(version: str, name: str, value: Any, *, relaxed: bool) -> list[str]:
 @pytest.mark.parametrize(("version", "name"), CASES, ids=[f"{v}:{n}" for v, n in CASES])
 @settings(
     max_examples=EXAMPLES,
-    derandomize=True,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+@seed(20260728)
 @given(data=st.data())
 def test_round_trip(version: str, name: str, data: st.DataObject) -> None:
     """Decode -> encode is the identity on valid JSON, up to the documented overrides."""
     wire = data.draw(strategies_for(version).definition(name), label="wire")
-    # Sanity: the generator only produces what a receiver must accept.
-    relaxed = validator(version, name, relaxed=True)
-    assert relaxed.is_valid(wire), _errors(version, name, wire, relaxed=True)
+    # Sanity: the generator only produces what a receiver must accept (the official schema, or
+    # the official schema minus the fields a receiver tolerates absent).
     official = validator(version, name).is_valid(wire)
+    if not official:
+        relaxed = validator(version, name, relaxed=True)
+        assert relaxed.is_valid(wire), _errors(version, name, wire, relaxed=True)
 
     tp = getattr(types_module(version), name)
     value = decoder(tp).decode(json.dumps(wire))

@@ -324,12 +324,6 @@ async def test_mcp_error_with_unencodable_data_still_sends_code_and_message() ->
 # ---------------------------------------------------------------------- runtime bugs
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runtime bug: a handler result that cannot be JSON-encoded raises TypeError from "
-    "Session.send_response inside Connection._run_handler (outside its try), which kills the "
-    "whole server session",
-)
 async def test_unencodable_handler_result_is_internal_error() -> None:
     server = make_server()
 

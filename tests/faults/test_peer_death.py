@@ -125,11 +125,6 @@ async def test_server_gone_before_the_handshake_is_a_clear_error() -> None:
     assert "bad config" in str(info.value)  # the stderr tail explains why
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runtime bug: Connection.request lets TransportClosed from transport.send escape "
-    "instead of McpError(CONNECTION_CLOSED)",
-)
 async def test_handshake_with_an_exited_server_raises_mcp_error() -> None:
     """The error type of a lost connection should not depend on whether the send or the
     receive noticed first (see test_sending_to_a_dead_peer_is_an_mcp_error)."""
@@ -140,11 +135,6 @@ async def test_handshake_with_an_exited_server_raises_mcp_error() -> None:
     assert info.value.code == CONNECTION_CLOSED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="transport bug: StdioClientTransport.spawn runs its body inside a task group, so an "
-    "McpError raised in `async with spawn(...)` escapes as an ExceptionGroup",
-)
 async def test_spawn_does_not_wrap_errors_in_exception_groups() -> None:
     with anyio.fail_after(5), pytest.raises(McpError):
         async with (
@@ -243,12 +233,6 @@ class BrokenSend:
         await self.inner.aclose()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runtime bug: Connection.request lets TransportClosed from transport.send escape "
-    "instead of McpError(CONNECTION_CLOSED); over stdio a call made just after the server died, "
-    "before the read loop noticed, raises TransportClosed",
-)
 async def test_sending_to_a_dead_peer_is_an_mcp_error() -> None:
     client_end, server_end = memory_pair()
     broken = BrokenSend(client_end)

@@ -209,11 +209,6 @@ async def test_ten_thousand_cancel_complete_races() -> None:
     print(f"{CALLS} calls in {elapsed:.2f}s; {dict(outcomes)}; cancel+response races: {len(raced)}")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runtime bug: Connection.request sends notifications/cancelled for a request it never "
-    "sent (the caller was cancelled at the send lock or while the transport send was blocked)",
-)
 async def test_precancelled_call_sends_nothing() -> None:
     """cancellation.mdx: a cancellation MUST only reference a previously issued request; a call
     whose scope is cancelled before it starts sends neither request nor cancellation."""

@@ -573,12 +573,6 @@ INVALID_UTF8_IN_PARAMS = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runtime bug: invalid UTF-8 inside a params string raises msgspec.DecodeError out of "
-    "Session.receive (_on_request/_on_notification catch only ValidationError) and the server "
-    "process dies",
-)
 @pytest.mark.parametrize("line", INVALID_UTF8_IN_PARAMS)
 async def test_invalid_utf8_inside_params_is_a_parse_error(line: bytes) -> None:
     """basic/transports.mdx §stdio: messages are UTF-8; RFC 8259 §8.1. A string that is not
@@ -629,11 +623,6 @@ async def test_client_survives_a_rude_stdio_server() -> None:
         assert transport.returncode is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runtime bug: invalid UTF-8 inside a result string raises msgspec.DecodeError out "
-    "of Session.receive (_on_response catches only ValidationError); the client read loop dies",
-)
 async def test_client_survives_invalid_utf8_in_a_result() -> None:
     async with rude_server() as transport:
         try:

@@ -148,6 +148,9 @@ class Receiver(SessionBase):
             message = f"Invalid params: {_validation_message(exc, 'params')}"
             self._reply_error(events, rid, INVALID_PARAMS, message)
             return
+        except msgspec.DecodeError as exc:  # e.g. invalid UTF-8 inside a string
+            self._reply_error(events, rid, PARSE_ERROR, f"Parse error: {exc}")
+            return
         self._inbound[rid] = _Inbound(method)
         if method == "initialize":
             self.set_peer_capabilities(getattr(params, "capabilities", None))
@@ -163,7 +166,7 @@ class Receiver(SessionBase):
             return
         try:
             params = self._decode_params(info, raw)
-        except msgspec.ValidationError as exc:
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             logger.warning("dropped %r: invalid params: %s", method, exc)
             return
         if isinstance(params, CancelledNotificationParams):
@@ -223,6 +226,8 @@ class Receiver(SessionBase):
             except msgspec.ValidationError as exc:
                 message = f"Invalid result for {method}: {_validation_message(exc, 'result')}"
                 failure = RemoteProtocolError(INTERNAL_ERROR, message)
+            except msgspec.DecodeError as exc:
+                failure = RemoteProtocolError(PARSE_ERROR, f"Unreadable result for {method}: {exc}")
         if failure is not None:
             if method == "initialize":
                 self._transition(Transition.INIT_FAILED)

@@ -325,14 +325,27 @@ class StdioClientTransport(AsyncResource):
             close_timeout=close_timeout,
             terminate_timeout=terminate_timeout,
         )
-        async with anyio.create_task_group() as tg:
+        # The helper tasks run in a task group, but the caller's body must not: an exception
+        # from the body reaches the caller as itself, not wrapped in an ExceptionGroup.
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        try:
             tg.start_soon(transport._drain_stderr)
             tg.start_soon(transport._watch_exit)
             try:
                 yield transport
             finally:
-                await transport.aclose()
+                with anyio.CancelScope(shield=True):
+                    await transport.aclose()
                 tg.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class() as exc:
+            if not await tg.__aexit__(type(exc), exc, exc.__traceback__):
+                raise
+        except BaseException:
+            await tg.__aexit__(None, None, None)
+            raise
+        else:
+            await tg.__aexit__(None, None, None)
 
     @property
     def pid(self) -> int:
