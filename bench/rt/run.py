@@ -105,6 +105,8 @@ def _mcpbind_available() -> str | None:
         client_mod = importlib.import_module("mcpbind.client")
     except ImportError:
         return "mcpbind has no client yet (mcpbind.client is not importable)"
+    except Exception as exc:  # a half-written mcpbind must not break the benchmark
+        return f"mcpbind.client failed to import: {exc!r}"
     if not hasattr(client_mod, "Client"):
         return "mcpbind has no client yet (mcpbind.client.Client is missing)"
     missing = [
@@ -287,21 +289,40 @@ def pick_run(runs: list[dict[str, Any]], stat: str) -> dict[str, Any]:
     return merged
 
 
-def run_peer(peer: Peer, args: argparse.Namespace, cpus: tuple[int, int] | None) -> Outcome:
-    reason = peer.available()
-    if reason is not None:
-        return Outcome(peer, "skipped", reason)
-    start = time.perf_counter()
-    outcome = Outcome(peer, "ok")
-    try:
-        for _ in range(args.repeat):
-            outcome.runs.append(run_once(peer, args, cpus))
-    except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError, KeyError) as exc:
-        outcome.status, outcome.reason = "failed", str(exc)
-    else:
-        outcome.result = pick_run(outcome.runs, args.stat)
-    outcome.wall_s = time.perf_counter() - start
-    return outcome
+def run_all(
+    chosen: Sequence[Peer], args: argparse.Namespace, cpus: tuple[int, int] | None
+) -> list[Outcome]:
+    """Run every available peer ``--repeat`` times, round-robin.
+
+    Round-robin (A B C, A B C, ...) rather than A A A B B B spreads each configuration's
+    runs over the whole benchmark, so a burst of outside load hits one run of several
+    configurations instead of every run of one.
+    """
+    outcomes = []
+    for peer in chosen:
+        reason = peer.available()
+        outcomes.append(Outcome(peer, "skipped", reason) if reason else Outcome(peer, "ok"))
+    for round_no in range(1, args.repeat + 1):
+        for outcome in outcomes:
+            if outcome.status != "ok":
+                continue
+            start = time.perf_counter()
+            try:
+                outcome.runs.append(run_once(outcome.peer, args, cpus))
+            except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError, KeyError) as exc:
+                outcome.status, outcome.reason = "failed", str(exc)
+            elapsed = time.perf_counter() - start
+            outcome.wall_s += elapsed
+            status = "FAILED" if outcome.status == "failed" else f"{elapsed:.1f}s"
+            print(
+                f"  [{round_no}/{args.repeat}] {outcome.peer.key}: {status}",
+                file=sys.stderr,
+                flush=True,
+            )
+    for outcome in outcomes:
+        if outcome.status == "ok":
+            outcome.result = pick_run(outcome.runs, args.stat)
+    return outcomes
 
 
 # ---- reporting ----------------------------------------------------------------------------
@@ -439,12 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         flush=True,
     )
     load_before = _loadavg()
-    outcomes: list[Outcome] = []
-    for peer in chosen:
-        outcome = run_peer(peer, args, cpus)
-        outcomes.append(outcome)
-        status = outcome.status if outcome.status != "ok" else f"{outcome.wall_s:.1f}s"
-        print(f"  {peer.key}: {status}", file=sys.stderr, flush=True)
+    outcomes = run_all(chosen, args, cpus)
     load_after = _loadavg()
     print()
     print(render_table(outcomes))

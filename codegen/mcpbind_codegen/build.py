@@ -217,6 +217,15 @@ class Builder:
             )
 
     def _property_type(self, owner: str, wire: str, sub: dict[str, Any], hint: str) -> TypeExpr:
+        t = self._declared_type(owner, wire, sub, hint)
+        lazy = self.tracker.find("lazy", f"{owner}.{wire}")
+        if lazy is not None:
+            if t not in (OPEN_OBJECT, ANY):
+                raise OverrideError(f"lazy {owner}.{wire}: not free-form JSON")
+            return Prim("raw") if t == OPEN_OBJECT else Prim("rawany")
+        return t
+
+    def _declared_type(self, owner: str, wire: str, sub: dict[str, Any], hint: str) -> TypeExpr:
         for index, o in self.tracker.of_kind("open"):
             d, _, prop = o.target.partition(".")
             if prop == wire and d in ("*", owner):

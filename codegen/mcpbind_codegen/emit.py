@@ -34,6 +34,8 @@ _PRIM = {
     "bool": "bool",
     "none": "None",
     "any": "Any",
+    "raw": "JSONObjectRaw",
+    "rawany": "JSONValueRaw",
 }
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -89,6 +91,10 @@ def _doc(text: str | None, indent: str) -> list[str]:
     return out
 
 
+def _uses(d: Definition, alias: str) -> bool:
+    return isinstance(d, StructDef) and any(alias in render(f.type) for f in d.fields)
+
+
 def _isort_key(name: str) -> tuple[str, str]:
     """The order ruff's isort gives imported names (case-insensitive)."""
     return name.lower(), name
@@ -122,10 +128,18 @@ def emit_types(model: Model) -> str:
         "",
     ]
     unions = [d for d in defs.values() if isinstance(d, UnionDef)]
+    shared = []
     if any(u.discriminator is not None for u in unions):
-        out += ["from .._common import Discriminator, untagged_union", ""]
-    elif unions:
-        out += ["from .._common import untagged_union", ""]
+        shared.append("Discriminator")
+    for alias in ("JSONObjectRaw", "JSONValueRaw"):
+        if any(_uses(d, alias) for d in defs.values()):
+            shared.append(alias)
+    if any(_uses(d, "JSONObjectRaw") for d in defs.values()):
+        shared.append("check_object")
+    if unions:
+        shared.append("untagged_union")
+    if shared:
+        out += [f"from .._common import {', '.join(shared)}", ""]
     else:
         out += [""]
     out += ["__all__ = ["] + [f'    "{n}",' for n in sorted(defs)] + ["]", ""]
@@ -162,6 +176,10 @@ def _struct(d: StructDef) -> list[str]:
     for f in sorted(d.fields, key=lambda f: not f.required):
         lines.append("    " + _field(f))
         lines += _doc(f.doc, "    ")
+    raw_objects = [f for f in d.fields if f.type == Prim("raw")]
+    if raw_objects:
+        lines += ["", "    def __post_init__(self) -> None:"]
+        lines += [f"        check_object(self.{f.py}, {_lit(f.wire)})" for f in raw_objects]
     return lines
 
 

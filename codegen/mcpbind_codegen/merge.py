@@ -122,12 +122,15 @@ def merge_types(newer: TypeExpr, older: TypeExpr, kinds: dict[str, Definition]) 
     a, b = newer, older
     if a == b:
         return a
-    if ANY in (a, b):
+    if ANY in (a, b) and not {a, b} & {Prim("raw"), Prim("rawany")}:
         return ANY
     if isinstance(a, ListOf) and isinstance(b, ListOf):
         return ListOf(merge_types(a.item, b.item, kinds))
     if isinstance(a, MapOf) and isinstance(b, MapOf):
         return MapOf(merge_types(a.value, b.value, kinds))
+    raws = {Prim("raw"), Prim("rawany")}
+    if {a, b} & raws and {a, b} <= raws | {OPEN_OBJECT, ANY}:
+        return Prim("rawany") if {a, b} & {Prim("rawany"), ANY} else Prim("raw")
     if a == OPEN_OBJECT and isinstance(b, Ref):
         return b
     if b == OPEN_OBJECT and isinstance(a, Ref):

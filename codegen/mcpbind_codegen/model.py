@@ -14,9 +14,11 @@ LitValue = str | int | bool
 
 @dataclass(frozen=True)
 class Prim:
-    """A JSON primitive. ``number`` is any JSON number (``int | float``)."""
+    """A JSON primitive. ``number`` is any JSON number (``int | float``); ``raw`` is a JSON
+    object kept undecoded (``msgspec.Raw``) until the application reads it; ``rawany`` is any
+    JSON value kept undecoded."""
 
-    kind: Literal["str", "int", "number", "bool", "none", "any"]
+    kind: Literal["str", "int", "number", "bool", "none", "any", "raw", "rawany"]
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-OverrideKind = Literal["patch", "open", "tolerate", "discriminate", "result", "name", "inherit"]
+OverrideKind = Literal[
+    "patch", "open", "tolerate", "discriminate", "result", "name", "inherit", "lazy"
+]
 
 V2024 = "2024-11-05"
 V2025_03 = "2025-03-26"
@@ -36,6 +38,9 @@ class Override:
       result       -- ``target`` is a request definition; ``value`` is its result definition.
       name         -- ``target`` is ``Def.property`` of an inline object; ``value`` is its name.
       inherit      -- ``*.params._meta``: message params lacking ``_meta`` get the base one.
+      lazy         -- ``Def.property``, an open JSON object the protocol only carries: kept as
+                      undecoded JSON (``msgspec.Raw``) until read. A representation choice for
+                      speed rather than a schema quirk, kept here so it is checked the same way.
     """
 
     kind: OverrideKind
@@ -99,6 +104,26 @@ OVERRIDES: tuple[Override, ...] = (
         "*.params._meta",
         "params `extends` the base params in schema.ts; the JSON schema dropped the inherited `_meta`",
         "basic/index.mdx#_meta",
+    ),
+    # --- free-form JSON kept undecoded until read ------------------------------------------
+    *(
+        Override(
+            "lazy",
+            vs,
+            target,
+            "free-form JSON mcpbind only carries: no intermediate dicts on decode",
+            page,
+        )
+        for target, vs, page in (
+            ("Tool.inputSchema", ALL, "server/tools.mdx#tool"),
+            ("Tool.outputSchema", (V2025_06, V2025_11, V2026), "server/tools.mdx#output-schema"),
+            ("CallToolRequestParams.arguments", ALL, "server/tools.mdx#calling-tools"),
+            (
+                "CallToolResult.structuredContent",
+                (V2025_06, V2025_11, V2026),
+                "server/tools.mdx#structured-content",
+            ),
+        )
     ),
     # --- required fields that receivers must tolerate when absent ------------------------
     *(

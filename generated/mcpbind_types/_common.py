@@ -23,24 +23,29 @@ import abc
 import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 __all__ = [
     "UNSET",
+    "JSONObjectRaw",
+    "JSONValueRaw",
     "Discriminator",
     "MethodInfo",
     "ProgressCallback",
     "RequestOptions",
     "RequestSender",
     "UnsetType",
+    "check_object",
     "convert",
     "dec_hook",
     "decode",
     "decoder",
     "encode",
+    "json_object",
+    "json_value",
     "untagged_union",
 ]
 
@@ -48,6 +53,52 @@ P = TypeVar("P")
 R = TypeVar("R")
 T = TypeVar("T")
 _MISSING: Any = object()
+
+
+if TYPE_CHECKING:
+    JSONObjectRaw: TypeAlias = dict[str, Any] | msgspec.Raw
+    JSONValueRaw: TypeAlias = Any
+else:
+    JSONObjectRaw = msgspec.Raw
+    JSONValueRaw = msgspec.Raw
+"""Free-form JSON the protocol carries but mcpbind does not look into (tool schemas, arguments,
+structured content). Build it from a ``dict`` (or any JSON value); a decoded message holds the
+raw JSON (``msgspec.Raw``): read it with :func:`json_object` / :func:`json_value`, or forward it
+as is without it ever becoming Python objects."""
+
+_OBJECT_DECODER = msgspec.json.Decoder(dict[str, Any])
+_ENCODER = msgspec.json.Encoder()
+
+
+_KIND_OF_FIRST_BYTE = {
+    ord("["): "array",
+    ord('"'): "str",
+    ord("t"): "bool",
+    ord("f"): "bool",
+    ord("n"): "null",
+}
+
+
+def check_object(value: Any, wire_name: str) -> None:
+    """Run on decode (``__post_init__``): a raw JSON object field must hold an object."""
+    if isinstance(value, msgspec.Raw):
+        first = memoryview(value)[:1].tobytes()
+        if first != b"{":
+            got = _KIND_OF_FIRST_BYTE.get(first[0], "number") if first else "nothing"
+            raise ValueError(f"Expected `object`, got `{got}` at `.{wire_name}`")
+
+
+def json_value(value: Any) -> Any:
+    """The Python value of a :data:`JSONValueRaw` (decoding it if it is raw JSON)."""
+    return msgspec.json.decode(value) if isinstance(value, msgspec.Raw) else value
+
+
+def json_object(value: dict[str, Any] | msgspec.Raw) -> dict[str, Any]:
+    """The ``dict`` of a :data:`JSONObjectRaw` value (decoding it if it is raw JSON)."""
+    if isinstance(value, msgspec.Raw):
+        decoded: dict[str, Any] = _OBJECT_DECODER.decode(value)
+        return decoded
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +149,7 @@ class _UntaggedUnion(abc.ABC):
         errors: list[str] = []
         for name, tp, keys in table:
             try:
-                value = msgspec.convert(obj, tp, dec_hook=dec_hook)
+                value = _convert(obj, tp)
             except msgspec.ValidationError as exc:
                 errors.append(f"{name}: {exc}")
                 continue
@@ -116,9 +167,19 @@ class _UntaggedUnion(abc.ABC):
         )
 
 
-def _convert_member(obj: Any, tp: Any, name: str) -> Any:
+def _convert(obj: Any, tp: Any) -> Any:
     try:
         return msgspec.convert(obj, tp, dec_hook=dec_hook)
+    except msgspec.ValidationError as exc:
+        if "Expected `raw`" not in str(exc):
+            raise
+    # A member with raw-JSON fields cannot be built from decoded builtins: go back to JSON.
+    return decoder(tp).decode(_ENCODER.encode(obj))
+
+
+def _convert_member(obj: Any, tp: Any, name: str) -> Any:
+    try:
+        return _convert(obj, tp)
     except msgspec.ValidationError as exc:
         raise msgspec.ValidationError(f"{exc} (as `{name}`)") from None
 
@@ -163,9 +224,6 @@ def convert(obj: Any, tp: type[T]) -> T:
     """Convert already-decoded builtins (e.g. a ``dict``) into ``tp``."""
     result: T = msgspec.convert(obj, tp, dec_hook=dec_hook)
     return result
-
-
-_ENCODER = msgspec.json.Encoder()
 
 
 def encode(obj: Any) -> bytes:

@@ -6,7 +6,7 @@ The types are ``mcpbind.types`` (the generated unified superset of every protoco
 from __future__ import annotations
 
 from mcpbind_types import unified as types
-from mcpbind_types._common import RequestOptions
+from mcpbind_types._common import RequestOptions, json_object, json_value
 
 from .client import Client, ClientHandlers, UnsupportedVersion
 from .protocol import McpError
@@ -29,5 +29,7 @@ __all__ = [
     "UnsupportedVersion",
     "serve",
     "serve_stdio",
+    "json_object",
+    "json_value",
     "types",
 ]

@@ -17,7 +17,7 @@ import anyio
 import msgspec
 
 from mcpbind_types import unified as t
-from mcpbind_types._common import MethodInfo, P, R, RequestOptions
+from mcpbind_types._common import MethodInfo, P, R, RequestOptions, json_object, json_value
 from mcpbind_types.unified.stubs import ServerMethods
 
 from .protocol import (
@@ -199,7 +199,10 @@ class Client(ServerMethods):
         if name not in self._schemas:
             async for tool in self.iter_tools():
                 schema = tool.output_schema
-                self._schemas[tool.name] = schema if isinstance(schema, dict) else None
+                if isinstance(schema, msgspec.UnsetType):
+                    self._schemas[tool.name] = None
+                else:
+                    self._schemas[tool.name] = json_object(schema)
         return self._schemas.get(name)
 
     async def iter_tools(self) -> AsyncIterator[t.Tool]:
@@ -299,7 +302,8 @@ def _check_structured(name: str, schema: dict[str, Any], result: t.CallToolResul
         import jsonschema
     except ImportError:  # pragma: no cover - the check needs the optional validator
         return
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(content), key=str)
+    value = json_value(content)
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(value), key=str)
     if errors:
         path = "$" + "".join(f"[{p!r}]" for p in errors[0].absolute_path)
         raise McpError(

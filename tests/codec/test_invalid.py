@@ -93,6 +93,11 @@ def call_tool_result(version: str, content: list[Any]) -> dict[str, Any]:
     return result
 
 
+def as_python(value: Any) -> Any:
+    """A free-form JSON field's value, whether decoded eagerly or kept as ``msgspec.Raw``."""
+    return msgspec.json.decode(value) if isinstance(value, msgspec.Raw) else value
+
+
 def with_path(value: Any, path: tuple[Any, ...], new: Any) -> Any:
     out = copy.deepcopy(value)
     target = out
@@ -344,4 +349,4 @@ def test_json_values_hold_floats_2026() -> None:
     for value in (1.5, [0.5, -0.25], {"a": {"b": [2.75]}}, None):
         assert_floats_survive(version, "JSONValue", value)
     decoded = decoder(types(version).CallToolResult).decode(json.dumps(result))
-    assert decoded.structured_content["nested"][1]["e"] == -2.5e-3
+    assert as_python(decoded.structured_content)["nested"][1]["e"] == -2.5e-3

@@ -28,7 +28,15 @@ from hypothesis import strategies as st
 
 from mcpbind_types._common import decoder, encode
 
-from .strategies import VERSIONS, definitions, expected, strategies_for, tolerated, validator
+from .strategies import (
+    SEMANTIC_HINTS,
+    VERSIONS,
+    definitions,
+    expected,
+    strategies_for,
+    tolerated,
+    validator,
+)
 
 #: Examples drawn per definition: ~550 definitions must run in well under a minute. Raise it for
 #: a deeper (still deterministic) search: ``MCPBIND_PROPERTY_EXAMPLES=500 pytest tests/codec``.
@@ -114,20 +122,88 @@ def test_every_definition_is_covered(version: str, record_property: Any) -> None
     print(f"{version}: {len(covered)}/{len(names)} definitions covered")
 
 
-def test_tolerated_fields_are_generated_absent_and_present() -> None:
-    """The strategy exercises both sides of each ``tolerate`` override (2026-07-28).
+def _draws(strategy: st.SearchStrategy[Any], n: int = 25) -> list[Any]:
+    out: list[Any] = []
 
-    Spec: 2026-07-28 basic/index.mdx#result-type and server/utilities/caching.mdx.
-    """
-    version = "2026-07-28"
-    strategy = strategies_for(version).definition("CallToolResult")
-    seen: set[tuple[bool, str]] = set()
-
-    @settings(max_examples=60, derandomize=True, database=None, deadline=None)
+    @settings(max_examples=n, database=None, deadline=None)
+    @seed(0)
     @given(strategy)
-    def collect(wire: dict[str, Any]) -> None:
-        seen.add(("resultType" in wire, expected(wire)["resultType"]))
+    def collect(value: Any) -> None:
+        out.append(value)
 
     collect()
-    assert seen == {(True, "complete"), (False, "complete")}
-    assert "resultType" in tolerated(version)["CallToolResult"]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("definition", "field"),
+    [
+        (d, f)
+        for d, fields in tolerated("2026-07-28").items()
+        for f in fields
+        # A hint may withdraw the leniency: InputRequiredResult always says "input_required".
+        if not getattr(SEMANTIC_HINTS.get(("2026-07-28", d, f)), "required", False)
+    ],
+)
+def test_tolerated_fields_are_drawn_absent_and_present(definition: str, field: str) -> None:
+    """Both sides of each ``tolerate`` override are exercised, with the default expected back.
+
+    Spec: 2026-07-28 basic/index.mdx#result-type (absent ``resultType`` means "complete") and
+    server/utilities/caching.mdx (absent ``ttlMs``/``cacheScope``: not cacheable).
+    """
+    version = "2026-07-28"
+    default = tolerated(version)[definition][field]
+    wires = _draws(strategies_for(version).definition(definition))
+    assert {field in w for w in wires} == {True, False}
+    for w in wires:
+        if field not in w:
+            got = expected(w).get(field)
+            assert got == default, f"{definition}.{field}: absent should come back as {default!r}"
+
+
+def test_semantic_hints_narrow_the_schema() -> None:
+    """Each hint narrows a property the official schema types more loosely (never contradicts it).
+
+    Spec: 2026-07-28 basic/patterns/mrtr.mdx (``resultType`` selects the result shape).
+    """
+    for (version, definition, prop), hint in SEMANTIC_HINTS.items():
+        node = definitions(version)[definition]["properties"][prop]
+        assert node.get("type") == hint.schema["type"]
+        instance = {prop: hint.schema["const"]}
+        errors = [
+            e
+            for e in validator(version, definition).iter_errors(instance)
+            if list(e.absolute_path)[:1] == [prop]  # other (required) fields are not the point
+        ]
+        assert errors == [], (definition, prop)
+
+
+@pytest.mark.parametrize(
+    ("version", "definition", "where"),
+    [
+        ("2025-11-25", "CancelTaskRequest", ("params", "_meta")),  # inherit, inline params
+        ("2026-07-28", "CreateMessageRequestParams", ("_meta",)),  # inherit, a definition
+        ("2025-11-25", "CallToolRequestParams", ("_meta",)),  # open: *._meta
+        ("2024-11-05", "Tool", ("inputSchema",)),  # open: Tool.inputSchema
+        ("2026-07-28", "Tool", ("outputSchema",)),  # additionalProperties: {}
+        ("2026-07-28", "Result", ()),  # additionalProperties: {}
+    ],
+)
+def test_open_maps_are_drawn_with_undeclared_keys(
+    version: str, definition: str, where: tuple[str, ...]
+) -> None:
+    """Open maps get keys the schema does not declare, so the round trip checks they survive.
+
+    Spec: basic/index.mdx#_meta (vendor keys) and server/tools.mdx#tool (schemas kept whole).
+    """
+    gen = strategies_for(version)
+    node = gen._resolve(definitions(version)[definition])
+    for step in where:  # an inherited `_meta` is not in the schema: nothing declared
+        node = gen._resolve(node.get("properties", {}).get(step, {}))
+    declared = set(node.get("properties", {}))
+    seen_extra = False
+    for wire in _draws(strategies_for(version).definition(definition), 40):
+        for step in where:
+            wire = wire.get(step, {})
+        seen_extra |= bool(set(wire) - declared)
+    assert seen_extra

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .._common import Discriminator, untagged_union
+from .._common import Discriminator, JSONObjectRaw, JSONValueRaw, check_object, untagged_union
 
 __all__ = [
     "Annotated",
@@ -388,7 +388,7 @@ class CallToolRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_de
     name: str
     """The name of the tool."""
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    arguments: dict[str, Any] | UnsetType = UNSET
+    arguments: JSONObjectRaw | UnsetType = UNSET
     """Arguments to use for the tool call."""
     input_responses: InputResponses | UnsetType = msgspec.field(default=UNSET, name="inputResponses")
     request_state: str | UnsetType = msgspec.field(default=UNSET, name="requestState")
@@ -400,6 +400,9 @@ class CallToolRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_de
     Task augmentation is subject to capability negotiation - receivers MUST declare support
     for task augmentation of specific request types in their capabilities.
     """
+
+    def __post_init__(self) -> None:
+        check_object(self.arguments, "arguments")
 
 
 class CallToolResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -431,7 +434,7 @@ class CallToolResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    structured_content: Any | UnsetType = msgspec.field(default=UNSET, name="structuredContent")
+    structured_content: JSONValueRaw | UnsetType = msgspec.field(default=UNSET, name="structuredContent")
     """An optional JSON value that represents the structured result of the tool call.
 
     This can be any JSON value (object, array, string, number, boolean, or null)
@@ -2711,7 +2714,7 @@ class TitledSingleSelectEnumSchemaOneOfItem(msgspec.Struct, kw_only=True, gc=Fal
 class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Definition for a tool the client can call."""
 
-    input_schema: dict[str, Any] = msgspec.field(name="inputSchema")
+    input_schema: JSONObjectRaw = msgspec.field(name="inputSchema")
     """A JSON Schema object defining the expected parameters for the tool.
 
     Tool arguments are always JSON objects, so `type: "object"` is required at the root.
@@ -2751,7 +2754,7 @@ class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    output_schema: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="outputSchema")
+    output_schema: JSONObjectRaw | UnsetType = msgspec.field(default=UNSET, name="outputSchema")
     """An optional JSON Schema object defining the structure of the tool's output returned in
     the structuredContent field of a {@link CallToolResult}. This can be any valid JSON Schema 2020-12.
 
@@ -2767,6 +2770,10 @@ class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
     execution: ToolExecution | UnsetType = UNSET
     """Execution-related properties for this tool."""
+
+    def __post_init__(self) -> None:
+        check_object(self.input_schema, "inputSchema")
+        check_object(self.output_schema, "outputSchema")
 
 
 class ToolAnnotations(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):

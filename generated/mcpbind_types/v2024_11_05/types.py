@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .._common import untagged_union
+from .._common import JSONObjectRaw, check_object, untagged_union
 
 __all__ = [
     "Annotated",
@@ -165,9 +165,12 @@ class CallToolRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults
 
 class CallToolRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     name: str
-    arguments: dict[str, Any] | UnsetType = UNSET
+    arguments: JSONObjectRaw | UnsetType = UNSET
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """Reserved for protocol metadata (inherited from the base params)."""
+
+    def __post_init__(self) -> None:
+        check_object(self.arguments, "arguments")
 
 
 class CallToolResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -970,12 +973,15 @@ class TextResourceContents(msgspec.Struct, kw_only=True, gc=False, repr_omit_def
 class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Definition for a tool the client can call."""
 
-    input_schema: dict[str, Any] = msgspec.field(name="inputSchema")
+    input_schema: JSONObjectRaw = msgspec.field(name="inputSchema")
     """A JSON Schema object defining the expected parameters for the tool."""
     name: str
     """The name of the tool."""
     description: str | UnsetType = UNSET
     """A human-readable description of the tool."""
+
+    def __post_init__(self) -> None:
+        check_object(self.input_schema, "inputSchema")
 
 
 class ToolListChangedNotification(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="notifications/tools/list_changed"):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .._common import untagged_union
+from .._common import JSONObjectRaw, check_object, untagged_union
 
 __all__ = [
     "Annotations",
@@ -220,9 +220,12 @@ class CallToolRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults
 
 class CallToolRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     name: str
-    arguments: dict[str, Any] | UnsetType = UNSET
+    arguments: JSONObjectRaw | UnsetType = UNSET
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """Reserved for protocol metadata (inherited from the base params)."""
+
+    def __post_init__(self) -> None:
+        check_object(self.arguments, "arguments")
 
 
 class CallToolResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -246,8 +249,11 @@ class CallToolResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=
     server does not support tool calls, or any other exceptional conditions,
     should be reported as an MCP error response.
     """
-    structured_content: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="structuredContent")
+    structured_content: JSONObjectRaw | UnsetType = msgspec.field(default=UNSET, name="structuredContent")
     """An optional JSON object that represents the structured result of the tool call."""
+
+    def __post_init__(self) -> None:
+        check_object(self.structured_content, "structuredContent")
 
 
 class CancelledNotification(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="notifications/cancelled"):
@@ -1216,7 +1222,7 @@ class TextResourceContents(msgspec.Struct, kw_only=True, gc=False, repr_omit_def
 class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Definition for a tool the client can call."""
 
-    input_schema: dict[str, Any] = msgspec.field(name="inputSchema")
+    input_schema: JSONObjectRaw = msgspec.field(name="inputSchema")
     """A JSON Schema object defining the expected parameters for the tool."""
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
@@ -1232,7 +1238,7 @@ class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
 
     This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
     """
-    output_schema: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="outputSchema")
+    output_schema: JSONObjectRaw | UnsetType = msgspec.field(default=UNSET, name="outputSchema")
     """An optional JSON Schema object defining the structure of the tool's output returned in
     the structuredContent field of a CallToolResult.
     """
@@ -1244,6 +1250,10 @@ class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
+
+    def __post_init__(self) -> None:
+        check_object(self.input_schema, "inputSchema")
+        check_object(self.output_schema, "outputSchema")
 
 
 class ToolAnnotations(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):

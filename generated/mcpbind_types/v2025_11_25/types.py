@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .._common import Discriminator, untagged_union
+from .._common import Discriminator, JSONObjectRaw, check_object, untagged_union
 
 __all__ = [
     "Annotations",
@@ -279,7 +279,7 @@ class CallToolRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_de
     """The name of the tool."""
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
-    arguments: dict[str, Any] | UnsetType = UNSET
+    arguments: JSONObjectRaw | UnsetType = UNSET
     """Arguments to use for the tool call."""
     task: TaskMetadata | UnsetType = UNSET
     """If specified, the caller is requesting task-augmented execution for this request.
@@ -289,6 +289,9 @@ class CallToolRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_de
     Task augmentation is subject to capability negotiation - receivers MUST declare support
     for task augmentation of specific request types in their capabilities.
     """
+
+    def __post_init__(self) -> None:
+        check_object(self.arguments, "arguments")
 
 
 class CallToolResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -312,8 +315,11 @@ class CallToolResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=
     server does not support tool calls, or any other exceptional conditions,
     should be reported as an MCP error response.
     """
-    structured_content: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="structuredContent")
+    structured_content: JSONObjectRaw | UnsetType = msgspec.field(default=UNSET, name="structuredContent")
     """An optional JSON object that represents the structured result of the tool call."""
+
+    def __post_init__(self) -> None:
+        check_object(self.structured_content, "structuredContent")
 
 
 class CancelTaskRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="tasks/cancel"):
@@ -1843,7 +1849,7 @@ class TitledSingleSelectEnumSchemaOneOfItem(msgspec.Struct, kw_only=True, gc=Fal
 class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Definition for a tool the client can call."""
 
-    input_schema: dict[str, Any] = msgspec.field(name="inputSchema")
+    input_schema: JSONObjectRaw = msgspec.field(name="inputSchema")
     """A JSON Schema object defining the expected parameters for the tool."""
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
@@ -1872,7 +1878,7 @@ class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    output_schema: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="outputSchema")
+    output_schema: JSONObjectRaw | UnsetType = msgspec.field(default=UNSET, name="outputSchema")
     """An optional JSON Schema object defining the structure of the tool's output returned in
     the structuredContent field of a CallToolResult.
 
@@ -1887,6 +1893,10 @@ class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
+
+    def __post_init__(self) -> None:
+        check_object(self.input_schema, "inputSchema")
+        check_object(self.output_schema, "outputSchema")
 
 
 class ToolAnnotations(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):

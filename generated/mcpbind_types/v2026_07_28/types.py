@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .._common import Discriminator, untagged_union
+from .._common import Discriminator, JSONObjectRaw, JSONValueRaw, check_object, untagged_union
 
 __all__ = [
     "Annotations",
@@ -319,10 +319,13 @@ class CallToolRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_de
     meta: dict[str, Any] = msgspec.field(name="_meta")
     name: str
     """The name of the tool."""
-    arguments: dict[str, Any] | UnsetType = UNSET
+    arguments: JSONObjectRaw | UnsetType = UNSET
     """Arguments to use for the tool call."""
     input_responses: InputResponses | UnsetType = msgspec.field(default=UNSET, name="inputResponses")
     request_state: str | UnsetType = msgspec.field(default=UNSET, name="requestState")
+
+    def __post_init__(self) -> None:
+        check_object(self.arguments, "arguments")
 
 
 class CallToolResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -354,7 +357,7 @@ class CallToolResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    structured_content: Any | UnsetType = msgspec.field(default=UNSET, name="structuredContent")
+    structured_content: JSONValueRaw | UnsetType = msgspec.field(default=UNSET, name="structuredContent")
     """An optional JSON value that represents the structured result of the tool call.
 
     This can be any JSON value (object, array, string, number, boolean, or null)
@@ -2185,7 +2188,7 @@ class TitledSingleSelectEnumSchemaOneOfItem(msgspec.Struct, kw_only=True, gc=Fal
 class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Definition for a tool the client can call."""
 
-    input_schema: dict[str, Any] = msgspec.field(name="inputSchema")
+    input_schema: JSONObjectRaw = msgspec.field(name="inputSchema")
     """A JSON Schema object defining the expected parameters for the tool.
 
     Tool arguments are always JSON objects, so `type: "object"` is required at the root.
@@ -2225,7 +2228,7 @@ class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    output_schema: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="outputSchema")
+    output_schema: JSONObjectRaw | UnsetType = msgspec.field(default=UNSET, name="outputSchema")
     """An optional JSON Schema object defining the structure of the tool's output returned in
     the structuredContent field of a {@link CallToolResult}. This can be any valid JSON Schema 2020-12.
 
@@ -2239,6 +2242,10 @@ class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
+
+    def __post_init__(self) -> None:
+        check_object(self.input_schema, "inputSchema")
+        check_object(self.output_schema, "outputSchema")
 
 
 class ToolAnnotations(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):

@@ -294,7 +294,7 @@ class Server:
         entry = self.tools.get(params.name)
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
-        args = params.arguments if isinstance(params.arguments, dict) else None
+        args = None if isinstance(params.arguments, msgspec.UnsetType) else params.arguments
         try:
             kwargs = entry.signature.bind(args)
         except ToolArgumentsError as exc:
@@ -361,7 +361,7 @@ class Server:
         entry = self.prompts.get(params.name)
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
-        args = params.arguments if isinstance(params.arguments, dict) else None
+        args = None if isinstance(params.arguments, msgspec.UnsetType) else params.arguments
         try:
             kwargs = entry.signature.bind(args)
         except ToolArgumentsError as exc:

@@ -71,6 +71,7 @@ _MUTABLE_DEFAULTS: Final = (list, dict, set, bytearray)
 _NO_OUTPUT: Final[tuple[Any, ...]] = (None, type(None), Any, NoReturn, typing.Never)
 
 SkipPredicate = Callable[[inspect.Parameter], bool]
+_ARGUMENTS: Final = msgspec.json.Decoder(dict[str, Any])
 
 
 def is_valid_tool_name(name: str) -> bool:
@@ -351,7 +352,7 @@ class ToolSignature:
         self.output_wrapped = wrapped
         self._return_type = annotation
 
-    def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    def bind(self, arguments: Mapping[str, Any] | msgspec.Raw | None) -> dict[str, Any]:
         """Validate ``arguments`` (decoded JSON) and return the keyword arguments for ``fn``.
 
         Skipped parameters are not included. Absent optional parameters get the
@@ -362,6 +363,9 @@ class ToolSignature:
         """
         if arguments is None:
             arguments = {}
+        elif isinstance(arguments, msgspec.Raw):
+            # Raw JSON straight from the wire: one decode into the parameter struct.
+            arguments = _ARGUMENTS.decode(arguments)
         elif type(arguments) is not dict and isinstance(arguments, Mapping):
             arguments = dict(arguments)
         try:
