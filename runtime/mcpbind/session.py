@@ -103,7 +103,6 @@ class Connection:
         self._waiters: dict[RequestId, _Waiter] = {}
         self._handlers: dict[RequestId, anyio.CancelScope] = {}
         self._tg: TaskGroup | None = None
-        self._send_lock = anyio.Lock()
         self._closed = anyio.Event()
         self._tokens = itertools.count(1)
         self.close_reason: str | None = None
@@ -134,9 +133,8 @@ class Connection:
 
     # ------------------------------------------------------------------ sending
     async def send(self, data: bytes | None) -> None:
-        if data is None:
-            return
-        async with self._send_lock:
+        # Transports write each message whole even when several tasks send at once.
+        if data is not None:
             await self.transport.send(data)
 
     async def request(

@@ -25,7 +25,10 @@ class MemoryTransport(AsyncResource):
 
     async def send(self, message: bytes) -> None:
         try:
-            await self._outgoing.send(message)
+            try:
+                self._outgoing.send_nowait(message)  # fast path: no scheduling round trip
+            except anyio.WouldBlock:
+                await self._outgoing.send(message)
         except anyio.ClosedResourceError:
             raise TransportClosed("transport closed") from None
         except anyio.BrokenResourceError:
@@ -34,7 +37,10 @@ class MemoryTransport(AsyncResource):
     async def receive(self) -> bytes:
         """Return the next message; messages queued before the peer closed still arrive."""
         try:
-            return await self._incoming.receive()
+            try:
+                return self._incoming.receive_nowait()  # fast path when a message is queued
+            except anyio.WouldBlock:
+                return await self._incoming.receive()
         except anyio.ClosedResourceError:
             raise TransportClosed("transport closed") from None
         except anyio.EndOfStream:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import select
+import stat
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -156,6 +157,28 @@ class _FdSource:
         return data
 
 
+def _make_nonblocking(fd: int) -> bool:
+    """Make ``fd`` non-blocking if it is a pipe or socket the event loop can poll."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        return False  # regular files, ttys, /dev/null: keep the blocking thread write
+    os.set_blocking(fd, False)
+    return True
+
+
+async def _write_nonblocking(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to a non-blocking pipe, waiting only while it is full."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            await anyio.wait_writable(fd)
+
+
 def _write_all(fd: int, data: bytes) -> None:
     """Blocking write of every byte of ``data``; runs in a worker thread."""
     view = memoryview(data)
@@ -177,10 +200,13 @@ class StdioServerTransport(AsyncResource):
 
     def __init__(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
         self._reader = LineReader(_FdSource(0), max_message_size)
-        self._send_lock = anyio.Lock()
+        self._send_lock = anyio.Lock(fast_acquire=True)
         self._closed = False
         self._saved_stdout = sys.stdout
         self._wire = os.dup(1)
+        # Writes go straight from the event loop: non-blocking, waiting for writability only
+        # when the pipe is full (no worker thread per message).
+        self._wire_pollable = _make_nonblocking(self._wire)
         os.dup2(2, 1)
         sys.stdout = sys.stderr
         self._saved_stdout.flush()  # output printed before we took over goes to stderr too
@@ -191,7 +217,10 @@ class StdioServerTransport(AsyncResource):
             if self._closed:
                 raise TransportClosed("transport closed")
             try:
-                await anyio.to_thread.run_sync(_write_all, self._wire, data)
+                if self._wire_pollable:
+                    await _write_nonblocking(self._wire, data)
+                else:
+                    await anyio.to_thread.run_sync(_write_all, self._wire, data)
             except OSError as exc:
                 raise TransportClosed(f"stdout closed: {exc}") from exc
 
@@ -278,7 +307,7 @@ class StdioClientTransport(AsyncResource):
         self._stderr_sink = stderr_sink
         self._close_timeout = close_timeout
         self._terminate_timeout = terminate_timeout
-        self._send_lock = anyio.Lock()
+        self._send_lock = anyio.Lock(fast_acquire=True)
         self._close_lock = anyio.Lock()
         self._closed = False
         self._stderr_done = anyio.Event()
