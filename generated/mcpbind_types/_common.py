@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import abc
 import functools
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
@@ -44,6 +45,7 @@ __all__ = [
     "decode",
     "decoder",
     "encode",
+    "join_error_path",
     "json_object",
     "json_value",
     "untagged_union",
@@ -151,7 +153,7 @@ class _UntaggedUnion(abc.ABC):
             try:
                 value = _convert(obj, tp)
             except msgspec.ValidationError as exc:
-                errors.append(f"{name}: {exc}")
+                errors.append(f"{name}: {_relative(exc)}")
                 continue
             if keys is None or not isinstance(obj, dict):
                 return value
@@ -162,9 +164,7 @@ class _UntaggedUnion(abc.ABC):
                 best = (lost, value)
         if best is not None:
             return best[1]
-        raise msgspec.ValidationError(
-            f"matches no variant of `{cls.__name__}` ({'; '.join(errors)})"
-        )
+        raise ValueError(f"matches no variant of `{cls.__name__}` ({'; '.join(errors)})")
 
 
 def _convert(obj: Any, tp: Any) -> Any:
@@ -177,11 +177,36 @@ def _convert(obj: Any, tp: Any) -> Any:
     return decoder(tp).decode(_ENCODER.encode(obj))
 
 
+_AT = re.compile(r"^(?P<msg>.*?) - at `\$(?P<path>[^`]*)`$", re.DOTALL)
+_SPLIT = re.compile(
+    r"^(?P<msg>.*?) at `(?P<rel>[.\[][^`]*)`(?P<tail>.*?) - at `(?P<abs>\$[^`]*)`$", re.DOTALL
+)
+
+
+def _relative(exc: Exception) -> str:
+    """msgspec's message with its ``- at `$.x``` turned into `` at `.x``` (relative to here)."""
+    m = _AT.match(str(exc))
+    if m is None:
+        return str(exc)
+    return f"{m['msg']} at `{m['path']}`" if m["path"] else m["msg"]
+
+
+def join_error_path(message: str) -> str:
+    """Join the two halves of a path that msgspec reports for errors raised inside a hook or a
+    ``__post_init__`` ("X at `.a` - at `$.b`" -> "X - at `$.b.a`"); other messages unchanged."""
+    m = _SPLIT.match(message)
+    if m is None:
+        return message
+    return f"{m['msg']}{m['tail']} - at `{m['abs']}{m['rel']}`"
+
+
 def _convert_member(obj: Any, tp: Any, name: str) -> Any:
     try:
         return _convert(obj, tp)
     except msgspec.ValidationError as exc:
-        raise msgspec.ValidationError(f"{exc} (as `{name}`)") from None
+        # A ValueError lets msgspec append where this union sits; the member's own path comes
+        # first, relative ("at `.message`"): join_error_path() makes one path of the two.
+        raise ValueError(f"{_relative(exc)} (as `{name}`)") from None
 
 
 def untagged_union(

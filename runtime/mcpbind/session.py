@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import msgspec
 from anyio.abc import TaskGroup
 
 from mcpbind_types._common import RequestOptions
 
+from .deadlines import Deadlines
 from .protocol import (
     CONNECTION_CLOSED,
     INVALID_REQUEST,
@@ -79,8 +81,9 @@ class _Waiter:
     done: anyio.Event = field(default_factory=anyio.Event)
     result: Any = None
     error: McpError | None = None
-    scope: anyio.CancelScope | None = None
     started: float = 0.0
+    timeout: float | None = None
+    timed_out: bool = False
 
 
 class Connection:
@@ -105,6 +108,7 @@ class Connection:
         self._tg: TaskGroup | None = None
         self._closed = anyio.Event()
         self._tokens = itertools.count(1)
+        self._deadlines: Deadlines[RequestId] = Deadlines(self._expire)
         self.close_reason: str | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -112,6 +116,7 @@ class Connection:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._tg.start_soon(self._read_loop)
+        self._tg.start_soon(self._deadlines.run)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -143,17 +148,20 @@ class Connection:
         """Send a request and wait for its result (raises McpError for an error response)."""
         if self.closed:
             raise ConnectionClosed(self.close_reason)
+        await anyio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller sends nothing
         token: int | str | None = None
         if options is not None and (options.on_progress or options.reset_timeout_on_progress):
             token = next(self._tokens)
         request_id, data = self.core.send_request(method, params, progress_token=token)
-        waiter = _Waiter(method, options, started=anyio.current_time())
-        self._waiters[request_id] = waiter
         timeout = (
             options.timeout
             if options is not None and options.timeout is not None
-            else (self.default_timeout)
+            else self.default_timeout
         )
+        waiter = _Waiter(method, options, started=anyio.current_time(), timeout=timeout)
+        self._waiters[request_id] = waiter
+        if timeout is not None:
+            self._arm(request_id, waiter, waiter.started)
         sent = False
         try:
             try:
@@ -162,17 +170,10 @@ class Connection:
                 self.core.cancel(request_id)  # forget it; nothing reached the peer
                 raise ConnectionClosed(str(exc) or self.close_reason) from None
             sent = True
-            with anyio.CancelScope() as scope:
-                waiter.scope = scope
-                if timeout is not None:
-                    scope.deadline = anyio.current_time() + timeout
-                    self._cap_deadline(waiter)
-                await waiter.done.wait()
-            if not waiter.done.is_set():
-                if scope.cancel_called and timeout is not None and not self.closed:
-                    await self._cancel_remote(request_id, "timeout")
-                    raise RequestTimeout(method, anyio.current_time() - waiter.started)
-                raise ConnectionClosed(self.close_reason)
+            await waiter.done.wait()
+            if waiter.timed_out:
+                await self._cancel_remote(request_id, "timeout")
+                raise RequestTimeout(method, anyio.current_time() - waiter.started)
         except BaseException:
             # The caller was cancelled: tell the peer (only about a request it received).
             if not waiter.done.is_set() and request_id in self._waiters:
@@ -184,6 +185,7 @@ class Connection:
             raise
         finally:
             self._waiters.pop(request_id, None)
+            self._deadlines.disarm(request_id)
         error = waiter.error
         if error is not None:
             if type(error) is McpError:
@@ -200,11 +202,20 @@ class Connection:
             ):
                 await self.send(data)
 
-    def _cap_deadline(self, waiter: _Waiter) -> None:
+    def _arm(self, request_id: RequestId, waiter: _Waiter, start: float) -> None:
+        """(Re)start the request's timeout from ``start``, never past its total cap."""
+        assert waiter.timeout is not None
+        deadline = start + waiter.timeout
         opts = waiter.options
-        if waiter.scope is not None and opts is not None and opts.max_total_timeout is not None:
-            cap = waiter.started + opts.max_total_timeout
-            waiter.scope.deadline = min(waiter.scope.deadline, cap)
+        if opts is not None and opts.max_total_timeout is not None:
+            deadline = min(deadline, waiter.started + opts.max_total_timeout)
+        self._deadlines.arm(request_id, deadline)
+
+    def _expire(self, request_id: RequestId) -> None:
+        waiter = self._waiters.get(request_id)
+        if waiter is not None and not waiter.done.is_set():
+            waiter.timed_out = True
+            waiter.done.set()
 
     async def notify(self, method: str, params: Any = None) -> None:
         if self.closed:
@@ -287,13 +298,17 @@ class Connection:
                 logger.exception("notification handler for %s failed", event.method)
 
     async def _progress(self, event: ProgressReceived) -> None:
-        waiter = self._waiters.get(event.request_id) if event.request_id is not None else None
-        if waiter is None or waiter.options is None:
+        rid = event.request_id
+        waiter = self._waiters.get(rid) if rid is not None else None
+        if rid is None or waiter is None or waiter.options is None:
             return
         opts = waiter.options
-        if opts.reset_timeout_on_progress and waiter.scope is not None and opts.timeout:
-            waiter.scope.deadline = anyio.current_time() + opts.timeout
-            self._cap_deadline(waiter)
+        if (
+            opts.reset_timeout_on_progress
+            and waiter.timeout is not None
+            and not waiter.done.is_set()
+        ):
+            self._arm(rid, waiter, anyio.current_time())
         if opts.on_progress is not None:
             try:
                 await opts.on_progress(event.progress, event.total, event.message)

@@ -3,6 +3,9 @@ floats decode wherever the TypeScript schema says ``number``.
 
 Every invalid instance is first checked to be invalid under the official JSON schema too, and every
 valid base instance to be valid, so each test exercises what the spec says and not a guess.
+
+Spec pages named in the docstrings are relative to ``specification/<version>/`` of each version a
+test runs on (e.g. "2025-11-25 basic/utilities/progress.mdx").
 """
 
 from __future__ import annotations
@@ -16,20 +19,15 @@ from typing import Any
 import msgspec
 import pytest
 
-from mcpbind_types._common import decoder, encode
+from mcpbind_types._common import decoder, encode, join_error_path
 
 from .strategies import VERSIONS, definitions, validator
 
 #: Versions with form elicitation (``ElicitResult``, ``NumberSchema``).
 ELICITATION = ("2025-06-18", "2025-11-25", "2026-07-28")
-#: Known bug, reported to the lead: errors raised by the untagged-union hook
-#: (``mcpbind_types._common._UntaggedUnion``) carry no location. The hook raises
-#: ``msgspec.ValidationError`` itself, which msgspec passes through without appending
-#: ``- at `$.contents[0]```; a member's own error keeps its member-relative path (``$.message``
-#: instead of ``$.params.message``). Strict: the marker must go when the bug is fixed.
-UNTAGGED_PATH = pytest.mark.xfail(
-    strict=True, reason="BUG: untagged-union errors do not name the field path"
-)
+#: Errors raised inside the untagged-union hook and the raw-JSON object check carry their own
+#: relative path first ("X at `.message` - at `$.params`"): msgspec appends where the union or
+#: struct sits. ``join_error_path`` joins the halves; the runtime sends joined paths.
 
 
 def types(version: str) -> ModuleType:
@@ -130,18 +128,49 @@ def test_wrong_const_names_the_field(version: str) -> None:
     assert msg.endswith("- at `$.jsonrpc`")
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_wrong_type_in_a_list_item(version: str) -> None:
-    """A tool whose ``inputSchema`` is not an object, second in the list (server/tools.mdx#listing-tools)."""
-    good: dict[str, Any] = {
+def list_tools_result(version: str) -> dict[str, Any]:
+    result: dict[str, Any] = {
         "tools": [{"name": n, "inputSchema": {"type": "object"}} for n in ("a", "b")]
     }
     if version == "2026-07-28":
-        good.update(resultType="complete", ttlMs=0, cacheScope="private")
+        result.update(resultType="complete", ttlMs=0, cacheScope="private")
+    return result
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_wrong_type_in_a_list_item(version: str) -> None:
+    """A tool whose name is not a string, second in the list (server/tools.mdx#listing-tools)."""
+    good = list_tools_result(version)
     assert schema_valid(version, "ListToolsResult", good)
     round_trip(version, "ListToolsResult", good)
-    msg = rejected(version, "ListToolsResult", with_path(good, ("tools", 1, "inputSchema"), "x"))
-    assert msg == "Expected `object`, got `str` - at `$.tools[1].inputSchema`"
+    msg = rejected(version, "ListToolsResult", with_path(good, ("tools", 1, "name"), 5))
+    assert msg == "Expected `str`, got `int` - at `$.tools[1].name`"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_free_form_object_must_be_an_object(version: str) -> None:
+    """A tool whose ``inputSchema`` is not an object (server/tools.mdx#tool).
+
+    Free-form JSON is kept raw (``JSONObjectRaw``) and checked by ``check_object`` on decode.
+    """
+    bad = with_path(list_tools_result(version), ("tools", 1, "inputSchema"), "x")
+    msg = rejected(version, "ListToolsResult", bad)
+    assert msg.startswith("Expected `object`, got `str`")
+    assert "inputSchema" in msg
+    assert "$.tools[1]" in msg
+    bad = call_tool(version, name="t", arguments=[1])
+    msg = rejected(version, "CallToolRequest", bad)
+    assert msg.startswith("Expected `object`, got `array`")
+    assert "arguments" in msg
+    assert "$.params" in msg
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_free_form_object_error_names_the_full_path(version: str) -> None:
+    """The ``inputSchema`` error names one ``$.`` path (server/tools.mdx#tool)."""
+    bad = with_path(list_tools_result(version), ("tools", 1, "inputSchema"), "x")
+    msg = rejected(version, "ListToolsResult", bad)
+    assert join_error_path(msg) == "Expected `object`, got `str` - at `$.tools[1].inputSchema`"
 
 
 # --------------------------------------------------------------------------- missing field
@@ -235,7 +264,6 @@ def test_nested_path_in_progress_params(version: str) -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@UNTAGGED_PATH
 def test_untagged_union_error_names_the_path(version: str) -> None:
     """Resource contents that are neither text nor blob (server/resources.mdx#reading-resources)."""
     bad: dict[str, Any] = {"contents": [{"uri": "file:///a"}]}
@@ -247,12 +275,11 @@ def test_untagged_union_error_names_the_path(version: str) -> None:
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
-@UNTAGGED_PATH
 def test_discriminated_union_error_names_the_full_path(version: str) -> None:
     """Form elicitation whose message is not a string (client/elicitation.mdx#form-mode)."""
     params = {"message": 5, "requestedSchema": {"type": "object", "properties": {}}}
     bad = message(version, "ElicitRequest", "elicitation/create", params)
-    assert "- at `$.params.message`" in rejected(version, "ElicitRequest", bad)
+    assert "- at `$.params.message`" in join_error_path(rejected(version, "ElicitRequest", bad))
 
 
 # --------------------------------------------------------------------------- floats

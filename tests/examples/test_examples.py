@@ -15,10 +15,19 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 
 from examples import files_server, notes_server
-from mcpbind import Client, ClientHandlers, McpError, RequestOptions, Server
+from mcpbind import (
+    Client,
+    ClientHandlers,
+    McpError,
+    RequestOptions,
+    Server,
+    json_object,
+    json_value,
+)
 from mcpbind import types as t
 from mcpbind.transports import StdioClientTransport
 
@@ -61,6 +70,13 @@ def text(result: t.CallToolResult | t.ReadResourceResult) -> str:
     item = items[0]
     assert isinstance(item, t.TextContent | t.TextResourceContents), item
     return item.text
+
+
+def structured(result: t.CallToolResult) -> dict[str, Any]:
+    """The result's structured content, decoded; it must be a JSON object."""
+    content = json_value(result.structured_content)
+    assert isinstance(content, dict), result
+    return content
 
 
 async def read(client: Client, uri: str) -> t.ReadResourceResult:
@@ -123,32 +139,34 @@ async def test_notes_tools_are_listed_with_schemas_and_annotations(notes: Server
     search = tools["search_notes"].annotations
     assert isinstance(search, t.ToolAnnotations) and search.read_only_hint is True
     add = tools["add_note"]
-    assert add.input_schema["required"] == ["title", "body"]
-    assert isinstance(add.output_schema, dict)
-    assert add.output_schema["properties"]["id"] == {"type": "string"}
-    assert tools["slow_count"].input_schema["properties"]["to"]["maximum"] == 1000
+    assert json_object(add.input_schema)["required"] == ["title", "body"]
+    assert not isinstance(add.output_schema, msgspec.UnsetType)
+    assert json_object(add.output_schema)["properties"]["id"] == {"type": "string"}
+    slow_count_schema = json_object(tools["slow_count"].input_schema)
+    assert slow_count_schema["properties"]["to"]["maximum"] == 1000
 
 
 async def test_add_search_and_delete_notes(notes: Server) -> None:
     """2025-11-25 server/tools.mdx §Calling Tools, §Structured Content, §Error Handling (isError)."""
     async with Client(notes) as client:
         added = await client.call("add_note", {"title": "Buy milk", "body": "2 litres"})
-        assert added.structured_content == {
+        assert json_value(added.structured_content) == {
             "id": "buy-milk",
             "title": "Buy milk",
             "body": "2 litres",
             "tags": [],
         }
         again = await client.call("add_note", {"title": "Buy milk!", "body": "", "tags": ["Todo"]})
-        assert isinstance(again.structured_content, dict)
-        assert again.structured_content["id"] == "buy-milk-2"
-        assert again.structured_content["tags"] == ["todo"]
+        again_note = structured(again)
+        assert again_note["id"] == "buy-milk-2"
+        assert again_note["tags"] == ["todo"]
 
         found = await client.call("search_notes", {"query": "MILK litres"})
-        assert found.structured_content == {"result": [added.structured_content]}
+        assert json_value(found.structured_content) == {
+            "result": [json_value(added.structured_content)]
+        }
         limited = await client.call("search_notes", {"query": "milk", "limit": 1})
-        assert isinstance(limited.structured_content, dict)
-        assert len(limited.structured_content["result"]) == 1
+        assert len(structured(limited)["result"]) == 1
 
         deleted = await client.call("delete_note", {"id": "buy-milk"})
         assert deleted.is_error is not True and "buy-milk" in text(deleted)
@@ -164,7 +182,7 @@ async def test_slow_count_reports_progress(notes: Server) -> None:
     seen, options = progress_recorder()
     async with Client(notes) as client:
         result = await client.call("slow_count", {"to": 5, "delay": 0}, options=options)
-        assert result.structured_content == {"result": 5}
+        assert json_value(result.structured_content) == {"result": 5}
         await assert_refused(client.call("slow_count", {"to": 0}), "to")
     assert seen == [(i, 5) for i in range(1, 6)]
 
@@ -313,14 +331,13 @@ async def test_notes_server_over_stdio_as_a_module() -> None:
         assert client.server_info.name == "mcpbind-notes"
         await client.set_level(t.SetLevelRequestParams(level="info"))
         added = await client.call("add_note", {"title": "Over stdio", "body": "hi"})
-        assert isinstance(added.structured_content, dict)
-        assert added.structured_content["id"] == "over-stdio"
+        assert structured(added)["id"] == "over-stdio"
         await rec.list_changed()
         uris = [r.uri async for r in client.iter_resources()]
         assert uris == ["notes://index", "notes://welcome", "notes://over-stdio"]
         assert text(await read(client, "notes://over-stdio")) == "# Over stdio\n\nhi\n"
         counted = await client.call("slow_count", {"to": 3, "delay": 0}, options=options)
-        assert counted.structured_content == {"result": 3}
+        assert json_value(counted.structured_content) == {"result": 3}
         ids = await complete(client, t.ResourceTemplateReference(uri="notes://{id}"), "id", "o")
         assert ids == ["over-stdio"]
     assert seen == [(1, 3), (2, 3), (3, 3)]
@@ -371,8 +388,7 @@ async def test_files_tools(files: Server, tree: Path) -> None:
             assert tool.annotations.read_only_hint is True
 
         listing = await client.call("list_dir", {})
-        assert isinstance(listing.structured_content, dict)
-        entries = {e["name"]: e for e in listing.structured_content["entries"]}
+        entries = {e["name"]: e for e in structured(listing)["entries"]}
         assert list(entries) == sorted(entries)
         assert entries["docs"]["type"] == "directory"
         assert entries["hello.txt"] == {
@@ -384,8 +400,7 @@ async def test_files_tools(files: Server, tree: Path) -> None:
         }
         assert entries["escape"]["type"] == "symlink"
         docs = await client.call("list_dir", {"path": "docs"})
-        assert isinstance(docs.structured_content, dict)
-        assert [e["path"] for e in docs.structured_content["entries"]] == ["docs/guide.md"]
+        assert [e["path"] for e in structured(docs)["entries"]] == ["docs/guide.md"]
 
         assert text(await client.call("read_file", {"path": "docs/guide.md"})) == "# Guide\n"
         assert text(await client.call("read_file", {"path": "link-inside.txt"})) == "hello\n"
@@ -393,13 +408,12 @@ async def test_files_tools(files: Server, tree: Path) -> None:
         assert text(await client.call("read_file", {"path": absolute})) == "hello\n"
 
         info = await client.call("stat", {"path": "docs/guide.md"})
-        assert isinstance(info.structured_content, dict)
-        assert info.structured_content["size"] == 8
-        assert info.structured_content["type"] == "file"
-        assert info.structured_content["mime_type"] == "text/markdown"
+        info_content = structured(info)
+        assert info_content["size"] == 8
+        assert info_content["type"] == "file"
+        assert info_content["mime_type"] == "text/markdown"
         root_info = await client.call("stat", {"path": "."})
-        assert isinstance(root_info.structured_content, dict)
-        assert root_info.structured_content["mime_type"] == "inode/directory"
+        assert structured(root_info)["mime_type"] == "inode/directory"
 
         for call, needle in (
             (client.call("read_file", {"path": "big.txt"}), "over this server's limit of 1024"),
@@ -511,8 +525,7 @@ def test_files_root_must_be_a_directory(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- files: over stdio
 async def _browse(client: Client, tree: Path) -> None:
     listing = await client.call("list_dir", {"path": "docs"})
-    assert isinstance(listing.structured_content, dict)
-    assert listing.structured_content["entries"][0]["name"] == "guide.md"
+    assert structured(listing)["entries"][0]["name"] == "guide.md"
     for path in ("../../etc/passwd", "/etc/passwd", "escape.txt"):
         await assert_refused(client.call("read_file", {"path": path}), "refused")
     with pytest.raises(McpError) as err:

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpbind import Client, ClientHandlers, Context, McpError, Server
+from mcpbind import Client, ClientHandlers, Context, McpError, Server, json_value
 from mcpbind import types as t
 from mcpbind.protocol import SessionOptions
 from mcpbind.server.session import ServerSession
@@ -99,7 +99,7 @@ async def connected(
 
 async def still_works(client: Client) -> None:
     params = t.CallToolRequestParams(name="add", arguments={"a": 2, "b": 3})
-    assert (await client.call_tool(params)).structured_content == {"result": 5}
+    assert json_value((await client.call_tool(params)).structured_content) == {"result": 5}
     assert await client.ping() is not None
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpbind import Client, McpError, RequestOptions, RequestTimeout
+from mcpbind import Client, McpError, RequestOptions, RequestTimeout, json_value
 from mcpbind.protocol import CONNECTION_CLOSED
 from mcpbind.server.session import ServerSession
 from mcpbind.transports import (
@@ -81,7 +81,9 @@ async def fault_server(**env: str) -> AsyncIterator[StdioClientTransport]:
 
 async def test_sigkill_mid_call_fails_the_pending_call_within_a_second() -> None:
     async with fault_server() as transport, Client(transport) as client:
-        assert (await client.call("add", {"a": 1, "b": 2})).structured_content == {"result": 3}
+        assert json_value((await client.call("add", {"a": 1, "b": 2})).structured_content) == {
+            "result": 3
+        }
 
         async def kill() -> None:
             os.kill(transport.pid, signal.SIGKILL)

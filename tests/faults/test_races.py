@@ -27,7 +27,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from mcpbind import Client, RequestOptions, RequestTimeout, Server
+from mcpbind import Client, RequestOptions, RequestTimeout, Server, json_value
 from mcpbind import types as t
 from mcpbind.server.session import ServerSession
 from mcpbind.transports import memory_pair
@@ -103,7 +103,7 @@ async def one_call(client: Client, plan: Plan, outcomes: Counter[str]) -> None:
     if result is None:
         outcomes[f"{mode}: gave up"] += 1
         return
-    assert result.structured_content == {"result": 7}, result
+    assert json_value(result.structured_content) == {"result": 7}, result
     outcomes[f"{mode}: answered"] += 1
 
 
@@ -146,7 +146,9 @@ async def test_ten_thousand_cancel_complete_races() -> None:
             conn = client.connection
             assert conn is not None
             # Warm up, then take the baseline: session, two read loops, this task.
-            assert (await client.call("work", {"delay": 0})).structured_content == {"result": 7}
+            assert json_value((await client.call("work", {"delay": 0})).structured_content) == {
+                "result": 7
+            }
             infrastructure = len(asyncio.all_tasks())
 
             calls = iter(plans)
@@ -177,7 +179,9 @@ async def test_ten_thousand_cancel_complete_races() -> None:
             assert session.connection._waiters == {} and session.connection._handlers == {}
             assert len(asyncio.all_tasks()) == infrastructure
             # The session still works after all of it.
-            assert (await client.call("work", {"delay": 0})).structured_content == {"result": 7}
+            assert json_value((await client.call("work", {"delay": 0})).structured_content) == {
+                "result": 7
+            }
         tg.cancel_scope.cancel()
     await settle(lambda: len(asyncio.all_tasks()) == tasks_before_connect)
 

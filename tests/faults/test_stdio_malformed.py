@@ -286,7 +286,7 @@ PROBES: list[Probe] = [
         request(31, "tools/call", {"name": "add", "arguments": [1, 2]}),
         INVALID_PARAMS,
         31,
-        "at `$.params.arguments`",
+        "Invalid params: Expected `object`, got `array` at `.arguments`",
     ),
     Probe(
         "cursor of the wrong type",
@@ -311,11 +311,10 @@ PROBES: list[Probe] = [
     ),
     Probe(
         "number beyond float range",
-        b'{"jsonrpc":"2.0","id":35,"method":"tools/call",'
-        b'"params":{"name":"add","arguments":{"a":1e400,"b":1}}}',
+        b'{"jsonrpc":"2.0","id":35,"method":"ping","params":{"_meta":{"x":1e400}}}',
         INVALID_PARAMS,
         35,
-        "Number out of range - at `$.params.arguments",
+        "Number out of range - at `$.params._meta",
     ),
     # server/tools.mdx §Error Handling: an unknown tool is a protocol error (-32602).
     Probe(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
+import msgspec
 import pytest
 from proto_helpers import (
     LATEST,
@@ -17,6 +18,7 @@ from proto_helpers import (
     wire,
 )
 
+from mcpbind import json_object
 from mcpbind.protocol import (
     CONNECTION_CLOSED,
     HEADER_MISMATCH,
@@ -246,7 +248,8 @@ def test_call_tool_round_trip_typed() -> None:
     )
     (req,) = server.receive(data)
     assert isinstance(req, RequestReceived) and isinstance(req.params, CallToolRequestParams)
-    assert req.params.arguments == {"a": 1}
+    assert not isinstance(req.params.arguments, msgspec.UnsetType)
+    assert json_object(req.params.arguments) == {"a": 1}
     result = CallToolResult(content=[TextContent(text="2")])
     (resp,) = client.receive(server.send_response(rid, result) or b"")
     assert isinstance(resp, ResponseReceived) and resp.result.content[0].text == "2"

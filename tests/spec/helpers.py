@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 
-from mcpbind import Client, Server
+from mcpbind import Client, Server, json_value
 from mcpbind.protocol import SessionOptions
 from mcpbind.server import ServerSession
 from mcpbind.transports import StdioClientTransport, Transport, memory_pair
@@ -122,7 +122,7 @@ async def raw_handshake(transport: Transport) -> None:
 
 async def journal(client: Client) -> list[dict[str, Any]]:
     result = await client.call("journal_entries")
-    structured = result.structured_content
+    structured = json_value(result.structured_content)
     assert isinstance(structured, dict)
     entries: list[dict[str, Any]] = structured["result"]
     return entries

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpbind import ClientHandlers, McpError
+from mcpbind import ClientHandlers, McpError, json_value
 from mcpbind import types as t
 from mcpbind.protocol import METHOD_NOT_FOUND, LocalProtocolError
 
@@ -48,7 +48,7 @@ async def test_client_capabilities_follow_handlers(connect: Connect) -> None:
         sampling=_sample, elicitation=_elicit, roots=[t.Root(uri="file:///x")]
     )
     async with connect("full", handlers=handlers) as client:
-        seen = (await client.call("whoami")).structured_content
+        seen = json_value((await client.call("whoami")).structured_content)
     assert isinstance(seen, dict)
     assert seen["capabilities"] == {
         "sampling": {},

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcpbind import ClientHandlers
+from mcpbind import ClientHandlers, json_value
 from mcpbind import types as t
 
 from .conftest import Connect
@@ -37,7 +37,7 @@ async def test_form_mode_accept(connect: Connect) -> None:
     elicitor = Elicitor("accept", {"name": "Ada"})
     async with connect("full", handlers=ClientHandlers(elicitation=elicitor)) as client:
         result = await client.call("elicit_name")
-    assert result.structured_content == {"action": "accept", "content": {"name": "Ada"}}
+    assert json_value(result.structured_content) == {"action": "accept", "content": {"name": "Ada"}}
     (request,) = elicitor.requests
     assert isinstance(request, t.ElicitRequestFormParams)
     assert request.message == "What is your name?"
@@ -55,7 +55,7 @@ async def test_decline_and_cancel_carry_no_content(connect: Connect, action: str
     handlers = ClientHandlers(elicitation=Elicitor(action))
     async with connect("full", handlers=handlers) as client:
         result = await client.call("elicit_name")
-    assert result.structured_content == {"action": action, "content": None}
+    assert json_value(result.structured_content) == {"action": action, "content": None}
 
 
 @pytest.mark.memory_only

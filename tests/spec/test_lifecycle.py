@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpbind import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, Client, UnsupportedVersion
+from mcpbind import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, Client, UnsupportedVersion, json_value
 from mcpbind import types as t
 from mcpbind.protocol import INVALID_REQUEST, LocalProtocolError, Session
 from mcpbind.transports import Transport, TransportClosed, memory_pair
@@ -139,7 +139,7 @@ async def test_info_capabilities_and_instructions_are_exchanged(connect: Connect
             logging={},
             completions={},
         )
-        seen = (await client.call("whoami")).structured_content
+        seen = json_value((await client.call("whoami")).structured_content)
     assert seen == {
         "client": {"name": "spec-client", "version": "4.5.6"},
         "capabilities": {},

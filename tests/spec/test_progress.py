@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpbind import RequestOptions
+from mcpbind import RequestOptions, json_value
 
 from .conftest import Connect
 from .helpers import memory_session, text_of
@@ -53,10 +53,12 @@ async def test_progress_token_only_when_requested(connect: Connect) -> None:
         plain = await client.call("progress_token")
         asked = await client.call("progress_token", options=RequestOptions(on_progress=on_progress))
         again = await client.call("progress_token", options=RequestOptions(on_progress=on_progress))
-    assert plain.structured_content == {"result": None}
-    assert isinstance(asked.structured_content, dict)
-    assert isinstance(again.structured_content, dict)
-    token, token2 = asked.structured_content["result"], again.structured_content["result"]
+    assert json_value(plain.structured_content) == {"result": None}
+    asked_content = json_value(asked.structured_content)
+    again_content = json_value(again.structured_content)
+    assert isinstance(asked_content, dict)
+    assert isinstance(again_content, dict)
+    token, token2 = asked_content["result"], again_content["result"]
     assert isinstance(token, int | str) and isinstance(token2, int | str)
     assert token != token2  # "MUST be unique across all active requests"
     assert updates == [(1.0, None, None), (1.0, None, None)]

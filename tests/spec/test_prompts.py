@@ -6,7 +6,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcpbind import ClientHandlers, McpError
+from mcpbind import ClientHandlers, McpError, json_value
 from mcpbind import types as t
 from mcpbind.protocol import INVALID_PARAMS
 
@@ -107,7 +107,7 @@ async def test_registering_a_prompt_later_does_not_break_the_session(connect: Co
         await client.call("add_prompt", {"name": "late"})
         await anyio.sleep(0.2)
         await client.ping()
-        assert (await client.call("echo", {"text": "still"})).structured_content == {
+        assert json_value((await client.call("echo", {"text": "still"})).structured_content) == {
             "result": "still"
         }
     assert LIST_CHANGED not in notes.methods()

@@ -10,7 +10,7 @@ import json
 import anyio
 import pytest
 
-from mcpbind import Client, ClientHandlers, McpError
+from mcpbind import Client, ClientHandlers, McpError, json_value
 from mcpbind import types as t
 from mcpbind.protocol import RESOURCE_NOT_FOUND
 
@@ -92,11 +92,17 @@ async def test_subscribe_updated_unsubscribe(connect: Connect) -> None:
     notes = Notes()
     uri = "file:///readme.txt"
     async with connect("full", handlers=ClientHandlers(notification=notes)) as client:
-        assert (await client.call("touch", {"uri": uri})).structured_content == {"result": False}
+        assert json_value((await client.call("touch", {"uri": uri})).structured_content) == {
+            "result": False
+        }
         await client.subscribe(t.SubscribeRequestParams(uri=uri))
-        assert (await client.call("touch", {"uri": uri})).structured_content == {"result": True}
+        assert json_value((await client.call("touch", {"uri": uri})).structured_content) == {
+            "result": True
+        }
         await client.unsubscribe(t.UnsubscribeRequestParams(uri=uri))
-        assert (await client.call("touch", {"uri": uri})).structured_content == {"result": False}
+        assert json_value((await client.call("touch", {"uri": uri})).structured_content) == {
+            "result": False
+        }
         await client.ping()
     assert notes.items == [(UPDATED, t.ResourceUpdatedNotificationParams(uri=uri))]
 

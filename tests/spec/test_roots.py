@@ -6,7 +6,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcpbind import Client, ClientHandlers
+from mcpbind import Client, ClientHandlers, json_value
 from mcpbind import types as t
 from mcpbind.protocol import LocalProtocolError
 from mcpbind.server import ServerSession
@@ -29,8 +29,8 @@ async def test_server_lists_the_client_roots(connect: Connect) -> None:
         first = await client.call("list_roots")
         await client.set_roots([t.Root(uri="file:///other")])
         second = await client.call("list_roots")
-    assert first.structured_content == {"result": ["file:///project", "file:///lib"]}
-    assert second.structured_content == {"result": ["file:///other"]}
+    assert json_value(first.structured_content) == {"result": ["file:///project", "file:///lib"]}
+    assert json_value(second.structured_content) == {"result": ["file:///other"]}
 
 
 @pytest.mark.memory_only

@@ -3,17 +3,20 @@ structured content and output schemas, the two error mechanisms, list_changed.""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import anyio
 import jsonschema
+import msgspec
 import pytest
 
-from mcpbind import ClientHandlers, McpError
+from mcpbind import ClientHandlers, McpError, json_object, json_value
 from mcpbind import types as t
 from mcpbind.protocol import INVALID_PARAMS
 
 from .conftest import Connect
-from .helpers import Notes, settle, text_of
+from .helpers import Notes, exchange, raw_connection, raw_handshake, settle, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -30,19 +33,24 @@ async def test_list_tools_describes_each_tool(connect: Connect) -> None:
     assert add.title == "Adder"
     assert add.description == "Add two integers."
     assert add.annotations == t.ToolAnnotations(read_only_hint=True)
-    assert add.input_schema == {
+    assert json_object(add.input_schema) == {
         "type": "object",
         "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
         "required": ["a", "b"],
         "additionalProperties": False,
     }
     assert tools["echo"].description == "Echo the text back."
-    assert tools["picture"].input_schema == {"type": "object", "additionalProperties": False}
-    weather = tools["weather"].output_schema
-    assert isinstance(weather, dict) and weather["type"] == "object"
+    assert json_object(tools["picture"].input_schema) == {
+        "type": "object",
+        "additionalProperties": False,
+    }
+    weather_schema = tools["weather"].output_schema
+    assert not isinstance(weather_schema, msgspec.UnsetType)
+    weather = json_object(weather_schema)
+    assert weather["type"] == "object"
     assert set(weather["required"]) == {"city", "temperature", "conditions"}
     for tool in tools.values():
-        jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+        jsonschema.Draft202012Validator.check_schema(json_object(tool.input_schema))
 
 
 async def test_structured_content_matches_the_output_schema(connect: Connect) -> None:
@@ -53,9 +61,9 @@ async def test_structured_content_matches_the_output_schema(connect: Connect) ->
         schema = tools["weather"].output_schema
         result = await client.call("weather", {"city": "Paris"})
     expected = {"city": "Paris", "temperature": 21.5, "conditions": "sunny"}
-    assert result.structured_content == expected
-    assert isinstance(schema, dict)
-    jsonschema.validate(result.structured_content, schema)
+    assert json_value(result.structured_content) == expected
+    assert not isinstance(schema, msgspec.UnsetType)
+    jsonschema.validate(json_value(result.structured_content), json_object(schema))
     assert t.TextContent(text='{"city":"Paris","temperature":21.5,"conditions":"sunny"}') in (
         result.content
     )
@@ -72,8 +80,9 @@ async def test_client_rejects_structured_content_violating_the_schema(connect: C
         with pytest.raises(McpError, match="returned no structured content"):
             await client.call("unstructured_weather", {"city": "Oslo"})
         unchecked = await client.call("bad_weather", {"city": "Oslo"}, check_output=False)
-    assert isinstance(unchecked.structured_content, dict)
-    assert unchecked.structured_content["temperature"] == "hot"
+    unchecked_content = json_value(unchecked.structured_content)
+    assert isinstance(unchecked_content, dict)
+    assert unchecked_content["temperature"] == "hot"
 
 
 ARGUMENT_ERRORS: list[tuple[str, dict[str, Any], str]] = [
@@ -173,3 +182,23 @@ async def test_list_changed_is_debounced(connect: Connect) -> None:
         await settle(client, notes, LIST_CHANGED, count=2)
         assert notes.count(LIST_CHANGED) == 2
         assert not {tool.name async for tool in client.iter_tools()} & {"extra0"}
+
+
+async def test_unrepresentable_argument_is_a_tool_error(transport: str) -> None:
+    """tools.mdx §Error Handling (2025-11-25): arguments the tool cannot take -- here a number
+    beyond the float range, valid JSON that no parameter can hold -- are a tool execution error
+    the model can see, not a protocol error; the session keeps working."""
+    call = (
+        b'{"jsonrpc":"2.0","id":9,"method":"tools/call",'
+        b'"params":{"name":"add","arguments":{"a":1e400,"b":1}}}'
+    )
+    async with raw_connection(transport) as peer:
+        await raw_handshake(peer)
+        await peer.send(call)
+        with anyio.fail_after(5):
+            reply = json.loads(await peer.receive())
+        assert reply["id"] == 9
+        assert reply["result"]["isError"] is True
+        assert "Number out of range" in reply["result"]["content"][0]["text"]
+        pong = await exchange(peer, {"jsonrpc": "2.0", "id": 10, "method": "ping"})
+        assert pong == {"jsonrpc": "2.0", "id": 10, "result": {}}

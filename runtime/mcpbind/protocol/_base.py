@@ -10,7 +10,7 @@ from typing import Any, Final, Literal
 
 import msgspec
 
-from mcpbind_types._common import MethodInfo, decoder
+from mcpbind_types._common import MethodInfo, decoder, join_error_path
 from mcpbind_types.unified.methods import CLIENT_TO_SERVER, METHODS, SERVER_TO_CLIENT
 
 from . import _wire
@@ -112,8 +112,9 @@ def has_capability(caps: Mapping[str, Any] | None, path: tuple[str, ...]) -> boo
 
 
 def _validation_message(exc: msgspec.ValidationError, root: str) -> str:
-    # msgspec reports paths from the decoded value ("- at `$.name`"); anchor them in the message.
-    return str(exc).replace("at `$", f"at `$.{root}")
+    # msgspec reports paths from the decoded value ("- at `$.name`"); join the halves reported
+    # from inside unions and raw-JSON checks, then anchor the path in the message.
+    return join_error_path(str(exc)).replace("at `$", f"at `$.{root}")
 
 
 class SessionBase:

@@ -45,6 +45,10 @@ from .state import Transition
 __all__ = ["Receiver"]
 
 
+_MRTR = frozenset({"2026-07-28"})
+"""Versions with multi round-trip requests (``InputRequiredResult``)."""
+
+
 class Receiver(SessionBase):
     """Everything :meth:`receive` does; the send half lives in :class:`Session`."""
 
@@ -148,8 +152,14 @@ class Receiver(SessionBase):
             message = f"Invalid params: {_validation_message(exc, 'params')}"
             self._reply_error(events, rid, INVALID_PARAMS, message)
             return
-        except msgspec.DecodeError as exc:  # e.g. invalid UTF-8 inside a string
-            self._reply_error(events, rid, PARSE_ERROR, f"Parse error: {exc}")
+        except msgspec.DecodeError as exc:
+            # Invalid UTF-8 makes the text not JSON at all; a number out of range is valid JSON
+            # that the params cannot hold.
+            if "UTF-8" in str(exc):
+                self._reply_error(events, rid, PARSE_ERROR, f"Parse error: {exc}")
+            else:
+                message = f"Invalid params: {str(exc).replace('at `$', 'at `$.params')}"
+                self._reply_error(events, rid, INVALID_PARAMS, message)
             return
         self._inbound[rid] = _Inbound(method)
         if method == "initialize":
@@ -222,7 +232,11 @@ class Receiver(SessionBase):
             failure = McpError(error.code, error.message, data)
         else:
             try:
-                value = decoder(pending.info.wire_result_type).decode(result)
+                # The wider wire type (``InputRequiredResult | X``) exists only in the stateless
+                # era; a handshake-era result is decoded straight into its result type.
+                info = pending.info
+                era_type = info.wire_result_type if self.version in _MRTR else info.result_type
+                value = decoder(era_type).decode(result)
             except msgspec.ValidationError as exc:
                 message = f"Invalid result for {method}: {_validation_message(exc, 'result')}"
                 failure = RemoteProtocolError(INTERNAL_ERROR, message)

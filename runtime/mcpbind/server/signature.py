@@ -361,16 +361,16 @@ class ToolSignature:
         Raises:
             ToolArgumentsError: with msgspec's message and the offending path.
         """
-        if arguments is None:
-            arguments = {}
-        elif isinstance(arguments, msgspec.Raw):
-            # Raw JSON straight from the wire: one decode into the parameter struct.
-            arguments = _ARGUMENTS.decode(arguments)
-        elif type(arguments) is not dict and isinstance(arguments, Mapping):
-            arguments = dict(arguments)
         try:
+            if arguments is None:
+                return self._convert({})
+            if isinstance(arguments, msgspec.Raw):
+                # Raw JSON straight from the wire: decoded once, into a dict the converter binds.
+                return self._convert(_ARGUMENTS.decode(arguments))
+            if type(arguments) is not dict and isinstance(arguments, Mapping):
+                arguments = dict(arguments)
             return self._convert(arguments)
-        except msgspec.ValidationError as exc:
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             message = str(exc)
             raise ToolArgumentsError(message, _error_path(message)) from None
 

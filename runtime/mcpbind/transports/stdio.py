@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 import os
 import select
-import stat
 import signal
+import stat
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
