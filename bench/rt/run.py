@@ -161,10 +161,9 @@ def peers() -> list[Peer]:
             _floor_available,
             note="informational",
         ),
-        # ---- MCPBIND: placeholder entries, skipped until mcpbind has a client -------------
-        # To enable: write bench/rt/peers/mcpbind/echo_server.py (stdio echo server) and
-        # bench/rt/peers/mcpbind/bench_client.py (connectors passed to harness.main, exactly
-        # like peers/official_py/bench_client.py). Edit the commands here if they differ.
+        # ---- MCPBIND: skipped (never failed) while mcpbind.client.Client or the peer files
+        # bench/rt/peers/mcpbind/{echo_server,bench_client}.py are missing. The client passes
+        # its connectors to harness.main, like peers/official_py/bench_client.py.
         Peer(
             "mcpbind",
             "stdio",

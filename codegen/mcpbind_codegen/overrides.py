@@ -34,7 +34,8 @@ class Override:
       tolerate     -- ``target`` is ``Def.property``, required in the schema; ``value`` is the
                       default taken when absent (``None``: optional with no default).
       discriminate -- ``target`` is a union (``Def`` or ``Def.property``); ``value`` is
-                      ``(field, {value: member}, default member)``.
+                      ``(field, {value: member}, default member)``; the value ``"*"`` means
+                      "the key is present, whatever its value".
       result       -- ``target`` is a request definition; ``value`` is its result definition.
       name         -- ``target`` is ``Def.property`` of an inline object; ``value`` is its name.
       inherit      -- ``*.params._meta``: message params lacking ``_meta`` get the base one.
@@ -197,6 +198,17 @@ OVERRIDES: tuple[Override, ...] = (
             "GetPromptResult",
             "ReadResourceResult",
         )
+    ),
+    *(
+        Override(
+            "discriminate",
+            ALL,
+            target,
+            "text and blob contents differ only in which key is present: `blob` means blob",
+            "server/resources.mdx#reading-resources",
+            ("blob", {"*": "BlobResourceContents"}, "TextResourceContents"),
+        )
+        for target in ("EmbeddedResource.resource", "ReadResourceResult.contents")
     ),
     # --- results not derivable from names ------------------------------------------------
     *(

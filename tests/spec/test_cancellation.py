@@ -69,10 +69,10 @@ async def test_cancellation_right_after_the_request(transport: str) -> None:
         entries = await exchange(
             peer, _rpc(method="tools/call", id=8, params={"name": "journal_entries"})
         )
-    assert entries["id"] == 8
+    assert entries["id"] == 8  # the cancelled call got no response: the next one is 8's
     events = entries["result"]["structuredContent"]["result"]
-    assert {"event": "started", "label": "r"} in events
-    assert [e["event"] for e in events if e["label"] == "r"] == ["started", "cancelled"]
+    # Stopped before its first step, or at its first await: either way it never finished.
+    assert [e["event"] for e in events if e["label"] == "r"] in ([], ["started", "cancelled"])
 
 
 def _rpc(**fields: Any) -> dict[str, Any]:

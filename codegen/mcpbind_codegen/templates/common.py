@@ -131,15 +131,35 @@ class _UntaggedUnion(abc.ABC):
         return table
 
     @classmethod
+    def _by_value(cls) -> dict[object, str]:
+        cached: dict[object, str] | None = cls.__dict__.get("_by_value_cache")
+        if cached is None:
+            disc = cls.__mcpbind_discriminator__
+            cached = dict(disc.by_value) if disc is not None else {}
+            cls._by_value_cache = cached  # type: ignore[attr-defined]
+        return cached
+
+    @classmethod
+    def _members_by_name(cls) -> dict[str, Any]:
+        cached: dict[str, Any] | None = cls.__dict__.get("_by_name_cache")
+        if cached is None:
+            cached = {name: tp for name, tp, _ in cls._table()}
+            cls._by_name_cache = cached  # type: ignore[attr-defined]
+        return cached
+
+    @classmethod
     def __mcpbind_resolve__(cls, obj: Any) -> Any:
         table = cls._table()
         disc = cls.__mcpbind_discriminator__
         if disc is not None and isinstance(obj, dict):
             value = obj.get(disc.field, _MISSING)
-            wanted = dict(disc.by_value).get(value, disc.default)
-            for name, tp, _ in table:
-                if name == wanted:
-                    return _convert_member(obj, tp, name)
+            by_value = cls._by_value()
+            wanted = by_value.get(value) if value is not _MISSING else None
+            if wanted is None and value is not _MISSING:
+                wanted = by_value.get("*")
+            member = cls._members_by_name().get(wanted or disc.default or "")
+            if member is not None:
+                return _convert_member(obj, member, wanted or disc.default or "")
         best: tuple[int, Any] | None = None
         errors: list[str] = []
         for name, tp, keys in table:

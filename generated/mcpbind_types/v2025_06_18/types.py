@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .._common import JSONObjectRaw, check_object, untagged_union
+from .._common import Discriminator, JSONObjectRaw, check_object, untagged_union
 
 __all__ = [
     "Annotations",
@@ -1342,7 +1342,7 @@ if TYPE_CHECKING:
     EmbeddedResourceResourceUnion: TypeAlias = TextResourceContents | BlobResourceContents
 else:
     EmbeddedResourceResourceUnion = untagged_union(
-        "EmbeddedResourceResourceUnion", lambda: (TextResourceContents, BlobResourceContents,), None
+        "EmbeddedResourceResourceUnion", lambda: (TextResourceContents, BlobResourceContents,), Discriminator("blob", (("*", "BlobResourceContents"),), "TextResourceContents")
     )
 """One of: TextResourceContents, BlobResourceContents. Resolved on decode by the union hook."""
 
@@ -1380,7 +1380,7 @@ if TYPE_CHECKING:
     ReadResourceResultContentsItemUnion: TypeAlias = TextResourceContents | BlobResourceContents
 else:
     ReadResourceResultContentsItemUnion = untagged_union(
-        "ReadResourceResultContentsItemUnion", lambda: (TextResourceContents, BlobResourceContents,), None
+        "ReadResourceResultContentsItemUnion", lambda: (TextResourceContents, BlobResourceContents,), Discriminator("blob", (("*", "BlobResourceContents"),), "TextResourceContents")
     )
 """One of: TextResourceContents, BlobResourceContents. Resolved on decode by the union hook."""
 

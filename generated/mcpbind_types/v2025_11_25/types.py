@@ -2147,7 +2147,7 @@ if TYPE_CHECKING:
     EmbeddedResourceResourceUnion: TypeAlias = TextResourceContents | BlobResourceContents
 else:
     EmbeddedResourceResourceUnion = untagged_union(
-        "EmbeddedResourceResourceUnion", lambda: (TextResourceContents, BlobResourceContents,), None
+        "EmbeddedResourceResourceUnion", lambda: (TextResourceContents, BlobResourceContents,), Discriminator("blob", (("*", "BlobResourceContents"),), "TextResourceContents")
     )
 """One of: TextResourceContents, BlobResourceContents. Resolved on decode by the union hook."""
 
@@ -2209,7 +2209,7 @@ if TYPE_CHECKING:
     ReadResourceResultContentsItemUnion: TypeAlias = TextResourceContents | BlobResourceContents
 else:
     ReadResourceResultContentsItemUnion = untagged_union(
-        "ReadResourceResultContentsItemUnion", lambda: (TextResourceContents, BlobResourceContents,), None
+        "ReadResourceResultContentsItemUnion", lambda: (TextResourceContents, BlobResourceContents,), Discriminator("blob", (("*", "BlobResourceContents"),), "TextResourceContents")
     )
 """One of: TextResourceContents, BlobResourceContents. Resolved on decode by the union hook."""
 

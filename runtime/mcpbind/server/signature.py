@@ -71,7 +71,6 @@ _MUTABLE_DEFAULTS: Final = (list, dict, set, bytearray)
 _NO_OUTPUT: Final[tuple[Any, ...]] = (None, type(None), Any, NoReturn, typing.Never)
 
 SkipPredicate = Callable[[inspect.Parameter], bool]
-_ARGUMENTS: Final = msgspec.json.Decoder(dict[str, Any])
 
 
 def is_valid_tool_name(name: str) -> bool:
@@ -234,7 +233,7 @@ class ToolSignature:
     output_wrapped: bool
     parameters: tuple[str, ...]
     skipped: tuple[str, ...]
-    _convert: Callable[[Any], dict[str, Any]]
+    _convert: _Binder
     _return_type: Any
     _validate_output: bool
 
@@ -365,8 +364,7 @@ class ToolSignature:
             if arguments is None:
                 return self._convert({})
             if isinstance(arguments, msgspec.Raw):
-                # Raw JSON straight from the wire: decoded once, into a dict the converter binds.
-                return self._convert(_ARGUMENTS.decode(arguments))
+                return self._convert.from_json(arguments)  # one decode, into the struct
             if type(arguments) is not dict and isinstance(arguments, Mapping):
                 arguments = dict(arguments)
             return self._convert(arguments)
@@ -448,9 +446,7 @@ def _constant(value: Any) -> Callable[[], Any]:
     return lambda: value
 
 
-def _build_converter(
-    name: str, params: list[tuple[str, Any, Any]], allow_extra: bool
-) -> Callable[[Any], dict[str, Any]]:
+def _build_converter(name: str, params: list[tuple[str, Any, Any]], allow_extra: bool) -> _Binder:
     fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
     for pname, annotation, default in params:
         if default is inspect.Parameter.empty:
@@ -467,16 +463,26 @@ def _build_converter(
         _check_type(struct)
     except TypeError as exc:
         raise TypeError(f"tool `{name}`: parameters not supported: {exc}") from exc
-    convert = msgspec.convert
     # Keyword arguments make msgspec.convert much slower: pass none unless needed.
-    if _needs_str_keys(mi.type_info(struct), set()):
+    str_keys = _needs_str_keys(mi.type_info(struct), set())
+    return _Binder(struct, str_keys)
 
-        def bind_str_keys(arguments: Any) -> dict[str, Any]:
-            return asdict(convert(arguments, struct, str_keys=True))
 
-        return bind_str_keys
+class _Binder:
+    """Arguments -> validated keyword arguments, through one generated Struct."""
 
-    def bind(arguments: Any) -> dict[str, Any]:
-        return asdict(convert(arguments, struct))
+    __slots__ = ("_decode", "_str_keys", "_struct")
 
-    return bind
+    def __init__(self, struct: type[msgspec.Struct], str_keys: bool) -> None:
+        self._struct = struct
+        self._str_keys = str_keys
+        # Raw JSON from the wire decodes straight into the struct: no intermediate dict.
+        self._decode = msgspec.json.Decoder(struct).decode
+
+    def __call__(self, arguments: Any) -> dict[str, Any]:
+        if self._str_keys:
+            return asdict(msgspec.convert(arguments, self._struct, str_keys=True))
+        return asdict(msgspec.convert(arguments, self._struct))
+
+    def from_json(self, data: msgspec.Raw) -> dict[str, Any]:
+        return asdict(self._decode(data))
