@@ -12,7 +12,7 @@ import select
 import signal
 import stat
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Protocol
 
@@ -132,6 +132,16 @@ def _frame(message: bytes) -> bytes:
     return message + b"\n"
 
 
+class _Chunks:
+    """A ``ByteSource`` made of a chunk-reading coroutine function."""
+
+    def __init__(self, read: Callable[[], Awaitable[bytes]]) -> None:
+        self._read = read
+
+    async def receive(self) -> bytes:
+        return await self._read()
+
+
 class _FdSource:
     """Reads an inherited blocking fd without threads and without changing its flags.
 
@@ -146,8 +156,13 @@ class _FdSource:
     async def receive(self) -> bytes:
         if self._pollable:
             try:
-                await anyio.wait_readable(self._fd)
-            except PermissionError:  # regular files and /dev/null: never block anyway
+                # Data usually waits already (the peer sends back to back): a zero-timeout poll
+                # is far cheaper than registering the fd with the event loop.
+                if not select.select([self._fd], [], [], 0)[0]:
+                    await anyio.wait_readable(self._fd)
+                else:
+                    await anyio.lowlevel.checkpoint()
+            except (PermissionError, ValueError, OSError):  # files, /dev/null: never block
                 self._pollable = False
         else:
             await anyio.lowlevel.checkpoint()
@@ -303,7 +318,10 @@ class StdioClientTransport(AsyncResource):
         self._process = process
         self._stdin = stdin
         self._stderr = stderr
-        self._reader = LineReader(stdout, max_message_size)
+        self._stdout = stdout
+        # The reader pulls chunks through _read_chunk: the exit watcher's deadline applies per
+        # chunk, so lines already buffered are handed over without a cancel scope each.
+        self._reader = LineReader(_Chunks(self._read_chunk), max_message_size)
         self._stderr_sink = stderr_sink
         self._close_timeout = close_timeout
         self._terminate_timeout = terminate_timeout
@@ -408,15 +426,22 @@ class StdioClientTransport(AsyncResource):
         """
         if self._closed:
             raise TransportClosed("transport closed")
+        try:
+            return await self._reader.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        raise await self._closed_error()
+
+    async def _read_chunk(self) -> bytes:
+        """The reader's byte source: one chunk of stdout, given up once the server has exited
+        and its last output had ``_EXIT_DRAIN`` to arrive (then: end of stream)."""
         with anyio.CancelScope(deadline=self._receive_deadline) as scope:
             self._receive_scope = scope
             try:
-                return await self._reader.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                pass
+                return await self._stdout.receive()
             finally:
                 self._receive_scope = None
-        raise await self._closed_error()
+        raise anyio.EndOfStream
 
     async def aclose(self) -> None:
         """Shut the server down (2025-11-25 basic/lifecycle.mdx §Shutdown) and reap it.
