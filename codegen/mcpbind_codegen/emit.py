@@ -127,7 +127,8 @@ def emit_types(model: Model) -> str:
         "from msgspec import UNSET, UnsetType",
         "",
     ]
-    unions = [d for d in defs.values() if isinstance(d, UnionDef)]
+    presence = _presence_unions(defs)
+    unions = [d for d in defs.values() if isinstance(d, UnionDef) and d.name not in presence]
     shared = []
     if any(u.discriminator is not None for u in unions):
         shared.append("Discriminator")
@@ -136,21 +137,96 @@ def emit_types(model: Model) -> str:
             shared.append(alias)
     if any(_uses(d, "JSONObjectRaw") for d in defs.values()):
         shared.append("check_object")
+    if presence:
+        shared.append("present_fields")
     if unions:
         shared.append("untagged_union")
     if shared:
-        out += [f"from .._common import {', '.join(shared)}", ""]
+        line = f"from .._common import {', '.join(shared)}"
+        if len(line) > 100:
+            line = "from .._common import (\n" + "".join(f"    {n},\n" for n in shared) + ")"
+        out += [line, ""]
     else:
         out += [""]
     out += ["__all__ = ["] + [f'    "{n}",' for n in sorted(defs)] + ["]", ""]
     for name in sorted(defs):
         d = defs[name]
         if isinstance(d, StructDef):
-            out += ["", *_struct(d), ""]
+            out += ["", *_struct(d, presence), ""]
+    for name in sorted(presence):
+        out += ["", *_wire_struct(presence[name], defs), ""]
     for name in _alias_order(defs):
         d = defs[name]
-        out += ["", *(_union(d) if isinstance(d, UnionDef) else _alias(d))]  # type: ignore[arg-type]
+        if isinstance(d, UnionDef) and name in presence:
+            out += ["", *_presence_alias(d)]
+        else:
+            out += ["", *(_union(d) if isinstance(d, UnionDef) else _alias(d))]  # type: ignore[arg-type]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _presence_unions(defs: dict[str, Definition]) -> dict[str, UnionDef]:
+    """Unions of plain structs told apart by which key is present (text vs blob contents):
+    msgspec decodes them natively into one merged ``_<Name>Wire`` struct, and the struct that
+    holds the field swaps in the right member (``__post_init__``): no hook, no dict."""
+    found: dict[str, UnionDef] = {}
+    for name, d in defs.items():
+        if not isinstance(d, UnionDef) or d.discriminator is None or not d.discriminator.default:
+            continue
+        if any(v != "*" for v, _ in d.discriminator.by_value):
+            continue
+        members = [defs.get(m.name) if isinstance(m, Ref) else None for m in d.members]
+        if all(isinstance(m, StructDef) and m.tag_field is None for m in members):
+            found[name] = d
+    return found
+
+
+def _members_of(u: UnionDef, defs: dict[str, Definition]) -> list[StructDef]:
+    return [d for m in u.members if isinstance(m, Ref) and isinstance(d := defs[m.name], StructDef)]
+
+
+def _wire_struct(u: UnionDef, defs: dict[str, Definition]) -> list[str]:
+    members = _members_of(u, defs)
+    fields: dict[str, Field] = {}
+    for m in members:
+        for f in m.fields:
+            fields.setdefault(f.wire, f)
+    lines = [
+        f"class _{u.name}Wire(msgspec.Struct, kw_only=True, gc=False):",
+        f'    """Decoding form of ``{u.name}``: every member\'s fields; ``resolve`` picks one."""',
+        "",
+    ]
+    for f in fields.values():
+        lines.append("    " + _field(Field(f.wire, f.py, f.type, False, None, None)))
+    assert u.discriminator is not None
+    by_presence = dict((n, v) for v, n in u.discriminator.by_value)
+    lines += ["", f"    def resolve(self, where: str) -> {u.name}:"]
+    key = next(f.py for f in fields.values() if f.wire == u.discriminator.field)
+    default = next(m for m in members if m.name == u.discriminator.default)
+    chosen = [m for m in members if m.name in by_presence]
+    lines.append("        try:")
+    for m in chosen:
+        names = ", ".join(_lit(f.py) for f in m.fields)
+        lines += [
+            f"            if not isinstance(self.{key}, UnsetType):",
+            f"                return {m.name}(**present_fields(self, ({names},)))",
+        ]
+    names = ", ".join(_lit(f.py) for f in default.fields)
+    lines += [
+        f"            return {default.name}(**present_fields(self, ({names},)))",
+        "        except TypeError as exc:  # a required field of the chosen member is missing",
+        f'            raise ValueError(f"matches no variant of `{u.name}` ({{exc}}) at `{{where}}`") from None',
+    ]
+    return lines
+
+
+def _presence_alias(u: UnionDef) -> list[str]:
+    return [
+        "if TYPE_CHECKING:",
+        f"    {u.name}: TypeAlias = {' | '.join(render(m) for m in u.members)}",
+        "else:",
+        f"    {u.name} = _{u.name}Wire",
+        *_doc(u.doc or f"One of: {', '.join(render(m) for m in u.members)}.", ""),
+    ]
 
 
 def _label(model: Model) -> str:
@@ -161,7 +237,7 @@ def _label(model: Model) -> str:
     )
 
 
-def _struct(d: StructDef) -> list[str]:
+def _struct(d: StructDef, presence: dict[str, UnionDef]) -> list[str]:
     opts = "msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True"
     if d.tag_field is not None:
         opts += f", tag_field={_lit(d.tag_field)}, tag={_lit(d.tag)}"
@@ -176,10 +252,32 @@ def _struct(d: StructDef) -> list[str]:
     for f in sorted(d.fields, key=lambda f: not f.required):
         lines.append("    " + _field(f))
         lines += _doc(f.doc, "    ")
-    raw_objects = [f for f in d.fields if f.type == Prim("raw")]
-    if raw_objects:
-        lines += ["", "    def __post_init__(self) -> None:"]
-        lines += [f"        check_object(self.{f.py}, {_lit(f.wire)})" for f in raw_objects]
+    post = [
+        f"        check_object(self.{f.py}, {_lit(f.wire)})"
+        for f in d.fields
+        if f.type == Prim("raw")
+    ]
+    for f in d.fields:
+        if isinstance(f.type, Ref) and f.type.name in presence:
+            wire = f"_{f.type.name}Wire"
+            post += [
+                f"        {f.py}: Any = self.{f.py}",
+                f"        if isinstance({f.py}, {wire}):",
+                f"            self.{f.py} = {f.py}.resolve({_lit('.' + f.wire)})",
+            ]
+        elif (
+            isinstance(f.type, ListOf)
+            and isinstance(f.type.item, Ref)
+            and f.type.item.name in presence
+        ):
+            wire = f"_{f.type.item.name}Wire"
+            post += [
+                f"        {f.py}: Any = self.{f.py}",
+                f"        if isinstance({f.py}, list) and {f.py} and isinstance({f.py}[0], {wire}):",
+                f'            self.{f.py} = [v.resolve(f".{f.wire}[{{i}}]") for i, v in enumerate({f.py})]',
+            ]
+    if post:
+        lines += ["", "    def __post_init__(self) -> None:", *post]
     return lines
 
 

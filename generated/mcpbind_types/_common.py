@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
 
 import msgspec
+import msgspec.inspect
 from msgspec import UNSET, UnsetType
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "join_error_path",
     "json_object",
     "json_value",
+    "present_fields",
     "untagged_union",
 ]
 
@@ -88,6 +90,11 @@ def check_object(value: Any, wire_name: str) -> None:
         if first != b"{":
             got = _KIND_OF_FIRST_BYTE.get(first[0], "number") if first else "nothing"
             raise ValueError(f"Expected `object`, got `{got}` at `.{wire_name}`")
+
+
+def present_fields(obj: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """The named attributes of ``obj`` that are set (not ``UNSET``), as keyword arguments."""
+    return {n: v for n in names if (v := getattr(obj, n)) is not UNSET}
 
 
 def json_value(value: Any) -> Any:
@@ -187,9 +194,39 @@ class _UntaggedUnion(abc.ABC):
         raise ValueError(f"matches no variant of `{cls.__name__}` ({'; '.join(errors)})")
 
 
+@functools.cache
+def _needs_hook(tp: Any) -> bool:
+    """Whether converting to ``tp`` can meet one of our union markers (msgspec.convert is
+    several times slower with a ``dec_hook`` argument, so it is passed only when needed)."""
+    seen: set[int] = set()
+
+    def walk(node: Any) -> bool:
+        if id(node) in seen:
+            return False
+        seen.add(id(node))
+        if isinstance(node, msgspec.inspect.CustomType):
+            return True
+        if isinstance(node, msgspec.inspect.Type):
+            for value in vars(node).values() if hasattr(node, "__dict__") else ():
+                if walk(value):
+                    return True
+            for name in getattr(type(node), "__struct_fields__", ()):
+                if walk(getattr(node, name)):
+                    return True
+        elif isinstance(node, tuple | list):
+            return any(walk(item) for item in node)
+        elif isinstance(node, msgspec.inspect.Field):
+            return walk(node.type)
+        return False
+
+    return walk(msgspec.inspect.type_info(tp))
+
+
 def _convert(obj: Any, tp: Any) -> Any:
     try:
-        return msgspec.convert(obj, tp, dec_hook=dec_hook)
+        if _needs_hook(tp):
+            return msgspec.convert(obj, tp, dec_hook=dec_hook)
+        return msgspec.convert(obj, tp)
     except msgspec.ValidationError as exc:
         if "Expected `raw`" not in str(exc):
             raise
@@ -201,6 +238,9 @@ _AT = re.compile(r"^(?P<msg>.*?) - at `\$(?P<path>[^`]*)`$", re.DOTALL)
 _SPLIT = re.compile(
     r"^(?P<msg>.*?) at `(?P<rel>[.\[][^`]*)`(?P<tail>.*?) - at `(?P<abs>\$[^`]*)`$", re.DOTALL
 )
+
+
+_ROOTED = re.compile(r"^(?P<msg>.*?) at `(?P<rel>[.\[][^`]*)`(?P<tail>[^`]*)$", re.DOTALL)
 
 
 def _relative(exc: Exception) -> str:
@@ -215,9 +255,12 @@ def join_error_path(message: str) -> str:
     """Join the two halves of a path that msgspec reports for errors raised inside a hook or a
     ``__post_init__`` ("X at `.a` - at `$.b`" -> "X - at `$.b.a`"); other messages unchanged."""
     m = _SPLIT.match(message)
-    if m is None:
-        return message
-    return f"{m['msg']}{m['tail']} - at `{m['abs']}{m['rel']}`"
+    if m is not None:
+        return f"{m['msg']}{m['tail']} - at `{m['abs']}{m['rel']}`"
+    m = _ROOTED.match(message)  # raised at the top level: msgspec adds no "- at `$`"
+    if m is not None:
+        return f"{m['msg']}{m['tail']} - at `${m['rel']}`"
+    return message
 
 
 def _convert_member(obj: Any, tp: Any, name: str) -> Any:

@@ -269,7 +269,7 @@ def test_untagged_union_error_names_the_path(version: str) -> None:
     bad: dict[str, Any] = {"contents": [{"uri": "file:///a"}]}
     if version == "2026-07-28":
         bad["resultType"] = "complete"
-    msg = rejected(version, "ReadResourceResult", bad)
+    msg = join_error_path(rejected(version, "ReadResourceResult", bad))
     assert "matches no variant" in msg
     assert msg.endswith("- at `$.contents[0]`")
 

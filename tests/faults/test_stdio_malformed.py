@@ -286,7 +286,7 @@ PROBES: list[Probe] = [
         request(31, "tools/call", {"name": "add", "arguments": [1, 2]}),
         INVALID_PARAMS,
         31,
-        "Invalid params: Expected `object`, got `array` at `.arguments`",
+        "Invalid params: Expected `object`, got `array` - at `$.params.arguments`",
     ),
     Probe(
         "cursor of the wrong type",

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .._common import Discriminator, JSONObjectRaw, JSONValueRaw, check_object, untagged_union
+from .._common import (
+    Discriminator,
+    JSONObjectRaw,
+    JSONValueRaw,
+    check_object,
+    present_fields,
+    untagged_union,
+)
 
 __all__ = [
     "Annotated",
@@ -934,6 +941,11 @@ class EmbeddedResource(msgspec.Struct, kw_only=True, gc=False, repr_omit_default
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
+
+    def __post_init__(self) -> None:
+        resource: Any = self.resource
+        if isinstance(resource, _EmbeddedResourceResourceUnionWire):
+            self.resource = resource.resolve(".resource")
 
 
 class Error(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -2006,6 +2018,11 @@ class ReadResourceResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defau
       milliseconds after receiving the response.
     """
 
+    def __post_init__(self) -> None:
+        contents: Any = self.contents
+        if isinstance(contents, list) and contents and isinstance(contents[0], _ReadResourceResultContentsItemUnionWire):
+            self.contents = [v.resolve(f".contents[{i}]") for i, v in enumerate(contents)]
+
 
 class ReadResourceResultResponse(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """A successful response from the server for a {@link ReadResourceRequestresources/read} request."""
@@ -3010,6 +3027,42 @@ class UntitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, gc=False, rep
     """Optional title for the enum field."""
 
 
+class _EmbeddedResourceResourceUnionWire(msgspec.Struct, kw_only=True, gc=False):
+    """Decoding form of ``EmbeddedResourceResourceUnion``: every member's fields; ``resolve`` picks one."""
+
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    mime_type: str | UnsetType = msgspec.field(default=UNSET, name="mimeType")
+    text: str | UnsetType = UNSET
+    uri: str | UnsetType = UNSET
+    blob: str | UnsetType = UNSET
+
+    def resolve(self, where: str) -> EmbeddedResourceResourceUnion:
+        try:
+            if not isinstance(self.blob, UnsetType):
+                return BlobResourceContents(**present_fields(self, ("meta", "blob", "mime_type", "uri",)))
+            return TextResourceContents(**present_fields(self, ("meta", "mime_type", "text", "uri",)))
+        except TypeError as exc:  # a required field of the chosen member is missing
+            raise ValueError(f"matches no variant of `EmbeddedResourceResourceUnion` ({exc}) at `{where}`") from None
+
+
+class _ReadResourceResultContentsItemUnionWire(msgspec.Struct, kw_only=True, gc=False):
+    """Decoding form of ``ReadResourceResultContentsItemUnion``: every member's fields; ``resolve`` picks one."""
+
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    mime_type: str | UnsetType = msgspec.field(default=UNSET, name="mimeType")
+    text: str | UnsetType = UNSET
+    uri: str | UnsetType = UNSET
+    blob: str | UnsetType = UNSET
+
+    def resolve(self, where: str) -> ReadResourceResultContentsItemUnion:
+        try:
+            if not isinstance(self.blob, UnsetType):
+                return BlobResourceContents(**present_fields(self, ("meta", "blob", "mime_type", "uri",)))
+            return TextResourceContents(**present_fields(self, ("meta", "mime_type", "text", "uri",)))
+        except TypeError as exc:  # a required field of the chosen member is missing
+            raise ValueError(f"matches no variant of `ReadResourceResultContentsItemUnion` ({exc}) at `{where}`") from None
+
+
 if TYPE_CHECKING:
     CallToolResultResponseResultUnion: TypeAlias = InputRequiredResult | CallToolResult
 else:
@@ -3067,10 +3120,8 @@ else:
 if TYPE_CHECKING:
     EmbeddedResourceResourceUnion: TypeAlias = TextResourceContents | BlobResourceContents
 else:
-    EmbeddedResourceResourceUnion = untagged_union(
-        "EmbeddedResourceResourceUnion", lambda: (TextResourceContents, BlobResourceContents,), Discriminator("blob", (("*", "BlobResourceContents"),), "TextResourceContents")
-    )
-"""One of: TextResourceContents, BlobResourceContents. Resolved on decode by the union hook."""
+    EmbeddedResourceResourceUnion = _EmbeddedResourceResourceUnionWire
+"""One of: TextResourceContents, BlobResourceContents."""
 
 EmptyResult: TypeAlias = Result
 """Common result fields."""
@@ -3213,10 +3264,8 @@ ProgressToken: TypeAlias = str | int
 if TYPE_CHECKING:
     ReadResourceResultContentsItemUnion: TypeAlias = TextResourceContents | BlobResourceContents
 else:
-    ReadResourceResultContentsItemUnion = untagged_union(
-        "ReadResourceResultContentsItemUnion", lambda: (TextResourceContents, BlobResourceContents,), Discriminator("blob", (("*", "BlobResourceContents"),), "TextResourceContents")
-    )
-"""One of: TextResourceContents, BlobResourceContents. Resolved on decode by the union hook."""
+    ReadResourceResultContentsItemUnion = _ReadResourceResultContentsItemUnionWire
+"""One of: TextResourceContents, BlobResourceContents."""
 
 if TYPE_CHECKING:
     ReadResourceResultResponseResultUnion: TypeAlias = InputRequiredResult | ReadResourceResult

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .._common import Discriminator, JSONObjectRaw, check_object, untagged_union
+from .._common import JSONObjectRaw, check_object, present_fields, untagged_union
 
 __all__ = [
     "Annotations",
@@ -339,6 +339,11 @@ class EmbeddedResource(msgspec.Struct, kw_only=True, gc=False, repr_omit_default
     resource: EmbeddedResourceResourceUnion
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
+
+    def __post_init__(self) -> None:
+        resource: Any = self.resource
+        if isinstance(resource, _EmbeddedResourceResourceUnionWire):
+            self.resource = resource.resolve(".resource")
 
 
 class GetPromptRequest(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="prompts/get"):
@@ -789,6 +794,11 @@ class ReadResourceResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defau
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
 
+    def __post_init__(self) -> None:
+        contents: Any = self.contents
+        if isinstance(contents, list) and contents and isinstance(contents[0], _ReadResourceResultContentsItemUnionWire):
+            self.contents = [v.resolve(f".contents[{i}]") for i, v in enumerate(contents)]
+
 
 class Request(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     method: str
@@ -1074,6 +1084,40 @@ class UnsubscribeRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit
     """Reserved for protocol metadata (inherited from the base params)."""
 
 
+class _EmbeddedResourceResourceUnionWire(msgspec.Struct, kw_only=True, gc=False):
+    """Decoding form of ``EmbeddedResourceResourceUnion``: every member's fields; ``resolve`` picks one."""
+
+    mime_type: str | UnsetType = msgspec.field(default=UNSET, name="mimeType")
+    text: str | UnsetType = UNSET
+    uri: str | UnsetType = UNSET
+    blob: str | UnsetType = UNSET
+
+    def resolve(self, where: str) -> EmbeddedResourceResourceUnion:
+        try:
+            if not isinstance(self.blob, UnsetType):
+                return BlobResourceContents(**present_fields(self, ("blob", "mime_type", "uri",)))
+            return TextResourceContents(**present_fields(self, ("mime_type", "text", "uri",)))
+        except TypeError as exc:  # a required field of the chosen member is missing
+            raise ValueError(f"matches no variant of `EmbeddedResourceResourceUnion` ({exc}) at `{where}`") from None
+
+
+class _ReadResourceResultContentsItemUnionWire(msgspec.Struct, kw_only=True, gc=False):
+    """Decoding form of ``ReadResourceResultContentsItemUnion``: every member's fields; ``resolve`` picks one."""
+
+    mime_type: str | UnsetType = msgspec.field(default=UNSET, name="mimeType")
+    text: str | UnsetType = UNSET
+    uri: str | UnsetType = UNSET
+    blob: str | UnsetType = UNSET
+
+    def resolve(self, where: str) -> ReadResourceResultContentsItemUnion:
+        try:
+            if not isinstance(self.blob, UnsetType):
+                return BlobResourceContents(**present_fields(self, ("blob", "mime_type", "uri",)))
+            return TextResourceContents(**present_fields(self, ("mime_type", "text", "uri",)))
+        except TypeError as exc:  # a required field of the chosen member is missing
+            raise ValueError(f"matches no variant of `ReadResourceResultContentsItemUnion` ({exc}) at `{where}`") from None
+
+
 ClientNotification: TypeAlias = CancelledNotification | InitializedNotification | ProgressNotification | RootsListChangedNotification
 
 ClientRequest: TypeAlias = InitializeRequest | PingRequest | ListResourcesRequest | ListResourceTemplatesRequest | ReadResourceRequest | SubscribeRequest | UnsubscribeRequest | ListPromptsRequest | GetPromptRequest | ListToolsRequest | CallToolRequest | SetLevelRequest | CompleteRequest
@@ -1094,10 +1138,8 @@ Cursor: TypeAlias = str
 if TYPE_CHECKING:
     EmbeddedResourceResourceUnion: TypeAlias = TextResourceContents | BlobResourceContents
 else:
-    EmbeddedResourceResourceUnion = untagged_union(
-        "EmbeddedResourceResourceUnion", lambda: (TextResourceContents, BlobResourceContents,), Discriminator("blob", (("*", "BlobResourceContents"),), "TextResourceContents")
-    )
-"""One of: TextResourceContents, BlobResourceContents. Resolved on decode by the union hook."""
+    EmbeddedResourceResourceUnion = _EmbeddedResourceResourceUnionWire
+"""One of: TextResourceContents, BlobResourceContents."""
 
 EmptyResult: TypeAlias = Result
 
@@ -1152,10 +1194,8 @@ ProgressToken: TypeAlias = str | int
 if TYPE_CHECKING:
     ReadResourceResultContentsItemUnion: TypeAlias = TextResourceContents | BlobResourceContents
 else:
-    ReadResourceResultContentsItemUnion = untagged_union(
-        "ReadResourceResultContentsItemUnion", lambda: (TextResourceContents, BlobResourceContents,), Discriminator("blob", (("*", "BlobResourceContents"),), "TextResourceContents")
-    )
-"""One of: TextResourceContents, BlobResourceContents. Resolved on decode by the union hook."""
+    ReadResourceResultContentsItemUnion = _ReadResourceResultContentsItemUnionWire
+"""One of: TextResourceContents, BlobResourceContents."""
 
 RequestId: TypeAlias = str | int
 """A uniquely identifying ID for a request in JSON-RPC."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .._common import Discriminator, JSONObjectRaw, check_object, untagged_union
+from .._common import Discriminator, JSONObjectRaw, check_object, present_fields, untagged_union
 
 __all__ = [
     "Annotations",
@@ -694,6 +694,11 @@ class EmbeddedResource(msgspec.Struct, kw_only=True, gc=False, repr_omit_default
     annotations: Annotations | UnsetType = UNSET
     """Optional annotations for the client."""
 
+    def __post_init__(self) -> None:
+        resource: Any = self.resource
+        if isinstance(resource, _EmbeddedResourceResourceUnionWire):
+            self.resource = resource.resolve(".resource")
+
 
 class Error(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     code: int
@@ -1340,6 +1345,11 @@ class ReadResourceResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defau
     contents: list[ReadResourceResultContentsItemUnion]
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+
+    def __post_init__(self) -> None:
+        contents: Any = self.contents
+        if isinstance(contents, list) and contents and isinstance(contents[0], _ReadResourceResultContentsItemUnionWire):
+            self.contents = [v.resolve(f".contents[{i}]") for i, v in enumerate(contents)]
 
 
 class RelatedTaskMetadata(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -2104,6 +2114,42 @@ class UntitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, gc=False, rep
     """Optional title for the enum field."""
 
 
+class _EmbeddedResourceResourceUnionWire(msgspec.Struct, kw_only=True, gc=False):
+    """Decoding form of ``EmbeddedResourceResourceUnion``: every member's fields; ``resolve`` picks one."""
+
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    mime_type: str | UnsetType = msgspec.field(default=UNSET, name="mimeType")
+    text: str | UnsetType = UNSET
+    uri: str | UnsetType = UNSET
+    blob: str | UnsetType = UNSET
+
+    def resolve(self, where: str) -> EmbeddedResourceResourceUnion:
+        try:
+            if not isinstance(self.blob, UnsetType):
+                return BlobResourceContents(**present_fields(self, ("meta", "blob", "mime_type", "uri",)))
+            return TextResourceContents(**present_fields(self, ("meta", "mime_type", "text", "uri",)))
+        except TypeError as exc:  # a required field of the chosen member is missing
+            raise ValueError(f"matches no variant of `EmbeddedResourceResourceUnion` ({exc}) at `{where}`") from None
+
+
+class _ReadResourceResultContentsItemUnionWire(msgspec.Struct, kw_only=True, gc=False):
+    """Decoding form of ``ReadResourceResultContentsItemUnion``: every member's fields; ``resolve`` picks one."""
+
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    mime_type: str | UnsetType = msgspec.field(default=UNSET, name="mimeType")
+    text: str | UnsetType = UNSET
+    uri: str | UnsetType = UNSET
+    blob: str | UnsetType = UNSET
+
+    def resolve(self, where: str) -> ReadResourceResultContentsItemUnion:
+        try:
+            if not isinstance(self.blob, UnsetType):
+                return BlobResourceContents(**present_fields(self, ("meta", "blob", "mime_type", "uri",)))
+            return TextResourceContents(**present_fields(self, ("meta", "mime_type", "text", "uri",)))
+        except TypeError as exc:  # a required field of the chosen member is missing
+            raise ValueError(f"matches no variant of `ReadResourceResultContentsItemUnion` ({exc}) at `{where}`") from None
+
+
 CancelTaskResult: TypeAlias = dict[str, Any]
 """The response to a tasks/cancel request."""
 
@@ -2146,10 +2192,8 @@ else:
 if TYPE_CHECKING:
     EmbeddedResourceResourceUnion: TypeAlias = TextResourceContents | BlobResourceContents
 else:
-    EmbeddedResourceResourceUnion = untagged_union(
-        "EmbeddedResourceResourceUnion", lambda: (TextResourceContents, BlobResourceContents,), Discriminator("blob", (("*", "BlobResourceContents"),), "TextResourceContents")
-    )
-"""One of: TextResourceContents, BlobResourceContents. Resolved on decode by the union hook."""
+    EmbeddedResourceResourceUnion = _EmbeddedResourceResourceUnionWire
+"""One of: TextResourceContents, BlobResourceContents."""
 
 EmptyResult: TypeAlias = Result
 
@@ -2208,10 +2252,8 @@ ProgressToken: TypeAlias = str | int
 if TYPE_CHECKING:
     ReadResourceResultContentsItemUnion: TypeAlias = TextResourceContents | BlobResourceContents
 else:
-    ReadResourceResultContentsItemUnion = untagged_union(
-        "ReadResourceResultContentsItemUnion", lambda: (TextResourceContents, BlobResourceContents,), Discriminator("blob", (("*", "BlobResourceContents"),), "TextResourceContents")
-    )
-"""One of: TextResourceContents, BlobResourceContents. Resolved on decode by the union hook."""
+    ReadResourceResultContentsItemUnion = _ReadResourceResultContentsItemUnionWire
+"""One of: TextResourceContents, BlobResourceContents."""
 
 RequestId: TypeAlias = str | int
 """A uniquely identifying ID for a request in JSON-RPC."""
