@@ -205,43 +205,27 @@ class Client(ServerMethods):
                     self._schemas[tool.name] = json_object(schema)
         return self._schemas.get(name)
 
-    async def iter_tools(self) -> AsyncIterator[t.Tool]:
+    def iter_tools(self) -> AsyncIterator[t.Tool]:
         """Every tool, following ``nextCursor`` through all pages."""
-        cursor: str | None = None
-        while True:
-            page = await self.list_tools(_page(cursor))
-            for tool in page.tools:
-                yield tool
-            cursor = page.next_cursor if isinstance(page.next_cursor, str) else None
-            if not cursor:
-                return
+        return self._pages(self.list_tools, "tools")
 
-    async def iter_resources(self) -> AsyncIterator[t.Resource]:
-        cursor: str | None = None
-        while True:
-            page = await self.list_resources(_page(cursor))
-            for res in page.resources:
-                yield res
-            cursor = page.next_cursor if isinstance(page.next_cursor, str) else None
-            if not cursor:
-                return
+    def iter_resources(self) -> AsyncIterator[t.Resource]:
+        return self._pages(self.list_resources, "resources")
 
-    async def iter_resource_templates(self) -> AsyncIterator[t.ResourceTemplate]:
-        cursor: str | None = None
-        while True:
-            page = await self.list_resource_templates(_page(cursor))
-            for tpl in page.resource_templates:
-                yield tpl
-            cursor = page.next_cursor if isinstance(page.next_cursor, str) else None
-            if not cursor:
-                return
+    def iter_resource_templates(self) -> AsyncIterator[t.ResourceTemplate]:
+        return self._pages(self.list_resource_templates, "resource_templates")
 
-    async def iter_prompts(self) -> AsyncIterator[t.Prompt]:
+    def iter_prompts(self) -> AsyncIterator[t.Prompt]:
+        return self._pages(self.list_prompts, "prompts")
+
+    async def _pages(
+        self, fetch: Callable[[t.PaginatedRequestParams | None], Awaitable[Any]], items: str
+    ) -> AsyncIterator[Any]:
         cursor: str | None = None
         while True:
-            page = await self.list_prompts(_page(cursor))
-            for prompt in page.prompts:
-                yield prompt
+            page = await fetch(_page(cursor))
+            for item in getattr(page, items):
+                yield item
             cursor = page.next_cursor if isinstance(page.next_cursor, str) else None
             if not cursor:
                 return

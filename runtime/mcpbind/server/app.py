@@ -14,7 +14,7 @@ import json
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -29,6 +29,13 @@ from .uritemplate import UriTemplate
 __all__ = ["Handler", "Server"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _ListResult(Protocol):
+    next_cursor: str | msgspec.UnsetType
+
+
+L = TypeVar("L", bound=_ListResult)
 Handler = Callable[[Any, Context], Awaitable[Any]]
 _RESOURCE_NOT_FOUND = -32002
 #: Versions whose spec makes invalid tool arguments a tool result rather than a -32602 error.
@@ -284,11 +291,8 @@ class Server:
         return table
 
     async def _list_tools(self, params: Any, ctx: Context) -> t.ListToolsResult:
-        page, cursor = self._page([x.tool for x in self.tools.values()], params)
-        result = t.ListToolsResult(tools=page)
-        if cursor:
-            result.next_cursor = cursor
-        return result
+        items = [x.tool for x in self.tools.values()]
+        return self._listing(lambda page: t.ListToolsResult(tools=page), items, params)
 
     async def _call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> t.CallToolResult:
         entry = self.tools.get(params.name)
@@ -319,18 +323,14 @@ class Server:
         return _tool_result(value, entry.signature)
 
     async def _list_resources(self, params: Any, ctx: Context) -> t.ListResourcesResult:
-        page, cursor = self._page([x.resource for x in self.resources.values()], params)
-        result = t.ListResourcesResult(resources=page)
-        if cursor:
-            result.next_cursor = cursor
-        return result
+        items = [x.resource for x in self.resources.values()]
+        return self._listing(lambda page: t.ListResourcesResult(resources=page), items, params)
 
     async def _list_templates(self, params: Any, ctx: Context) -> t.ListResourceTemplatesResult:
-        page, cursor = self._page([x.template for x in self.templates.values()], params)
-        result = t.ListResourceTemplatesResult(resource_templates=page)
-        if cursor:
-            result.next_cursor = cursor
-        return result
+        items = [x.template for x in self.templates.values()]
+        return self._listing(
+            lambda page: t.ListResourceTemplatesResult(resource_templates=page), items, params
+        )
 
     async def _read_resource(
         self, params: t.ReadResourceRequestParams, ctx: Context
@@ -349,11 +349,8 @@ class Server:
         raise McpError(_RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
 
     async def _list_prompts(self, params: Any, ctx: Context) -> t.ListPromptsResult:
-        page, cursor = self._page([x.prompt for x in self.prompts.values()], params)
-        result = t.ListPromptsResult(prompts=page)
-        if cursor:
-            result.next_cursor = cursor
-        return result
+        items = [x.prompt for x in self.prompts.values()]
+        return self._listing(lambda page: t.ListPromptsResult(prompts=page), items, params)
 
     async def _get_prompt(
         self, params: t.GetPromptRequestParams, ctx: Context
@@ -389,6 +386,14 @@ class Server:
         )
 
     # ------------------------------------------------------------------ pagination
+    def _listing(self, make: Callable[[list[Any]], L], items: list[Any], params: Any) -> L:
+        """One page of ``items`` as a list result, with ``nextCursor`` when more follow."""
+        page, cursor = self._page(items, params)
+        result = make(page)
+        if cursor:
+            result.next_cursor = cursor
+        return result
+
     def _page(self, items: list[Any], params: Any) -> tuple[list[Any], str | None]:
         cursor = getattr(params, "cursor", None) if params is not None else None
         start = _decode_cursor(cursor) if isinstance(cursor, str) else 0
