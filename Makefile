@@ -34,5 +34,8 @@ check: gen-check lint typecheck test  ## what CI runs: the README's test command
 bench-codec: schema  ## codec benchmark: mcpbind vs the official Python SDK, same process
 	$(PY) bench/bench_codec.py
 
-bench-rt:  ## round-trip benchmark: mcpbind vs official Python SDK vs TypeScript SDK vs raw floor
+bench-rt: bench/rt/peers/ts/node_modules  ## round trips: mcpbind vs official Python SDK vs TypeScript SDK vs raw floor
 	$(PY) bench/rt/run.py
+
+bench/rt/peers/ts/node_modules: bench/rt/peers/ts/package-lock.json
+	npm ci --prefix bench/rt/peers/ts --no-audit --no-fund
