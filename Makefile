@@ -2,13 +2,16 @@
 PY ?= python
 export MYPYPATH := runtime:generated:codegen
 
-.PHONY: help setup schema gen gen-check lint typecheck test check ci bench-codec bench-rt
+.PHONY: help setup demo schema gen gen-check lint typecheck test check ci bench-codec bench-rt
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
 
 setup:  ## install mcpbind (editable) with the generator, test tools and benchmark peers
 	$(PY) -m pip install -q -e '.[dev,peers]'
+
+demo:  ## the main job: a client talking to the bundled example servers over stdio
+	$(PY) -m examples.demo
 
 schema:  ## copy (or download) the pinned schemas and examples, checking sha256
 	$(PY) -m mcpbind_codegen sync-schemas
