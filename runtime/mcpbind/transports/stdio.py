@@ -6,20 +6,23 @@ protocol layer answers invalid UTF-8 with a parse error, which needs the raw lin
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import select
 import signal
 import stat
+import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Protocol
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
-from anyio.abc import AsyncResource, Process
+from anyio.abc import AsyncResource
 
 from .base import MessageTooLarge, TransportClosed
 
@@ -43,6 +46,7 @@ _EXIT_POLL = 0.05  # seconds between checks for the server's exit
 _EXIT_DRAIN = 0.1  # after the server exits, how long its remaining output may still arrive
 _EXIT_SETTLE = 0.25  # how long to wait for the exit status and stderr tail for an error message
 _REASON_TAIL = 2048  # stderr bytes quoted in TransportClosed reasons
+_FAIR_STREAK = 16  # chunks read without waiting before yielding to other tasks once
 
 
 class ByteSource(Protocol):
@@ -130,16 +134,6 @@ def _frame(message: bytes) -> bytes:
     if b"\n" in message:
         raise ValueError("stdio messages must not contain a newline")
     return message + b"\n"
-
-
-class _Chunks:
-    """A ``ByteSource`` made of a chunk-reading coroutine function."""
-
-    def __init__(self, read: Callable[[], Awaitable[bytes]]) -> None:
-        self._read = read
-
-    async def receive(self) -> bytes:
-        return await self._read()
 
 
 class _FdSource:
@@ -297,6 +291,221 @@ class _StderrSink:
         self._on_line(line.removesuffix(b"\r").decode(errors="replace"))
 
 
+class _PipeReader:
+    """A ``ByteSource`` over our non-blocking read end of one of the server's pipes.
+
+    Reads straight from the fd, and waits only when the pipe is empty: no stream wrapper
+    and no cancel scope per chunk. On asyncio the fd stays registered with the loop between
+    waits (registering costs more than a round trip's reading), and the loop's callback
+    reads the chunk itself, so a stale readiness report never wakes the reader for nothing.
+    :meth:`expire` makes it stop waiting (what is already in the pipe is still returned,
+    then ``anyio.EndOfStream``), for when the server is gone but a process it started may
+    hold the pipe open forever.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.closed = False
+        self._expired = False
+        self._streak = 0  # chunks read in a row without waiting
+        self._loop: asyncio.AbstractEventLoop | None = None  # while fd is registered with it
+        self._waiter: asyncio.Future[None] | None = None
+        self._chunk: bytes | None = None  # read by the loop's callback, not yet returned
+
+    async def receive(self) -> bytes:
+        if self._streak >= _FAIR_STREAK:  # a flooding server must not starve other tasks
+            self._streak = 0
+            await anyio.lowlevel.checkpoint()  # before reading: cancelling here loses nothing
+        while not self.closed:
+            data = self._chunk
+            if data is not None:
+                self._chunk = None
+            else:
+                try:
+                    data = os.read(self.fd, _CHUNK)
+                except BlockingIOError:
+                    if self._expired:
+                        raise anyio.EndOfStream from None
+                    self._streak = 0
+                    await self._wait()
+                    continue
+            if not data:
+                raise anyio.EndOfStream
+            self._streak += 1
+            return data
+        raise anyio.ClosedResourceError
+
+    async def _wait(self) -> None:
+        """Wait until the fd is readable, a chunk was read for us, or expire() or close()."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # another backend: register for this one wait
+            with suppress(anyio.ClosedResourceError):  # woken by expire() or close()
+                await anyio.wait_readable(self.fd)
+            return
+        if self._loop is None:
+            loop.add_reader(self.fd, self._on_readable)
+            self._loop = loop
+        self._waiter = loop.create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+    def _on_readable(self) -> None:
+        if self._chunk is not None:  # nobody has taken the last chunk: pause until they wait
+            self._unregister()
+            return
+        try:
+            self._chunk = os.read(self.fd, _CHUNK)
+        except BlockingIOError:  # a stale report: the reader got there first
+            return
+        except OSError:
+            self._chunk = b""
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def _unregister(self) -> None:
+        if self._loop is not None:
+            self._loop.remove_reader(self.fd)
+            self._loop = None
+
+    def expire(self) -> None:
+        """Stop waiting for output that has not arrived yet."""
+        self._expired = True
+        if not self.closed:
+            self._wake()
+            anyio.notify_closing(self.fd)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._wake()
+            self._unregister()
+            anyio.notify_closing(self.fd)
+            os.close(self.fd)
+
+
+class _Queued:
+    """A message, or what is left of it, waiting in ``_PipeWriter.queue``."""
+
+    __slots__ = ("data", "started", "written")
+
+    def __init__(self, data: bytes, *, started: bool) -> None:
+        self.data = memoryview(data)
+        self.started = started  # part of it is in the pipe: it can no longer be withdrawn
+        self.written = anyio.Event()  # set once it is all in the pipe, or the pipe is gone
+
+
+class _PipeWriter:
+    """Our non-blocking write end of the server's stdin.
+
+    A message is written straight to the fd when nothing is queued, which is nearly always;
+    a message the pipe cannot take at once is queued whole, and :meth:`flush_queued`, a
+    helper task, writes the queue in order. A sender cancelled while it waits withdraws its
+    message if none of it was written yet, and otherwise leaves it to be finished, so a
+    message is never torn.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.closed = False
+        self.error: OSError | None = None  # the write that broke the pipe
+        self.queue: deque[_Queued] = deque()
+        self._work = anyio.Event()  # set when the queue needs the helper task
+
+    async def write(self, data: bytes, *, started: bool) -> None:
+        """Queue ``data`` and wait until it is written or the pipe is gone."""
+        queued = _Queued(data, started=started)
+        self.queue.append(queued)
+        self._work.set()
+        try:
+            await queued.written.wait()
+        except BaseException:
+            if not queued.started and not queued.written.is_set():
+                self.queue.remove(queued)  # not a byte of it went out: as if never sent
+                queued.written.set()  # for wait_flushed()
+            raise
+
+    async def wait_flushed(self) -> None:
+        """Wait until everything queued so far is written or the pipe is gone."""
+        while self.queue:
+            await self.queue[-1].written.wait()
+
+    async def flush_queued(self) -> None:
+        """The helper task: write queued messages whenever there are some, until closed."""
+        while not self.closed:
+            await self._work.wait()
+            self._work = anyio.Event()
+            while self.queue and not self.closed:
+                head = self.queue[0]
+                try:
+                    written = os.write(self.fd, head.data)
+                except BlockingIOError:
+                    with suppress(anyio.ClosedResourceError):  # woken by close()
+                        await anyio.wait_writable(self.fd)
+                    continue
+                except OSError as exc:
+                    self.error = exc
+                    self._drop_queue()
+                    break
+                head.started = True
+                head.data = head.data[written:]
+                if not head.data:
+                    self.queue.popleft()
+                    head.written.set()
+
+    def _drop_queue(self) -> None:
+        for queued in self.queue:
+            queued.written.set()
+        self.queue.clear()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._drop_queue()
+            self._work.set()
+            anyio.notify_closing(self.fd)
+            os.close(self.fd)
+
+
+def _open_process(
+    argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str] | None
+) -> tuple[subprocess.Popen[bytes], int, int, int]:
+    """Start ``argv`` in a new session with piped stdio; return it and our ends of the
+    pipes (stdin, stdout, stderr), non-blocking. They are private to us, unlike the
+    inherited fds of the server side, so changing their flags affects no one else."""
+    ours: list[int] = []  # stdin's write end, stdout's and stderr's read ends
+    theirs: list[int] = []  # the other ends, for the child
+    try:
+        for ours_is_write_end in (True, False, False):
+            read_end, write_end = os.pipe()
+            ours.append(write_end if ours_is_write_end else read_end)
+            theirs.append(read_end if ours_is_write_end else write_end)
+        process = subprocess.Popen(
+            argv,
+            stdin=theirs[0],
+            stdout=theirs[1],
+            stderr=theirs[2],
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except BaseException:
+        for fd in ours:
+            os.close(fd)
+        raise
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    for fd in ours:
+        os.set_blocking(fd, False)
+    return process, ours[0], ours[1], ours[2]
+
+
 class StdioClientTransport(AsyncResource):
     """Client end of stdio: owns a spawned server process. Create it with :meth:`spawn`.
 
@@ -305,32 +514,28 @@ class StdioClientTransport(AsyncResource):
 
     def __init__(
         self,
-        process: Process,
+        process: subprocess.Popen[bytes],
+        stdin: int,
+        stdout: int,
+        stderr: int,
         *,
         max_message_size: int,
         stderr_sink: _StderrSink,
         close_timeout: float,
         terminate_timeout: float,
     ) -> None:
-        stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
-        if stdin is None or stdout is None or stderr is None:
-            raise ValueError("the server process needs pipes for stdin, stdout and stderr")
+        """Take over ``process`` and our non-blocking ends of its stdio pipes (fds)."""
         self._process = process
-        self._stdin = stdin
-        self._stderr = stderr
-        self._stdout = stdout
-        # The reader pulls chunks through _read_chunk: the exit watcher's deadline applies per
-        # chunk, so lines already buffered are handed over without a cancel scope each.
-        self._reader = LineReader(_Chunks(self._read_chunk), max_message_size)
+        self._stdin = _PipeWriter(stdin)
+        self._stdout = _PipeReader(stdout)
+        self._stderr = _PipeReader(stderr)
+        self._reader = LineReader(self._stdout, max_message_size)
         self._stderr_sink = stderr_sink
         self._close_timeout = close_timeout
         self._terminate_timeout = terminate_timeout
-        self._send_lock = anyio.Lock(fast_acquire=True)
         self._close_lock = anyio.Lock()
         self._closed = False
         self._stderr_done = anyio.Event()
-        self._receive_deadline = math.inf
-        self._receive_scope: anyio.CancelScope | None = None
 
     @classmethod
     @asynccontextmanager
@@ -359,14 +564,14 @@ class StdioClientTransport(AsyncResource):
         See :meth:`aclose` for the shutdown steps.
         """
         inherited = {name: os.environ[name] for name in INHERITED_ENV if name in os.environ}
-        process = await anyio.open_process(
-            [command, *args],
-            env={**inherited, **(env or {})},
-            cwd=cwd,
-            start_new_session=True,
+        process, stdin, stdout, stderr = _open_process(
+            [command, *args], {**inherited, **(env or {})}, cwd
         )
         transport = cls(
             process,
+            stdin,
+            stdout,
+            stderr,
             max_message_size=max_message_size,
             stderr_sink=_StderrSink(stderr_tail_size, on_stderr),
             close_timeout=close_timeout,
@@ -379,6 +584,7 @@ class StdioClientTransport(AsyncResource):
         try:
             tg.start_soon(transport._drain_stderr)
             tg.start_soon(transport._watch_exit)
+            tg.start_soon(transport._stdin.flush_queued)
             try:
                 yield transport
             finally:
@@ -401,7 +607,7 @@ class StdioClientTransport(AsyncResource):
     @property
     def returncode(self) -> int | None:
         """The server's exit status once it has exited (negative: killed by that signal)."""
-        return self._process.returncode
+        return self._process.poll()
 
     @property
     def stderr_tail(self) -> bytes:
@@ -410,13 +616,26 @@ class StdioClientTransport(AsyncResource):
 
     async def send(self, message: bytes) -> None:
         data = _frame(message)
-        async with self._send_lock:
-            if self._closed:
-                raise TransportClosed("transport closed")
-            try:
-                await self._stdin.send(data)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                raise await self._closed_error() from exc
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        if self._closed:
+            raise TransportClosed("transport closed")
+        stdin = self._stdin
+        if stdin.error is None:
+            written = 0
+            if not stdin.queue:  # the usual case: the pipe takes the whole message at once
+                try:
+                    written = os.write(stdin.fd, data)
+                except BlockingIOError:
+                    pass
+                except OSError as exc:
+                    stdin.error = exc
+                if written == len(data):
+                    return
+            if stdin.error is None:
+                await stdin.write(data[written:] if written else data, started=written > 0)
+                if stdin.error is None and not stdin.closed:
+                    return
+        raise await self._closed_error() from stdin.error
 
     async def receive(self) -> bytes:
         """Return the next message from the server.
@@ -428,20 +647,9 @@ class StdioClientTransport(AsyncResource):
             raise TransportClosed("transport closed")
         try:
             return await self._reader.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
             pass
         raise await self._closed_error()
-
-    async def _read_chunk(self) -> bytes:
-        """The reader's byte source: one chunk of stdout, given up once the server has exited
-        and its last output had ``_EXIT_DRAIN`` to arrive (then: end of stream)."""
-        with anyio.CancelScope(deadline=self._receive_deadline) as scope:
-            self._receive_scope = scope
-            try:
-                return await self._stdout.receive()
-            finally:
-                self._receive_scope = None
-        raise anyio.EndOfStream
 
     async def aclose(self) -> None:
         """Shut the server down (2025-11-25 basic/lifecycle.mdx §Shutdown) and reap it.
@@ -458,47 +666,52 @@ class StdioClientTransport(AsyncResource):
                 await self._shutdown()
 
     async def _shutdown(self) -> None:
-        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            await self._stdin.aclose()
+        close_deadline = anyio.current_time() + self._close_timeout
+        # Messages still queued get to the server first, within the same close_timeout.
+        with anyio.CancelScope(deadline=close_deadline):
+            await self._stdin.wait_flushed()
+        self._stdin.close()
         plan = (
-            (None, self._close_timeout),
+            (None, close_deadline),
             (signal.SIGTERM, self._terminate_timeout),
             (signal.SIGKILL, math.inf),
         )
         for sig, timeout in plan:
-            if sig is not None:
+            if sig is None:
+                deadline = timeout
+            else:
                 self._signal_group(sig)
-            with anyio.move_on_after(timeout):
+                deadline = anyio.current_time() + timeout
+            with anyio.CancelScope(deadline=deadline):
                 await self._wait_exit()
-            if self._process.returncode is not None:
+            if self._process.poll() is not None:
                 break
         self._signal_group(signal.SIGKILL)
         with anyio.move_on_after(_EXIT_SETTLE):
             await self._stderr_done.wait()
-        await self._process.aclose()
+        self._stdout.close()
+        self._stderr.close()
 
     def _signal_group(self, sig: signal.Signals) -> None:
         with suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, sig)
 
     async def _wait_exit(self) -> None:
-        # Polled: on asyncio, Process.wait() of older anyio releases also waits for the
-        # pipes to close, which a surviving grandchild can keep open forever.
-        while self._process.returncode is None:  # noqa: ASYNC110
+        # Polled (waitpid with WNOHANG), so a grandchild holding the pipes open cannot delay it.
+        while self._process.poll() is None:  # noqa: ASYNC110
             await anyio.sleep(_EXIT_POLL)
 
     async def _watch_exit(self) -> None:
         """Once the server exits, let pending output drain briefly, then fail receive()."""
         await self._wait_exit()
-        self._receive_deadline = anyio.current_time() + _EXIT_DRAIN
-        if self._receive_scope is not None:
-            self._receive_scope.deadline = self._receive_deadline
+        await anyio.sleep(_EXIT_DRAIN)
+        self._stdout.expire()
 
     async def _drain_stderr(self) -> None:
         try:
-            async for chunk in self._stderr:
-                self._stderr_sink.feed(chunk)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            while True:
+                self._stderr_sink.feed(await self._stderr.receive())
+        except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
             pass
         finally:
             self._stderr_sink.finish()
@@ -510,7 +723,7 @@ class StdioClientTransport(AsyncResource):
         with anyio.move_on_after(_EXIT_SETTLE):  # the status and stderr explain the exit
             await self._wait_exit()
             await self._stderr_done.wait()
-        code = self._process.returncode
+        code = self._process.poll()
         if code is None:
             status = "closed its stdout"
         elif code < 0:
