@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
@@ -332,7 +333,11 @@ class Connection:
             # The handle exists before the handler starts, so a cancellation that arrives right
             # behind its request (same read buffer) still finds it.
             if self._loop is not None:
-                self._handlers[event.id] = self._loop.create_task(self._run_handler(event, None))
+                task = self._loop.create_task(self._run_handler(event, None))
+                # A task cancelled before its first step never runs its ``finally``: the
+                # bookkeeping is done by a done-callback instead.
+                task.add_done_callback(functools.partial(self._on_handler_done, event.id))
+                self._handlers[event.id] = task
             else:
                 assert self._tg is not None
                 scope = anyio.CancelScope()
@@ -384,10 +389,17 @@ class Connection:
             if event.id not in self._cancelled and not self.closed:
                 raise  # not ours to swallow
         finally:
-            self._handlers.pop(event.id, None)
-            if event.id in self._cancelled:
-                self._cancelled.discard(event.id)
-                self.core.release(event.id)
+            if scope is not None:
+                self._handler_done(event.id)
+
+    def _on_handler_done(self, request_id: RequestId, _task: asyncio.Task[None]) -> None:
+        self._handler_done(request_id)
+
+    def _handler_done(self, request_id: RequestId) -> None:
+        self._handlers.pop(request_id, None)
+        if request_id in self._cancelled:
+            self._cancelled.discard(request_id)
+            self.core.release(request_id)
 
     async def _handle(self, event: RequestReceived) -> None:
         try:
