@@ -9,6 +9,7 @@ handlers given here, and are refused unless the matching capability is declared.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,8 @@ from .transports import Transport, memory_pair
 from .versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE
 
 __all__ = ["Client", "ClientHandlers", "UnsupportedVersion"]
+
+logger = logging.getLogger("mcpbind.client")
 
 SamplingHandler = Callable[[t.CreateMessageRequestParams], Awaitable[t.CreateMessageResult]]
 ElicitationHandler = Callable[[Any], Awaitable[t.ElicitResult]]
@@ -79,6 +82,7 @@ class Client(ServerMethods):
         protocol_version: str = LATEST_HANDSHAKE,
         timeout: float | None = 60.0,
         enforce_capabilities: bool = True,
+        refresh_lists: bool = False,
     ) -> None:
         self._target = transport
         self.handlers = handlers or ClientHandlers()
@@ -93,6 +97,12 @@ class Client(ServerMethods):
         self.server_capabilities: t.ServerCapabilities | None = None
         self.instructions: str | None = None
         self.protocol_version: str | None = None
+        #: With ``refresh_lists``: the server's full lists, fetched after the handshake and
+        #: fetched again whenever the server says one changed (``None``: not declared).
+        self.refresh_lists = refresh_lists
+        self.tools: list[t.Tool] | None = None
+        self.resources: list[t.Resource] | None = None
+        self.prompts: list[t.Prompt] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Client:
@@ -131,6 +141,9 @@ class Client(ServerMethods):
         if isinstance(result.instructions, str):
             self.instructions = result.instructions
         await self.connection.notify("notifications/initialized", None)
+        if self.refresh_lists:
+            for kind in ("tools", "resources", "prompts"):
+                await self._refresh(kind)
 
     async def _open_transport(self) -> Transport:
         target = self._target
@@ -260,13 +273,36 @@ class Client(ServerMethods):
             return await h.elicitation(event.params)
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
 
+    async def _refresh(self, kind: str) -> None:
+        """Fetch one full list (every page) into ``self.tools``/``resources``/``prompts``."""
+        if not self.peer_has_capability((kind,)):
+            return
+        pages = {
+            "tools": self.iter_tools,
+            "resources": self.iter_resources,
+            "prompts": self.iter_prompts,
+        }
+        items = [item async for item in pages[kind]()]
+        setattr(self, kind, items)
+
     async def _on_notification(self, event: NotificationReceived) -> None:
         if event.method == "notifications/message" and self.handlers.logging is not None:
             await self.handlers.logging(event.params)
-        elif event.method.endswith("/list_changed") and hasattr(self, "_schemas"):
-            self._schemas.clear()
+        elif event.method.endswith("/list_changed"):
+            if hasattr(self, "_schemas"):
+                self._schemas.clear()
+            kind = event.method.split("/")[1]
+            if self.refresh_lists and kind in ("tools", "resources", "prompts"):
+                # A request cannot wait inside the read loop: refresh in the background.
+                self._conn().spawn(lambda: self._refresh_quietly(kind))
         if self.handlers.notification is not None:
             await self.handlers.notification(event.method, event.params)
+
+    async def _refresh_quietly(self, kind: str) -> None:
+        try:
+            await self._refresh(kind)
+        except McpError as exc:
+            logger.warning("refreshing %s after list_changed failed: %s", kind, exc)
 
     def peer_has_capability(self, path: tuple[str, ...]) -> bool:
         return has_capability(self._conn().core.peer_capabilities, path)

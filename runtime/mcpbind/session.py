@@ -14,7 +14,7 @@ import contextlib
 import functools
 import itertools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,6 +179,12 @@ class Connection:
 
     def _now(self) -> float:
         return self._loop.time() if self._loop is not None else anyio.current_time()
+
+    def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``fn`` in the connection's task group (it ends with the connection); for work a
+        notification triggers that must not block the read loop, such as a request."""
+        assert self._tg is not None, "the connection is not running"
+        self._tg.start_soon(fn)
 
     @property
     def closed(self) -> bool:

@@ -11,7 +11,7 @@ import jsonschema
 import msgspec
 import pytest
 
-from mcpbind import ClientHandlers, McpError, json_object, json_value
+from mcpbind import Client, ClientHandlers, McpError, Server, json_object, json_value
 from mcpbind import types as t
 from mcpbind.protocol import INVALID_PARAMS
 
@@ -202,3 +202,27 @@ async def test_unrepresentable_argument_is_a_tool_error(transport: str) -> None:
         assert "Number out of range" in reply["result"]["content"][0]["text"]
         pong = await exchange(peer, {"jsonrpc": "2.0", "id": 10, "method": "ping"})
         assert pong == {"jsonrpc": "2.0", "id": 10, "result": {}}
+
+
+@pytest.mark.memory_only
+async def test_refresh_lists_follows_list_changed() -> None:
+    """tools.mdx §List Changed Notification: a client that keeps the tool list fetches it after
+    the handshake and again when the server announces a change (all pages)."""
+    server = Server("refreshing", page_size=1)
+
+    @server.tool()
+    def first() -> str:
+        return "1"
+
+    @server.tool()
+    def add_tool(name: str) -> None:
+        server.tool(name=name)(lambda: "new")
+
+    async with Client(server, refresh_lists=True) as client:
+        assert [tool.name for tool in client.tools or []] == ["first", "add_tool"]
+        assert client.prompts is None  # not declared: nothing to keep
+        await client.call("add_tool", {"name": "second"})
+        with anyio.fail_after(5):
+            while len(client.tools or []) < 3:  # noqa: ASYNC110 - the refresh has no event
+                await anyio.sleep(0.01)
+        assert [tool.name for tool in client.tools or []] == ["first", "add_tool", "second"]
