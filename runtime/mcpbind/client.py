@@ -100,6 +100,7 @@ class Client(ServerMethods):
         #: With ``refresh_lists``: the server's full lists, fetched after the handshake and
         #: fetched again whenever the server says one changed (``None``: not declared).
         self.refresh_lists = refresh_lists
+        self._schemas: dict[str, dict[str, Any] | None] = {}  # tool -> output schema, lazily
         self.tools: list[t.Tool] | None = None
         self.resources: list[t.Resource] | None = None
         self.prompts: list[t.Prompt] | None = None
@@ -207,8 +208,6 @@ class Client(ServerMethods):
         return result
 
     async def _output_schema(self, name: str) -> dict[str, Any] | None:
-        if not hasattr(self, "_schemas"):
-            self._schemas: dict[str, dict[str, Any] | None] = {}
         if name not in self._schemas:
             async for tool in self.iter_tools():
                 schema = tool.output_schema
@@ -289,8 +288,7 @@ class Client(ServerMethods):
         if event.method == "notifications/message" and self.handlers.logging is not None:
             await self.handlers.logging(event.params)
         elif event.method.endswith("/list_changed"):
-            if hasattr(self, "_schemas"):
-                self._schemas.clear()
+            self._schemas.clear()
             kind = event.method.split("/")[1]
             if self.refresh_lists and kind in ("tools", "resources", "prompts"):
                 # A request cannot wait inside the read loop: refresh in the background.

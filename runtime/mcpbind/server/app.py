@@ -52,14 +52,14 @@ class _Tool:
 @dataclass(slots=True)
 class _Resource:
     resource: t.Resource
-    fn: Callable[..., Any]
+    call: _Call
 
 
 @dataclass(slots=True)
 class _Template:
     template: t.ResourceTemplate
     matcher: UriTemplate
-    fn: Callable[..., Any]
+    call: _Call
 
 
 @dataclass(slots=True)
@@ -84,6 +84,7 @@ class Server:
     prompts: dict[str, _Prompt] = field(default_factory=dict, repr=False)
     completion_handler: Callable[..., Awaitable[Any]] | None = field(default=None, repr=False)
     custom: dict[str, Handler] = field(default_factory=dict, repr=False)
+    _table: dict[str, Handler] | None = field(default=None, repr=False)
     notification_handlers: dict[str, Handler] = field(default_factory=dict, repr=False)
     _listeners: list[Callable[[str, str | None], None]] = field(default_factory=list, repr=False)
 
@@ -164,7 +165,7 @@ class Server:
             _set_optional(
                 res, title=title, mime_type=mime_type, description=description or _doc(fn)
             )
-            self.resources[uri] = _Resource(res, fn)
+            self.resources[uri] = _Resource(res, _Call(fn))
             self._changed("resources")
             return fn
 
@@ -189,7 +190,7 @@ class Server:
             _set_optional(
                 tpl, title=title, mime_type=mime_type, description=description or _doc(fn)
             )
-            self.templates[uri_template] = _Template(tpl, matcher, fn)
+            self.templates[uri_template] = _Template(tpl, matcher, _Call(fn))
             self._changed("resources")
             return fn
 
@@ -232,6 +233,7 @@ class Server:
 
         def register(fn: Handler) -> Handler:
             self.custom[name] = fn
+            self._table = None
             return fn
 
         return register
@@ -277,6 +279,9 @@ class Server:
     # ------------------------------------------------------------------ handlers
     @property
     def handlers(self) -> dict[str, Handler]:
+        """Method -> handler; built once (sessions look it up on every request)."""
+        if self._table is not None:
+            return self._table
         table: dict[str, Handler] = {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -288,6 +293,7 @@ class Server:
             "completion/complete": self._complete,
         }
         table.update(self.custom)
+        self._table = table
         return table
 
     async def _list_tools(self, params: Any, ctx: Context) -> t.ListToolsResult:
@@ -338,13 +344,13 @@ class Server:
         uri = params.uri
         fixed = self.resources.get(uri)
         if fixed is not None:
-            value = await _maybe_await(_call(fixed.fn, {}, ctx))
+            value = await _maybe_await(fixed.call({}, ctx))
             mime = fixed.resource.mime_type
             return t.ReadResourceResult(contents=_contents(uri, value, mime))
         for tpl in self.templates.values():
             match = tpl.matcher.match(uri)
             if match is not None:
-                value = await _maybe_await(_call(tpl.fn, {"uri": uri, **match}, ctx))
+                value = await _maybe_await(tpl.call({"uri": uri, **match}, ctx))
                 return t.ReadResourceResult(contents=_contents(uri, value, tpl.template.mime_type))
         raise McpError(_RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
 
@@ -442,12 +448,22 @@ def _context_kwargs(sig: ToolSignature, ctx: Context) -> dict[str, Any]:
     return {name: ctx for name in sig.skipped}
 
 
-def _call(fn: Callable[..., Any], kwargs: dict[str, Any], ctx: Context) -> Any:
-    params = inspect.signature(fn).parameters
-    for name, p in params.items():
-        if p.annotation in (Context, "Context"):
-            kwargs[name] = ctx
-    return fn(**{k: v for k, v in kwargs.items() if k in params})
+class _Call:
+    """A resource function with its signature read once: which of the offered keyword
+    arguments it takes, and which parameters want the handler context."""
+
+    __slots__ = ("_context", "_fn", "_params")
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        params = inspect.signature(fn).parameters
+        self._fn = fn
+        self._params = frozenset(params)
+        self._context = tuple(n for n, p in params.items() if p.annotation in (Context, "Context"))
+
+    def __call__(self, offered: dict[str, Any], ctx: Context) -> Any:
+        kwargs = {k: v for k, v in offered.items() if k in self._params}
+        kwargs.update(dict.fromkeys(self._context, ctx))
+        return self._fn(**kwargs)
 
 
 _CONTENT = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.EmbeddedResource)
