@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import itertools
 import logging
@@ -50,9 +51,17 @@ __all__ = [
     "PeerError",
     "RequestHandler",
     "RequestTimeout",
+    "current_request_id",
 ]
 
 logger = logging.getLogger("mcpbind.session")
+
+#: The id of the inbound request whose handler is running in this task (``None`` outside one).
+#: A transport that multiplexes streams (Streamable HTTP) reads it to send what a handler
+#: emits (progress, logs, requests to the client) on that request's own response stream.
+current_request_id: contextvars.ContextVar[RequestId | None] = contextvars.ContextVar(
+    "mcpbind_current_request_id", default=None
+)
 
 RequestHandler = Callable[[RequestReceived], Awaitable[Any]]
 NotificationHandler = Callable[[NotificationReceived], Awaitable[None]]
@@ -385,6 +394,7 @@ class Connection:
         return request_id in self._cancelled
 
     async def _run_handler(self, event: RequestReceived, scope: anyio.CancelScope | None) -> None:
+        current_request_id.set(event.id)
         try:
             if scope is None:
                 await self._handle(event)
