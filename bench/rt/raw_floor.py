@@ -26,6 +26,12 @@ Subcommands::
 
 Both drivers do ``initialize`` + ``notifications/initialized`` first, then the timed echo
 calls; the command line and the JSON line printed are those of ``harness.py``.
+
+``--protocol 2026-07-28`` (server and async client, informational floor for the 2026 rows):
+the stateless era. No ``initialize``; every request carries the three ``_meta`` keys
+(``io.modelcontextprotocol/protocolVersion``, ``clientCapabilities``, ``clientInfo``), the
+server checks the version (-32022 otherwise) and every result carries ``resultType``,
+which the client checks. The default (handshake) floor is unchanged by this option.
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ from harness import (
 )
 
 PROTOCOL_VERSION = "2025-11-25"
+STATELESS_VERSION = "2026-07-28"
+META_PREFIX = "io.modelcontextprotocol/"
 
 
 # ---- wire types -------------------------------------------------------------------------
@@ -108,6 +116,24 @@ class Response(msgspec.Struct):
     error: dict[str, Any] | None = None
 
 
+class RequestMeta(msgspec.Struct):
+    """The per-request ``_meta`` of the 2026-07-28 era (only what the floor reads)."""
+
+    protocol_version: str = msgspec.field(name=META_PREFIX + "protocolVersion")
+
+
+class CallToolParamsStateless(msgspec.Struct):
+    name: str
+    arguments: EchoArguments
+    meta: RequestMeta = msgspec.field(name="_meta")
+
+
+class CallToolResultStateless(msgspec.Struct, omit_defaults=True):
+    content: list[TextContent]
+    resultType: str
+    isError: bool = False
+
+
 INITIALIZE_RESULT = msgspec.Raw(
     msgspec.json.encode(
         {
@@ -149,8 +175,40 @@ class EchoHandler:
         return self._encoder.encode(error) + b"\n"
 
 
-def serve_pipe(stdin: IO[bytes], stdout: IO[bytes]) -> None:
-    handle = EchoHandler().handle
+class StatelessEchoHandler:
+    """The 2026-07-28 server: version checked from each request's ``_meta``, ``resultType``."""
+
+    def __init__(self) -> None:
+        self._decode_request = msgspec.json.Decoder(Request).decode
+        self._decode_call = msgspec.json.Decoder(CallToolParamsStateless).decode
+        self._encoder = msgspec.json.Encoder()
+
+    def handle(self, line: bytes) -> bytes | None:
+        request = self._decode_request(line)
+        if request.id is None:
+            return None
+        if request.method != "tools/call":
+            return self._error(request.id, -32601, f"unknown method {request.method}")
+        params = self._decode_call(request.params)
+        if params.meta.protocol_version != STATELESS_VERSION:
+            return self._error(request.id, -32022, "unsupported protocol version")
+        result = CallToolResultStateless(
+            content=[TextContent("text", params.arguments.text)], resultType="complete"
+        )
+        result_raw = msgspec.Raw(self._encoder.encode(result))
+        return self._encoder.encode(ResultResponse("2.0", request.id, result_raw)) + b"\n"
+
+    def _error(self, request_id: int | str, code: int, message: str) -> bytes:
+        error = ErrorResponse("2.0", request_id, {"code": code, "message": message})
+        return self._encoder.encode(error) + b"\n"
+
+
+def make_handler(protocol: str) -> EchoHandler | StatelessEchoHandler:
+    return StatelessEchoHandler() if protocol == STATELESS_VERSION else EchoHandler()
+
+
+def serve_pipe(stdin: IO[bytes], stdout: IO[bytes], protocol: str = PROTOCOL_VERSION) -> None:
+    handle = make_handler(protocol).handle
     write = stdout.write
     flush = stdout.flush
     for line in stdin:
@@ -219,15 +277,52 @@ def _default_server_cmd() -> list[str]:
     return [sys.executable, str(Path(__file__).resolve()), "server"]
 
 
+STATELESS_META = {
+    META_PREFIX + "protocolVersion": STATELESS_VERSION,
+    META_PREFIX + "clientCapabilities": {},
+    META_PREFIX + "clientInfo": {"name": "raw-floor-client", "version": "1.0.0"},
+}
+
+
+class StatelessCorrelator(Correlator):
+    """2026-07-28 client side: results must say ``resultType: complete``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._decode_stateless = msgspec.json.Decoder(CallToolResultStateless).decode
+
+    def echo_text(self, raw: msgspec.Raw) -> str:
+        result = self._decode_stateless(raw)
+        if result.isError or result.resultType != "complete":
+            raise RuntimeError(f"unexpected echo result {result!r}")
+        return result.content[0].text
+
+
+@asynccontextmanager
+async def connect_stdio_stateless(server_cmd: list[str]) -> AsyncIterator[EchoFn]:
+    """The 2026-07-28 floor: no handshake, ``_meta`` on every request."""
+    cmd = server_cmd or [*_default_server_cmd(), "--protocol", STATELESS_VERSION]
+    async with _connect_stdio(cmd, StatelessCorrelator(), handshake=False) as echo:
+        yield echo
+
+
 @asynccontextmanager
 async def connect_stdio(server_cmd: list[str]) -> AsyncIterator[EchoFn]:
-    cmd = server_cmd or _default_server_cmd()
+    async with _connect_stdio(
+        server_cmd or _default_server_cmd(), Correlator(), handshake=True
+    ) as echo:
+        yield echo
+
+
+@asynccontextmanager
+async def _connect_stdio(
+    cmd: list[str], corr: Correlator, *, handshake: bool
+) -> AsyncIterator[EchoFn]:
     proc = await asyncio.create_subprocess_exec(
         *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
     )
     assert proc.stdin is not None and proc.stdout is not None
     stdin, stdout = proc.stdin, proc.stdout
-    corr = Correlator()
 
     async def reader() -> None:
         feed = corr.feed
@@ -238,14 +333,17 @@ async def connect_stdio(server_cmd: list[str]) -> AsyncIterator[EchoFn]:
             corr.fail_all(ConnectionError("server closed stdout"))
 
     reader_task = asyncio.ensure_future(reader())
+    extra = {} if handshake else {"_meta": STATELESS_META}
     try:
-        line, fut = corr.request("initialize", INITIALIZE_PARAMS)
-        stdin.write(line)
-        await fut
-        stdin.write(corr.notification("notifications/initialized"))
+        if handshake:
+            line, fut = corr.request("initialize", INITIALIZE_PARAMS)
+            stdin.write(line)
+            await fut
+            stdin.write(corr.notification("notifications/initialized"))
 
         async def echo(text: str) -> str:
-            line, fut = corr.request("tools/call", {"name": "echo", "arguments": {"text": text}})
+            params = {"name": "echo", "arguments": {"text": text}, **extra}
+            line, fut = corr.request("tools/call", params)
             stdin.write(line)  # asyncio buffers; one write syscall per call, like a flush
             return corr.echo_text(await fut)
 
@@ -372,6 +470,8 @@ async def connect_memory_asyncio(server_cmd: list[str]) -> AsyncIterator[EchoFn]
 
 
 def make_connectors(args: argparse.Namespace) -> dict[str, Connector]:
+    if args.protocol == STATELESS_VERSION:
+        return {"stdio": connect_stdio_stateless}  # no in-memory 2026 row (see run.py)
     memory = connect_memory_asyncio if args.queue == "asyncio" else connect_memory
     return {"stdio": connect_stdio, "memory": memory}
 
@@ -388,6 +488,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("anyio", "asyncio"),
         default="anyio",
         help="memory transport: anyio memory object streams (reference) or asyncio.Queue",
+    )
+    add_protocol_argument(parser)
+
+
+def add_protocol_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--protocol",
+        choices=(PROTOCOL_VERSION, STATELESS_VERSION),
+        default=PROTOCOL_VERSION,
+        help=f"wire era (default {PROTOCOL_VERSION}, initialize handshake); "
+        f"{STATELESS_VERSION}: per-request _meta, async stdio only",
     )
 
 
@@ -510,7 +621,8 @@ def _describe(args: argparse.Namespace) -> str:
         how = "asyncio.Queue"
     else:
         how = "anyio memory object streams"
-    return f"msgspec {msgspec.__version__}, {how}"
+    era = ", 2026-07-28 per-request _meta" if args.protocol == STATELESS_VERSION else ""
+    return f"msgspec {msgspec.__version__}, {how}{era}"
 
 
 def cli(argv: list[str]) -> None:
@@ -519,7 +631,10 @@ def cli(argv: list[str]) -> None:
         return
     command, rest = argv[0], argv[1:]
     if command == "server":
-        serve_pipe(sys.stdin.buffer, sys.stdout.buffer)
+        server_parser = argparse.ArgumentParser(description="raw floor server")
+        add_protocol_argument(server_parser)
+        server_args = server_parser.parse_args(rest)
+        serve_pipe(sys.stdin.buffer, sys.stdout.buffer, server_args.protocol)
         return
     if command != "client":
         sys.exit(f"unknown subcommand {command!r} (expected server or client)")
@@ -527,6 +642,8 @@ def cli(argv: list[str]) -> None:
     add_arguments(parser)
     args = parser.parse_args(rest)
     if args.driver == "sync":
+        if args.protocol != PROTOCOL_VERSION:
+            sys.exit(f"the sync driver only speaks {PROTOCOL_VERSION}")
         run_sync(args)
         return
     main(

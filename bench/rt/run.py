@@ -3,11 +3,15 @@
 Runs every available peer configuration with the same call counts, pins the client and
 the server to different CPUs where possible, and prints one table::
 
-    implementation | transport | mode | calls/s | p50 ms | p99 ms | x official-py | x floor
+    implementation | protocol | transport | mode | calls/s | p50 ms | p99 ms | x official | x floor
 
 Ratios are throughput ratios (calls/s divided by the reference's calls/s for the same
-transport and mode): ``x official-py`` against the official Python SDK, ``x floor`` against
-the raw msgspec floor. Each configuration is a client command speaking the common bench
+protocol version, transport and mode): ``x official`` against the official Python SDK,
+``x floor`` against the raw msgspec floor. Handshake-era rows (2025-11-25) divide by
+``official-py`` and ``raw-floor``; the stateless 2026-07-28 rows (stdio only) by
+``official-py-2026`` and ``raw-floor-2026``. There are no 2026-07-28 in-memory rows (the
+official client skips JSON-RPC for an in-process server, so nothing comparable) and no
+TypeScript 2026 row (SDK 1.32.2 does not speak 2026-07-28). Each configuration is a client command speaking the common bench
 CLI (see ``harness.py``) plus, for stdio, a server command; the client prints one JSON line.
 
     python bench/rt/run.py                 # full run (seq 2000, conc 10000, warm-up 500)
@@ -41,9 +45,17 @@ TS_DIR = PEERS_DIR / "ts"
 PY = sys.executable
 MODES = ("sequential", "concurrent")
 
-# Throughput ratios are computed against these implementations (same transport and mode).
-SDK_REFERENCE = "official-py"
-FLOOR_REFERENCE = "raw-floor"
+HANDSHAKE = "2025-11-25"
+STATELESS = "2026-07-28"
+
+# Throughput ratios are computed against these implementations (same protocol version,
+# transport and mode).
+SDK_REFERENCE = {HANDSHAKE: "official-py", STATELESS: "official-py-2026"}
+FLOOR_REFERENCE = {HANDSHAKE: "raw-floor", STATELESS: "raw-floor-2026"}
+NO_2026_ROWS = (
+    "no 2026-07-28 rows in memory (the official client bypasses JSON-RPC for an in-process "
+    "server) or for the TypeScript SDK (1.32.2 has no 2026-07-28)"
+)
 
 
 @dataclass(frozen=True)
@@ -54,6 +66,7 @@ class Peer:
     ``--inflight``, ``--warmup``, then ``-- SERVER_CMD`` for stdio) that prints one JSON line.
     ``server`` is the stdio server command (``None`` for in-memory). ``available`` returns a
     skip reason, or ``None`` when the peer can run. ``extra`` peers only run with --extras.
+    ``protocol`` is the wire era the row measures; it picks the ratios' references.
     """
 
     impl: str
@@ -63,6 +76,7 @@ class Peer:
     available: Callable[[], str | None] = field(default=lambda: None)
     extra: bool = False
     note: str = ""
+    protocol: str = HANDSHAKE
 
     @property
     def key(self) -> str:
@@ -178,6 +192,32 @@ def peers() -> list[Peer]:
             None,
             _mcpbind_available,
         ),
+        # ---- the stateless 2026-07-28 era (stdio only; see NO_2026_ROWS) ------------------
+        # Official SDK: the same low-level server; a pinned version skips server/discover.
+        Peer(
+            "official-py-2026",
+            "stdio",
+            [*py_client, "--mode", STATELESS],
+            py_server,
+            _official_py_available,
+            protocol=STATELESS,
+        ),
+        Peer(
+            "raw-floor-2026",
+            "stdio",
+            [*floor, "client", "--protocol", STATELESS],
+            [*floor, "server", "--protocol", STATELESS],
+            _floor_available,
+            protocol=STATELESS,
+        ),
+        Peer(
+            "mcpbind-2026",
+            "stdio",
+            [PY, str(MCPBIND_PEER_DIR / "bench_client.py"), "--protocol-version", STATELESS],
+            [PY, str(MCPBIND_PEER_DIR / "echo_server.py")],
+            _mcpbind_available,
+            protocol=STATELESS,
+        ),
         # ---- extras (--extras): alternative flavours of the SDK peers ---------------------
         Peer(
             "official-py-mcpserver",
@@ -196,6 +236,7 @@ def peers() -> list[Peer]:
             _official_py_available,
             extra=True,
             note="Client(mode='auto'): server/discover, 2026-07-28 per-request era",
+            protocol=STATELESS,
         ),
         Peer(
             "ts-sdk-lowlevel",
@@ -336,20 +377,22 @@ def _ratio(value: float, reference: float | None) -> str:
 def render_table(outcomes: Sequence[Outcome]) -> str:
     done = [o for o in outcomes if o.status == "ok"]
 
-    def reference(impl: str, transport: str, mode: str) -> float | None:
+    def reference(references: dict[str, str], peer: Peer, mode: str) -> float | None:
+        impl = references.get(peer.protocol)
         for o in done:
-            if o.peer.impl == impl and o.peer.transport == transport:
+            if o.peer.impl == impl and o.peer.transport == peer.transport:
                 return float(o.result[mode]["calls_per_s"])
         return None
 
     header = (
         "implementation",
+        "protocol",
         "transport",
         "mode",
         "calls/s",
         "p50 ms",
         "p99 ms",
-        f"x {SDK_REFERENCE}",
+        "x official",
         "x floor",
     )
     rows: list[tuple[str, ...]] = []
@@ -360,19 +403,20 @@ def render_table(outcomes: Sequence[Outcome]) -> str:
             rows.append(
                 (
                     o.peer.impl,
+                    o.peer.protocol,
                     o.peer.transport,
                     mode_label,
                     f"{r['calls_per_s']:,.0f}",
                     f"{r['p50_ms']:.3f}",
                     f"{r['p99_ms']:.3f}",
-                    _ratio(r["calls_per_s"], reference(SDK_REFERENCE, o.peer.transport, mode)),
-                    _ratio(r["calls_per_s"], reference(FLOOR_REFERENCE, o.peer.transport, mode)),
+                    _ratio(r["calls_per_s"], reference(SDK_REFERENCE, o.peer, mode)),
+                    _ratio(r["calls_per_s"], reference(FLOOR_REFERENCE, o.peer, mode)),
                 )
             )
-    # Group rows by transport, then mode; peer order is kept within a group (stable sort).
-    rows.sort(key=lambda row: (row[1] != "stdio", row[2] != "seq"))
+    # Group rows by transport, mode, then protocol; peer order is kept within a group.
+    rows.sort(key=lambda row: (row[2] != "stdio", row[3] != "seq", row[1]))
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-    right = {3, 4, 5, 6, 7}
+    right = {4, 5, 6, 7, 8}
 
     def fmt(cells: Sequence[str]) -> str:
         return "  ".join(
@@ -397,6 +441,8 @@ def render_notes(outcomes: Sequence[Outcome]) -> str:
     for o in outcomes:
         if o.status == "failed":
             lines.append(f"  FAILED {o.peer.key}: {o.reason}")
+    if any(o.peer.protocol == STATELESS for o in outcomes):
+        lines.append(f"  {NO_2026_ROWS}")
     return "\n".join(lines)
 
 
@@ -483,6 +529,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "results": [
                 {
                     "impl": o.peer.impl,
+                    "protocol": o.peer.protocol,
                     "transport": o.peer.transport,
                     "status": o.status,
                     "reason": o.reason,

@@ -8,15 +8,35 @@ from __future__ import annotations
 from mcpbind_types import unified as types
 from mcpbind_types._common import RequestOptions, json_object, json_value
 
-from .client import Client, ClientHandlers, UnsupportedVersion
+from .client import Client, ClientHandlers, Subscription, UnsupportedVersion
+from .host import ApprovalPolicy, Host, HostConfig, SamplingReview, ServerConfig, ToolCallRequest
 from .protocol import McpError
 from .server import Context, Server, serve, serve_stdio
 from .session import ConnectionClosed, PeerError, RequestTimeout
-from .versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE
+from .stateless import CacheHint, StatelessOptions
+from .versions import (
+    AUTO,
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE,
+    LATEST_STATELESS,
+    STATELESS_VERSIONS,
+)
 
 __all__ = [
+    "AUTO",
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE",
+    "LATEST_STATELESS",
+    "STATELESS_VERSIONS",
+    "CacheHint",
+    "StatelessOptions",
+    "Subscription",
+    "ApprovalPolicy",
+    "Host",
+    "HostConfig",
+    "SamplingReview",
+    "ServerConfig",
+    "ToolCallRequest",
     "Client",
     "ClientHandlers",
     "ConnectionClosed",

@@ -35,15 +35,19 @@ class Deadlines(Generic[K]):
 
     def arm(self, key: K, deadline: float) -> None:
         """Expire ``key`` at ``deadline`` (an ``anyio.current_time()`` value); re-arming moves it."""
-        self.disarm(key)
+        where = self._where
+        if key in where:
+            self.disarm(key)
         bucket = math.ceil(deadline / TICK)
-        members = self._buckets.get(bucket)
+        buckets = self._buckets
+        members = buckets.get(bucket)
         if members is None:
-            members = self._buckets[bucket] = set()
+            members = buckets[bucket] = set()
             heapq.heappush(self._heap, bucket)
         members.add(key)
-        self._where[key] = (bucket, deadline)
-        if self._target is None or bucket < self._target:
+        where[key] = (bucket, deadline)
+        target = self._target
+        if target is None or bucket < target:
             self._wake.set()
 
     def disarm(self, key: K) -> None:

@@ -12,11 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import functools
+import inspect
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -26,6 +25,8 @@ from anyio.abc import TaskGroup
 
 from mcpbind_types._common import RequestOptions
 
+from ._cancel import CancelCheck
+from ._eager import start_eager
 from .deadlines import Deadlines
 from .protocol import (
     CONNECTION_CLOSED,
@@ -33,6 +34,7 @@ from .protocol import (
     REQUEST_TIMEOUT,
     Cancelled,
     ErrorReceived,
+    Event,
     McpError,
     NotificationReceived,
     Outgoing,
@@ -85,14 +87,40 @@ class RequestTimeout(McpError):
         super().__init__(REQUEST_TIMEOUT, f"Request {method} timed out after {seconds:.3g}s")
 
 
-class _Signal:
-    """A one-shot event: an asyncio future on asyncio (several times cheaper to make than an
-    ``anyio.Event``), an ``anyio.Event`` elsewhere."""
+class _Waiter:
+    """One request we sent, waiting for its outcome; a one-shot event: an asyncio future on
+    asyncio (several times cheaper to make than an ``anyio.Event``), an ``anyio.Event``
+    elsewhere."""
 
-    __slots__ = ("_event", "_future", "_set")
+    __slots__ = (
+        "_event",
+        "_future",
+        "done",
+        "error",
+        "method",
+        "options",
+        "result",
+        "started",
+        "timed_out",
+        "timeout",
+    )
 
-    def __init__(self, loop: asyncio.AbstractEventLoop | None) -> None:
-        self._set = False
+    def __init__(
+        self,
+        method: str,
+        options: RequestOptions | None,
+        loop: asyncio.AbstractEventLoop | None,
+        started: float,
+        timeout: float | None,
+    ) -> None:
+        self.method = method
+        self.options = options
+        self.started = started
+        self.timeout = timeout
+        self.result: Any = None
+        self.error: McpError | None = None
+        self.timed_out = False
+        self.done = False  # set once: result, error or timeout
         self._future: asyncio.Future[None] | None = None
         self._event: anyio.Event | None = None
         if loop is not None:
@@ -101,35 +129,20 @@ class _Signal:
             self._event = anyio.Event()
 
     def set(self) -> None:
-        if self._set:
+        if self.done:
             return
-        self._set = True
+        self.done = True
         if self._future is not None:
             if not self._future.done():
                 self._future.set_result(None)
         elif self._event is not None:
             self._event.set()
 
-    def is_set(self) -> bool:
-        return self._set
-
     async def wait(self) -> None:
         if self._future is not None:
             await self._future
         elif self._event is not None:
             await self._event.wait()
-
-
-@dataclass(slots=True)
-class _Waiter:
-    method: str
-    options: RequestOptions | None
-    done: _Signal
-    result: Any = None
-    error: McpError | None = None
-    started: float = 0.0
-    timeout: float | None = None
-    timed_out: bool = False
 
 
 class Connection:
@@ -150,14 +163,19 @@ class Connection:
         self._on_notification = on_notification
         self.default_timeout = default_timeout
         self._waiters: dict[RequestId, _Waiter] = {}
-        #: Running inbound handlers: an asyncio task (on asyncio) or the handler's cancel scope.
-        self._handlers: dict[RequestId, asyncio.Task[None] | anyio.CancelScope] = {}
+        #: Running inbound handlers: an asyncio task (on asyncio) or the handler's cancel scope
+        #: (``None`` while an eagerly started handler takes its first step).
+        self._handlers: dict[RequestId, asyncio.Task[None] | anyio.CancelScope | None] = {}
         self._cancelled: set[RequestId] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._check_cancelled = CancelCheck()
         self._tg: TaskGroup | None = None
         self._closed = anyio.Event()
+        self._is_closed = False  # mirrors _closed, read on every request
         self._tokens = itertools.count(1)
         self._deadlines: Deadlines[RequestId] = Deadlines(self._expire)
+        #: Events of the last message the read loop still has to dispatch, in order.
+        self._backlog: list[Event] = []
         self.close_reason: str | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -212,9 +230,10 @@ class Connection:
         self, method: str, params: Any = None, options: RequestOptions | None = None
     ) -> Any:
         """Send a request and wait for its result (raises McpError for an error response)."""
-        if self.closed:
+        if self._is_closed:
             raise ConnectionClosed(self.close_reason)
-        await anyio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller sends nothing
+        if not getattr(self.transport, "send_checks_cancellation", False):
+            await self._check_cancelled()  # a cancelled caller sends nothing
         token: int | str | None = None
         if options is not None and (options.on_progress or options.reset_timeout_on_progress):
             token = next(self._tokens)
@@ -224,7 +243,7 @@ class Connection:
             if options is not None and options.timeout is not None
             else self.default_timeout
         )
-        waiter = _Waiter(method, options, _Signal(self._loop), started=self._now(), timeout=timeout)
+        waiter = _Waiter(method, options, self._loop, self._now(), timeout)
         self._waiters[request_id] = waiter
         if timeout is not None:
             self._arm(request_id, waiter, waiter.started)
@@ -236,13 +255,13 @@ class Connection:
                 self.core.cancel(request_id)  # forget it; nothing reached the peer
                 raise ConnectionClosed(str(exc) or self.close_reason) from None
             sent = True
-            await waiter.done.wait()
+            await waiter.wait()
             if waiter.timed_out:
                 await self._cancel_remote(request_id, "timeout")
                 raise RequestTimeout(method, self._now() - waiter.started)
         except BaseException:
             # The caller was cancelled: tell the peer (only about a request it received).
-            if not waiter.done.is_set() and request_id in self._waiters:
+            if not waiter.done and request_id in self._waiters:
                 if sent:
                     with anyio.CancelScope(shield=True):
                         await self._cancel_remote(request_id, "cancelled by the caller")
@@ -279,9 +298,9 @@ class Connection:
 
     def _expire(self, request_id: RequestId) -> None:
         waiter = self._waiters.get(request_id)
-        if waiter is not None and not waiter.done.is_set():
+        if waiter is not None and not waiter.done:
             waiter.timed_out = True
-            waiter.done.set()
+            waiter.set()
 
     async def notify(self, method: str, params: Any = None) -> None:
         if self.closed:
@@ -296,15 +315,31 @@ class Connection:
         reason = "Connection closed"
         try:
             while True:
+                transport = self.transport  # re-read: a router may hand over to the real one
+                # A transport that can push (stdio on asyncio) hands messages to ``_take``
+                # straight from the event loop's read callback; ``_take`` handles what needs
+                # no waiting and stops the pump to leave the rest to this loop.
+                pump = getattr(transport, "pump", None) if self._loop is not None else None
                 try:
-                    data = await self.transport.receive()
+                    if pump is not None:
+                        await pump(self._take)
+                    else:
+                        self._backlog = self.core.receive(await transport.receive())
                 except MessageTooLarge as exc:
                     await self.send(
                         _error_bytes(INVALID_REQUEST, f"Message too large: over {exc.limit} bytes")
                     )
                     continue
-                for event in self.core.receive(data):
-                    await self._dispatch(event)
+                backlog, self._backlog = self._backlog, []
+                for event in backlog:
+                    # The two common events are handled inline (no coroutine per event).
+                    kind = type(event)
+                    if kind is ResponseReceived:
+                        self._resolve(event.id, result=event.result)  # type: ignore[union-attr]
+                    elif kind is RequestReceived:
+                        self._start_handler(event)  # type: ignore[arg-type]
+                    else:
+                        await self._dispatch(event)
         except (
             TransportClosed,
             anyio.EndOfStream,
@@ -315,27 +350,50 @@ class Connection:
         finally:
             self.close_reason = reason
             self._fail_all(reason)
+            self._is_closed = True
             self._closed.set()
-            for scope in list(self._handlers.values()):
-                scope.cancel()
+            for rid, running in list(self._handlers.items()):
+                if running is not None:
+                    self._cancel_handler(rid, running)
+
+    def _take(self, data: bytes) -> bool:
+        """The pump's handler: handle one message's events that need no waiting (responses,
+        requests, cancellations) at once; at the first that does, keep it and the rest in
+        the backlog for the read loop and stop the pump (``False``)."""
+        transport = self.transport
+        events = self.core.receive(data)
+        for index, event in enumerate(events):
+            kind = type(event)
+            if kind is ResponseReceived:
+                self._resolve(event.id, result=event.result)  # type: ignore[union-attr]
+            elif kind is RequestReceived:
+                self._start_handler(event)  # type: ignore[arg-type]
+            elif kind is ErrorReceived:
+                self._resolve(event.id, error=event.error)  # type: ignore[union-attr]
+            elif kind is Cancelled:
+                self._cancel_inbound(event)  # type: ignore[arg-type]
+            else:
+                self._backlog = events[index:]
+                return False
+        return self.transport is transport
 
     def _fail_all(self, reason: str) -> None:
         error = ConnectionClosed(reason)
         for ev in self.core.fail_all(error):
             self._resolve(ev.id, error=ev.error)
         for waiter in self._waiters.values():
-            if not waiter.done.is_set():
+            if not waiter.done:
                 waiter.error = error
-                waiter.done.set()
+                waiter.set()
 
     def _resolve(
         self, rid: RequestId, *, result: Any = None, error: McpError | None = None
     ) -> None:
         waiter = self._waiters.get(rid)
-        if waiter is None or waiter.done.is_set():
+        if waiter is None or waiter.done:
             return
         waiter.result, waiter.error = result, error
-        waiter.done.set()
+        waiter.set()
 
     async def _dispatch(self, event: object) -> None:
         if isinstance(event, ResponseReceived):
@@ -345,24 +403,9 @@ class Connection:
         elif isinstance(event, Outgoing):
             await self.send(event.data)
         elif isinstance(event, RequestReceived):
-            # The handle exists before the handler starts, so a cancellation that arrives right
-            # behind its request (same read buffer) still finds it.
-            if self._loop is not None:
-                task = self._loop.create_task(self._run_handler(event, None))
-                # A task cancelled before its first step never runs its ``finally``: the
-                # bookkeeping is done by a done-callback instead.
-                task.add_done_callback(functools.partial(self._on_handler_done, event.id))
-                self._handlers[event.id] = task
-            else:
-                assert self._tg is not None
-                scope = anyio.CancelScope()
-                self._handlers[event.id] = scope
-                self._tg.start_soon(self._run_handler, event, scope)
+            self._start_handler(event)
         elif isinstance(event, Cancelled):
-            running = self._handlers.get(event.request_id)
-            if running is not None:
-                self._cancelled.add(event.request_id)
-                running.cancel()
+            self._cancel_inbound(event)
         elif isinstance(event, ProgressReceived):
             await self._progress(event)
         elif isinstance(event, NotificationReceived) and self._on_notification is not None:
@@ -377,17 +420,44 @@ class Connection:
         if rid is None or waiter is None or waiter.options is None:
             return
         opts = waiter.options
-        if (
-            opts.reset_timeout_on_progress
-            and waiter.timeout is not None
-            and not waiter.done.is_set()
-        ):
+        if opts.reset_timeout_on_progress and waiter.timeout is not None and not waiter.done:
             self._arm(rid, waiter, self._now())
         if opts.on_progress is not None:
             try:
                 await opts.on_progress(event.progress, event.total, event.message)
             except Exception:
                 logger.exception("progress callback failed")
+
+    def _cancel_inbound(self, event: Cancelled) -> None:
+        running = self._handlers.get(event.request_id)
+        if running is not None:
+            self._cancelled.add(event.request_id)
+            self._cancel_handler(event.request_id, running)
+
+    def _start_handler(self, event: RequestReceived) -> None:
+        # The handle exists before the handler starts, so a cancellation that arrives right
+        # behind its request (same read buffer) still finds it.
+        if self._loop is not None:
+            # Registered before it starts: an eager handler that finishes at once removes
+            # itself again (``_run_handler``'s ``finally``) before this returns.
+            self._handlers[event.id] = None
+            task = start_eager(self._loop, self._run_handler(event, None))
+            if event.id in self._handlers:
+                self._handlers[event.id] = task
+        else:
+            assert self._tg is not None
+            scope = anyio.CancelScope()
+            self._handlers[event.id] = scope
+            self._tg.start_soon(self._run_handler, event, scope)
+
+    def _cancel_handler(
+        self, request_id: RequestId, running: asyncio.Task[None] | anyio.CancelScope
+    ) -> None:
+        running.cancel()
+        # A task cancelled before its first step never runs (not even its ``finally``), so
+        # its bookkeeping is done here; a started one does it in ``_run_handler``.
+        if isinstance(running, asyncio.Task) and _not_started(running):
+            self._handler_done(request_id)
 
     def is_cancelled(self, request_id: RequestId) -> bool:
         """Whether the peer cancelled this inbound request (its handler is being interrupted)."""
@@ -405,11 +475,7 @@ class Connection:
             if event.id not in self._cancelled and not self.closed:
                 raise  # not ours to swallow
         finally:
-            if scope is not None:
-                self._handler_done(event.id)
-
-    def _on_handler_done(self, request_id: RequestId, _task: asyncio.Task[None]) -> None:
-        self._handler_done(request_id)
+            self._handler_done(event.id)
 
     def _handler_done(self, request_id: RequestId) -> None:
         self._handlers.pop(request_id, None)
@@ -436,16 +502,24 @@ class Connection:
     async def _stop_handlers(self) -> None:
         """Cancel the handlers still running (the peer is gone) and wait for them to end."""
         tasks = [h for h in self._handlers.values() if isinstance(h, asyncio.Task)]
-        for task in tasks:
-            task.cancel()
+        for rid, running in list(self._handlers.items()):
+            if isinstance(running, asyncio.Task):
+                self._cancel_handler(rid, running)
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _answer(self, data: bytes | None) -> None:
+        if data is None:
+            return
         try:
-            await self.send(data)
+            await self.transport.send(data)
         except (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError):
             logger.debug("peer gone before the response could be sent")
+
+
+def _not_started(task: asyncio.Task[None]) -> bool:
+    coro = task.get_coro()
+    return inspect.iscoroutine(coro) and inspect.getcoroutinestate(coro) == inspect.CORO_CREATED
 
 
 def _error_bytes(code: int, message: str) -> bytes:

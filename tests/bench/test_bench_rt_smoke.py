@@ -2,7 +2,10 @@
 
 Not a timed test: it only checks that every configuration ran end to end (handshake,
 echo round trips in both modes, clean shutdown) and reported positive numbers. The
-TypeScript peer is skipped when its node_modules are not installed.
+TypeScript peer is skipped when its node_modules are not installed. The stateless
+2026-07-28 rows (stdio only; spec 2026-07-28 basic/lifecycle: no ``initialize``,
+per-request ``_meta``) run in the same quick pass, and their ratios must divide by the
+2026-07-28 references, not the handshake ones.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.interop]
 PY_CONFIGS = ("official-py/stdio", "official-py/memory")
 FLOOR_CONFIGS = ("raw-floor/stdio", "raw-floor/memory")
 TS_CONFIGS = ("ts-sdk/stdio", "ts-sdk/memory")
+STATELESS_PY_CONFIGS = ("official-py-2026/stdio",)
+STATELESS_CONFIGS = ("raw-floor-2026/stdio", "mcpbind-2026/stdio")
 
 
 def _ts_skip_reason() -> str | None:
@@ -47,9 +52,9 @@ def _py_skip_reason() -> str | None:
 
 @pytest.fixture(scope="module")
 def quick_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    wanted = [*FLOOR_CONFIGS, "mcpbind"]
+    wanted = [*FLOOR_CONFIGS, "mcpbind", *STATELESS_CONFIGS]
     if _py_skip_reason() is None:
-        wanted += PY_CONFIGS
+        wanted += [*PY_CONFIGS, *STATELESS_PY_CONFIGS]
     if _ts_skip_reason() is None:
         wanted += TS_CONFIGS
     out = tmp_path_factory.mktemp("bench-rt") / "results.json"
@@ -103,3 +108,64 @@ def test_mcpbind_placeholder_never_fails(
         assert "mcpbind" in entry["reason"]
     else:
         _check_ran(entry)
+
+
+@pytest.mark.parametrize("key", STATELESS_CONFIGS)
+def test_stateless_rows_run(quick_results: dict[str, dict[str, Any]], key: str) -> None:
+    """Spec 2026-07-28 basic/lifecycle: the floor and mcpbind run the stateless era."""
+    entry = quick_results[key]
+    assert entry["protocol"] == "2026-07-28", entry
+    _check_ran(entry)
+    assert "2026-07-28" in entry["result"]["detail"], entry["result"]
+
+
+@pytest.mark.parametrize("key", STATELESS_PY_CONFIGS)
+def test_official_python_sdk_stateless_runs(
+    quick_results: dict[str, dict[str, Any]], key: str
+) -> None:
+    """Spec 2026-07-28 basic/lifecycle: the official client pinned to 2026-07-28 runs."""
+    reason = _py_skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    entry = quick_results[key]
+    assert entry["protocol"] == "2026-07-28", entry
+    _check_ran(entry)
+    assert "mode=2026-07-28" in entry["result"]["detail"], entry["result"]
+
+
+def _load_run_module() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_rt_run", RUN)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return module
+
+
+def test_ratios_divide_by_same_protocol_reference() -> None:
+    """A 2026-07-28 row's ratios use the 2026-07-28 references; handshake rows keep theirs."""
+    run = _load_run_module()
+    by_impl = {p.impl: p for p in run.peers() if p.transport == "stdio"}
+    rates = {
+        "official-py": 100.0,
+        "raw-floor": 1000.0,
+        "mcpbind": 500.0,
+        "official-py-2026": 200.0,
+        "raw-floor-2026": 800.0,
+        "mcpbind-2026": 400.0,
+    }
+    outcomes = []
+    for impl, rate in rates.items():
+        numbers = {"calls_per_s": rate, "p50_ms": 1.0, "p99_ms": 2.0, "inflight": 1}
+        result = {"sequential": numbers, "concurrent": {**numbers, "inflight": 32}}
+        outcomes.append(run.Outcome(by_impl[impl], "ok", result=result))
+    table = run.render_table(outcomes)
+    rows = {line.split()[0]: line.split() for line in table.splitlines()[2:] if "seq" in line}
+    assert rows["mcpbind"][1] == "2025-11-25"
+    assert rows["mcpbind"][-2:] == ["5.00x", "0.50x"]  # 500 / 100, 500 / 1000
+    assert rows["mcpbind-2026"][1] == "2026-07-28"
+    assert rows["mcpbind-2026"][-2:] == ["2.00x", "0.50x"]  # 400 / 200, 400 / 800
+    assert rows["official-py-2026"][-2:] == ["1.00x", "0.25x"]

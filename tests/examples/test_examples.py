@@ -20,6 +20,7 @@ import pytest
 
 from examples import files_server, notes_server
 from mcpbind import (
+    LATEST_HANDSHAKE,
     Client,
     ClientHandlers,
     McpError,
@@ -188,9 +189,10 @@ async def test_slow_count_reports_progress(notes: Server) -> None:
 
 
 async def test_adding_and_deleting_notes_changes_the_resource_list(notes: Server) -> None:
-    """2025-11-25 server/resources.mdx §List Changed Notification, §Listing Resources."""
+    """2025-11-25 server/resources.mdx §List Changed Notification, §Listing Resources (the
+    handshake era: list_changed arrives unasked)."""
     rec = Recorder()
-    async with Client(notes, handlers=rec.handlers()) as client:
+    async with Client(notes, handlers=rec.handlers(), protocol_version=LATEST_HANDSHAKE) as client:
         caps = client.server_capabilities
         assert caps is not None and isinstance(caps.resources, t.ServerCapabilitiesResources)
         assert caps.resources.list_changed is True
@@ -214,7 +216,7 @@ async def test_adding_and_deleting_notes_changes_the_resource_list(notes: Server
 
 async def test_notes_index_and_template(notes: Server) -> None:
     """2025-11-25 server/resources.mdx §Reading Resources, §Resource Templates, §Error Handling (-32002)."""
-    async with Client(notes) as client:
+    async with Client(notes, protocol_version=LATEST_HANDSHAKE) as client:  # 2026-07-28 uses -32602
         assert "No notes yet" in text(await read(client, "notes://index"))
         await client.call("add_note", {"title": "Index", "body": "not the index", "tags": ["a"]})
         index = await read(client, "notes://index")
@@ -325,7 +327,7 @@ async def test_notes_server_over_stdio_as_a_module() -> None:
     seen, options = progress_recorder()
     async with (
         spawn(["-m", "examples.notes_server"]) as transport,
-        Client(transport, handlers=rec.handlers()) as client,
+        Client(transport, handlers=rec.handlers(), protocol_version=LATEST_HANDSHAKE) as client,
     ):
         assert client.server_info is not None
         assert client.server_info.name == "mcpbind-notes"
@@ -453,7 +455,9 @@ async def test_files_tools_refuse_paths_outside_the_root(
 
 async def test_files_resources(files: Server, tree: Path) -> None:
     """2025-11-25 server/resources.mdx §Resource Templates, §Common URI Schemes (file://), §Resource Contents."""
-    async with Client(files) as client:
+    async with Client(
+        files, protocol_version=LATEST_HANDSHAKE
+    ) as client:  # -32002: the handshake era
         templates = [tpl async for tpl in client.iter_resource_templates()]
         assert [tpl.uri_template for tpl in templates] == ["file:///{+path}"]
         resources = [r async for r in client.iter_resources()]

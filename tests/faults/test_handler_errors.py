@@ -20,7 +20,16 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpbind import Client, ClientHandlers, Context, McpError, Server, json_value
+from mcpbind import (
+    LATEST_HANDSHAKE,
+    LATEST_STATELESS,
+    Client,
+    ClientHandlers,
+    Context,
+    McpError,
+    Server,
+    json_value,
+)
 from mcpbind import types as t
 from mcpbind.protocol import SessionOptions
 from mcpbind.server.session import ServerSession
@@ -84,15 +93,19 @@ async def connected(
     *,
     options: SessionOptions | None = None,
     handlers: ClientHandlers | None = None,
+    protocol_version: str = LATEST_HANDSHAKE,
 ) -> AsyncIterator[tuple[Client, Tap, Tap]]:
-    """A Client talking in memory to a session of ``server``; the taps see what each sent."""
+    """A Client talking in memory to a session of ``server``; the taps see what each sent.
+    The handshake era (2025-11-25), whose error handling these tests pin down, by default."""
     client_end, server_end = memory_pair()
     server_tap, client_tap = Tap(server_end), Tap(client_end)
     session = ServerSession(server, server_tap, options=options)
     async with anyio.create_task_group() as tg:
         tg.start_soon(session.run)
         with anyio.fail_after(10):
-            async with Client(client_tap, handlers=handlers) as client:
+            async with Client(
+                client_tap, handlers=handlers, protocol_version=protocol_version
+            ) as client:
                 yield client, server_tap, client_tap
         tg.cancel_scope.cancel()
 
@@ -307,14 +320,17 @@ async def test_built_in_mcp_error_carries_its_data() -> None:
         await still_works(client)
 
 
-async def test_mcp_error_with_unencodable_data_still_sends_code_and_message() -> None:
+@pytest.mark.parametrize("version", [LATEST_HANDSHAKE, LATEST_STATELESS])
+async def test_mcp_error_with_unencodable_data_still_sends_code_and_message(version: str) -> None:
+    """In both eras: code and message reach the client even when ``data`` cannot be encoded."""
     server = make_server()
 
     @server.method("prompts/list")
     async def odd(params: Any, ctx: Context) -> Any:
         raise McpError(-32050, "odd data", {"handle": object()})
 
-    async with connected(server) as (client, _, _):
+    async with connected(server, protocol_version=version) as (client, _, _):
+        assert client.protocol_version == version
         with pytest.raises(McpError) as info:
             await client.list_prompts()
         assert (info.value.code, info.value.message, info.value.data) == (-32050, "odd data", None)

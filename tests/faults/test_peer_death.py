@@ -17,7 +17,14 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpbind import Client, McpError, RequestOptions, RequestTimeout, json_value
+from mcpbind import (
+    LATEST_HANDSHAKE,
+    Client,
+    McpError,
+    RequestOptions,
+    RequestTimeout,
+    json_value,
+)
 from mcpbind.protocol import CONNECTION_CLOSED
 from mcpbind.server.session import ServerSession
 from mcpbind.transports import (
@@ -210,7 +217,8 @@ async def test_silent_server_times_the_handshake_out() -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(swallow)
         with anyio.fail_after(5), pytest.raises(RequestTimeout) as info:
-            async with Client(client_end, timeout=0.2):
+            handshake = Client(client_end, timeout=0.2, protocol_version=LATEST_HANDSHAKE)
+            async with handshake:
                 pytest.fail("the handshake cannot succeed")
         await server_end.aclose()
     assert "initialize timed out" in info.value.message

@@ -27,7 +27,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from mcpbind import Client, RequestOptions, RequestTimeout, Server, json_value
+from mcpbind import LATEST_HANDSHAKE, Client, RequestOptions, RequestTimeout, Server, json_value
 from mcpbind import types as t
 from mcpbind.server.session import ServerSession
 from mcpbind.transports import memory_pair
@@ -142,7 +142,7 @@ async def test_ten_thousand_cancel_complete_races() -> None:
     session = ServerSession(server, server_tap)
     async with anyio.create_task_group() as tg:
         tg.start_soon(session.run)
-        async with Client(client_tap) as client:
+        async with Client(client_tap, protocol_version=LATEST_HANDSHAKE) as client:
             conn = client.connection
             assert conn is not None
             # Warm up, then take the baseline: session, two read loops, this task.
@@ -220,7 +220,7 @@ async def test_precancelled_call_sends_nothing() -> None:
     client_tap = Tap(client_end)
     async with anyio.create_task_group() as tg:
         tg.start_soon(ServerSession(server, server_end).run)
-        async with Client(client_tap) as client:
+        async with Client(client_tap, protocol_version=LATEST_HANDSHAKE) as client:
             before = len(client_tap.sent)
             with anyio.CancelScope() as scope:
                 scope.cancel()

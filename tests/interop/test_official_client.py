@@ -194,20 +194,18 @@ async def test_ping(official: Connected) -> None:
         assert isinstance(await official.session.send_ping(), mt.EmptyResult)
 
 
-async def test_dual_era_client_falls_back_to_initialize() -> None:
-    """2026-07-28 basic/versioning.mdx §Backward Compatibility with Initialization-Based
-    Versions (Compatibility Matrix, Dual-era client / Legacy server) and server/discover.mdx
-    §When to Call: the official high-level ``Client`` (mode="auto") probes
-    ``server/discover`` first; mcpbind answers with a non-modern JSON-RPC error and the
-    client falls back to the initialize handshake, negotiating 2025-11-25."""
+async def test_dual_era_client_stays_modern() -> None:
+    """2026-07-28 basic/versioning.mdx §Compatibility Matrix (Dual-era client / Dual-era
+    server) and server/discover.mdx §When to Call: the official high-level ``Client``
+    (mode="auto") probes ``server/discover``; mcpbind answers with a DiscoverResult and the
+    client stays on 2026-07-28 (the legacy fallback is tests/stateless/test_official_client.py)."""
     tag = new_tag()
     async with OfficialClient(
         server_params(tag), mode="auto", read_timeout_seconds=TIMEOUT
     ) as client:
         with anyio.fail_after(TIMEOUT):
-            assert client.protocol_version == LATEST
-            assert client.session.initialize_result is not None
-            assert client.session.discover_result is None
+            assert client.protocol_version == "2026-07-28"
+            assert client.session.discover_result is not None
             result = await client.call_tool("add", {"a": 2, "b": 40})
             assert isinstance(result, mt.CallToolResult)
             assert only_text(result) == "42"

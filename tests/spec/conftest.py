@@ -4,6 +4,10 @@ Every test that uses ``connect`` runs twice (``transport`` = ``memory`` and ``st
 it is marked ``memory_only``: stdio runs are kept to the pages where the transport matters
 (lifecycle, ping, cancellation, progress, timeouts, notifications, server-to-client requests)
 plus a representative subset of the rest, so the directory stays well under a minute.
+
+These pages are the handshake era's (2025-11-25): the fixture pins ``LATEST_HANDSHAKE`` unless
+a test passes ``protocol_version`` itself, since ``Client``'s default (``"auto"``) would pick
+2026-07-28 against these servers, which speak both eras (tests/stateless covers that one).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from mcpbind import Client
+from mcpbind import LATEST_HANDSHAKE, Client
 
 from .helpers import spawn
 from .servers import build
@@ -40,6 +44,7 @@ def connect(transport: str) -> Connect:
 
     @asynccontextmanager
     async def open_client(server: str = "full", **options: Any) -> AsyncIterator[Client]:
+        options.setdefault("protocol_version", LATEST_HANDSHAKE)
         if transport == "memory":
             async with Client(build(server), **options) as client:
                 yield client

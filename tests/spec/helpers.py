@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 
-from mcpbind import Client, Server, json_value
+from mcpbind import LATEST_HANDSHAKE, Client, Server, json_value
 from mcpbind.protocol import SessionOptions
 from mcpbind.server import ServerSession
 from mcpbind.transports import StdioClientTransport, Transport, memory_pair
@@ -64,7 +64,9 @@ async def memory_session(
     **client_options: Any,
 ) -> AsyncIterator[tuple[Client, ServerSession, Recorder]]:
     """A client connected in memory to ``server``, with the server's session and a recorder of
-    the server's side of the wire (``received`` = what the client sent)."""
+    the server's side of the wire (``received`` = what the client sent). The handshake era
+    unless ``protocol_version`` says otherwise: these are its spec pages."""
+    client_options.setdefault("protocol_version", LATEST_HANDSHAKE)
     app = build(server) if isinstance(server, str) else server
     client_end, server_end = memory_pair()
     wire = Recorder(server_end)

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpbind import Client, RequestTimeout
+from mcpbind import LATEST_HANDSHAKE, Client, RequestTimeout
 from mcpbind import types as t
 from mcpbind.transports import TransportClosed, memory_pair
 
@@ -194,6 +194,6 @@ async def test_initialize_is_never_cancelled() -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(_fake_server, silent, server_end, seen)
         with pytest.raises(RequestTimeout):
-            async with Client(client_end, timeout=0.2):
+            async with Client(client_end, timeout=0.2, protocol_version=LATEST_HANDSHAKE):
                 pytest.fail("initialize was never answered")
     assert [m.get("method") for m in seen] == ["initialize"]

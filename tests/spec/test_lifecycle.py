@@ -102,7 +102,10 @@ async def test_server_answers_its_latest_for_an_unknown_version(connect: Connect
 async def test_client_accepts_an_older_version_it_supports(raw_server: RawServer) -> None:
     """lifecycle.mdx §Version Negotiation: the server may answer another version than the one
     offered; a client that supports it carries on (and sends notifications/initialized)."""
-    async with raw_server("2025-03-26") as (peer, seen), Client(peer) as client:
+    async with (
+        raw_server("2025-03-26") as (peer, seen),
+        Client(peer, protocol_version=LATEST_HANDSHAKE) as client,
+    ):
         assert client.protocol_version == "2025-03-26"
         assert client.server_info is not None and client.server_info.name == "raw"
         await client.ping()
@@ -115,7 +118,7 @@ async def test_client_refuses_an_unsupported_version(raw_server: RawServer) -> N
     notifications/initialized."""
     async with raw_server(BOGUS_VERSION) as (peer, seen):
         with pytest.raises(UnsupportedVersion) as caught:
-            async with Client(peer):
+            async with Client(peer, protocol_version=LATEST_HANDSHAKE):
                 pytest.fail("the session must not open")
     error = caught.value
     assert BOGUS_VERSION in error.message

@@ -10,7 +10,7 @@ import json
 import anyio
 import pytest
 
-from mcpbind import Client, ClientHandlers, McpError, json_value
+from mcpbind import LATEST_HANDSHAKE, Client, ClientHandlers, McpError, json_value
 from mcpbind import types as t
 from mcpbind.protocol import RESOURCE_NOT_FOUND
 
@@ -145,8 +145,14 @@ async def test_server_resource_updated_reaches_subscribed_sessions_only() -> Non
     server = build("full")
     subscribed, other = Notes(), Notes()
     async with (
-        Client(server, handlers=ClientHandlers(notification=subscribed)) as first,
-        Client(server, handlers=ClientHandlers(notification=other)) as second,
+        Client(
+            server,
+            handlers=ClientHandlers(notification=subscribed),
+            protocol_version=LATEST_HANDSHAKE,
+        ) as first,
+        Client(
+            server, handlers=ClientHandlers(notification=other), protocol_version=LATEST_HANDSHAKE
+        ) as second,
     ):
         await first.subscribe(t.SubscribeRequestParams(uri="file:///readme.txt"))
         server.resource_updated("file:///readme.txt")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcpbind import Client, ClientHandlers, json_value
+from mcpbind import LATEST_HANDSHAKE, Client, ClientHandlers, json_value
 from mcpbind import types as t
 from mcpbind.protocol import LocalProtocolError
 from mcpbind.server import ServerSession
@@ -72,7 +72,10 @@ async def test_server_application_sees_roots_list_changed() -> None:
     client_end, server_end = memory_pair()
     async with anyio.create_task_group() as tg:
         tg.start_soon(ServerSession(server, server_end).run)
-        async with Client(client_end, handlers=ClientHandlers(roots=ROOTS)) as client:
+        handlers = ClientHandlers(roots=ROOTS)
+        async with Client(
+            client_end, handlers=handlers, protocol_version=LATEST_HANDSHAKE
+        ) as client:
             await client.set_roots(ROOTS[:1])
             with anyio.fail_after(0.5):
                 await seen.wait()

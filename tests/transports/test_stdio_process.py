@@ -237,6 +237,7 @@ async def test_processes_left_in_group_are_killed_after_clean_exit() -> None:
 async def test_server_exit_fails_receive_with_status_and_stderr() -> None:
     """2025-11-25 basic/lifecycle.mdx §Shutdown: the server MAY exit on its own; the reason says how and why."""
     async with echo_server() as transport:
+        assert await ask(transport, b"{}") == b"{}"  # started: the 1 s below is the exit's alone
         await transport.send(b"!exit 3")
         with anyio.fail_after(1), pytest.raises(TransportClosed) as info:
             await transport.receive()

@@ -89,6 +89,9 @@ def custom_method(
 
 
 def _is_id(value: object) -> bool:
+    kind = type(value)
+    if kind is int or kind is str:  # the usual case, without the isinstance walk
+        return True
     return isinstance(value, int | str) and not isinstance(value, bool)
 
 
@@ -145,6 +148,14 @@ class SessionBase:
         self.dropped_responses = 0
         #: Our own responses suppressed: second response, cancelled or unknown request id.
         self.suppressed_responses = 0
+        #: Inbound methods that passed every check (table, version, lifecycle, capability),
+        #: with their params decoder; valid while what those checks read stays the same.
+        self._accepted: dict[str, tuple[MethodInfo[Any, Any], msgspec.json.Decoder[Any] | None]]
+        self._accepted = {}
+        self._accepted_for: tuple[object, ...] = ()
+        #: The same for requests we send (table, version, lifecycle, both capability sets).
+        self._allowed: dict[str, MethodInfo[Any, Any]] = {}
+        self._allowed_for: tuple[object, ...] = ()
 
     # -- configuration -------------------------------------------------------------------
 
@@ -197,6 +208,53 @@ class SessionBase:
             self._outbound = {**self._outbound, info.method: info}
         else:
             self._inbound_table = {**self._inbound_table, info.method: info}
+
+    def _accepted_methods(
+        self,
+    ) -> dict[str, tuple[MethodInfo[Any, Any], msgspec.json.Decoder[Any] | None]]:
+        """The cache of accepted inbound methods, emptied when anything the checks read changed
+        (state, version, our capabilities, the method table, the options)."""
+        key = self._accepted_for
+        if (
+            not key
+            or key[0] is not self.state
+            or key[1] is not self.version
+            or key[2] is not self._local_caps
+            or key[3] is not self._inbound_table
+            or key[4] is not self.options
+        ):
+            self._accepted = {}
+            self._accepted_for = (
+                self.state,
+                self.version,
+                self._local_caps,
+                self._inbound_table,
+                self.options,
+            )
+        return self._accepted
+
+    def _allowed_requests(self) -> dict[str, MethodInfo[Any, Any]]:
+        """The cache of requests we may send, emptied when anything the checks read changed."""
+        key = self._allowed_for
+        if (
+            not key
+            or key[0] is not self.state
+            or key[1] is not self.version
+            or key[2] is not self._local_caps
+            or key[3] is not self._peer_caps
+            or key[4] is not self._outbound
+            or key[5] is not self.options
+        ):
+            self._allowed = {}
+            self._allowed_for = (
+                self.state,
+                self.version,
+                self._local_caps,
+                self._peer_caps,
+                self._outbound,
+                self.options,
+            )
+        return self._allowed
 
     def _decode_params(self, info: MethodInfo[Any, Any], raw: msgspec.Raw | Any) -> Any:
         if info.params_type is None:

@@ -53,11 +53,15 @@ class Session(Receiver):
         self, method: str, params: Any = None, *, progress_token: str | int | None = None
     ) -> tuple[RequestId, bytes]:
         """Encode a request; the id is fresh for this session and never reused."""
-        info = self._lookup(self._outbound, method)
-        if info is None or info.kind == "notification":
-            raise LocalProtocolError(f"{method!r} is not a {self.role}-to-peer request")
-        self._check_lifecycle_send(method)
-        self._check_send_capability(info)
+        allowed = self._allowed_requests()
+        info = allowed.get(method)
+        if info is None:
+            info = self._lookup(self._outbound, method)
+            if info is None or info.kind == "notification":
+                raise LocalProtocolError(f"{method!r} is not a {self.role}-to-peer request")
+            self._check_lifecycle_send(method)
+            self._check_send_capability(info)
+            allowed[method] = info
         if params is None and info.params_required:
             raise LocalProtocolError(f"{method!r} requires params")
         if progress_token is not None:

@@ -1,9 +1,14 @@
-"""Events returned by ``Session.receive``: plain immutable data, no behaviour."""
+"""Events returned by ``Session.receive``: plain immutable data, no behaviour.
+
+They are frozen msgspec Structs rather than frozen dataclasses: one is made per message, and a
+Struct is built in C where a frozen dataclass sets each field through ``object.__setattr__``.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from mcpbind_types._common import MethodInfo
 
@@ -25,8 +30,7 @@ RequestId = int | str
 """A JSON-RPC request id. ``1`` and ``"1"`` are different ids; bools are never ids."""
 
 
-@dataclass(frozen=True, slots=True)
-class RequestReceived:
+class RequestReceived(msgspec.Struct, frozen=True):
     """The peer sent a request: answer it once with ``send_response`` or ``send_error``."""
 
     id: RequestId
@@ -36,8 +40,7 @@ class RequestReceived:
     progress_token: str | int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class NotificationReceived:
+class NotificationReceived(msgspec.Struct, frozen=True):
     """The peer sent a notification (other than cancellation and progress)."""
 
     method: str
@@ -45,8 +48,7 @@ class NotificationReceived:
     info: MethodInfo[Any, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class ResponseReceived:
+class ResponseReceived(msgspec.Struct, frozen=True):
     """A result for one of our pending requests (decoded as the method's wire result type)."""
 
     id: RequestId
@@ -54,8 +56,7 @@ class ResponseReceived:
     result: Any
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorReceived:
+class ErrorReceived(msgspec.Struct, frozen=True):
     """One of our pending requests failed: an error response, or a malformed response
     (:class:`~mcpbind.protocol.errors.RemoteProtocolError`)."""
 
@@ -64,16 +65,14 @@ class ErrorReceived:
     error: McpError
 
 
-@dataclass(frozen=True, slots=True)
-class Cancelled:
+class Cancelled(msgspec.Struct, frozen=True):
     """The peer cancelled one of its in-flight requests; no response will be sent for it."""
 
     request_id: RequestId
     reason: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class ProgressReceived:
+class ProgressReceived(msgspec.Struct, frozen=True):
     """A progress notification; ``request_id`` is our pending request that carries ``token``."""
 
     token: str | int
@@ -83,8 +82,7 @@ class ProgressReceived:
     request_id: RequestId | None
 
 
-@dataclass(frozen=True, slots=True)
-class Outgoing:
+class Outgoing(msgspec.Struct, frozen=True):
     """Bytes the core produced on its own (error responses): write them to the peer."""
 
     data: bytes

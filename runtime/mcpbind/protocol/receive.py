@@ -6,11 +6,12 @@ from typing import Any
 
 import msgspec
 
-from mcpbind_types._common import decoder
+from mcpbind_types._common import MethodInfo, decoder
 from mcpbind_types.unified.types import CancelledNotificationParams, ProgressNotificationParams
 
 from . import _wire
 from ._base import (
+    _EMPTY_OBJECT,
     _FIRST_BYTE,
     BATCH_VERSIONS,
     SessionBase,
@@ -55,9 +56,16 @@ class Receiver(SessionBase):
     def receive(self, data: bytes) -> list[Event]:
         """Parse one transport message (an object, or a batch where allowed) into events."""
         events: list[Event] = []
-        if exceeds_depth(data, self.options.max_depth):
-            message = f"Invalid Request: JSON nesting exceeds {self.options.max_depth} levels"
+        limit = self.options.max_depth
+        # exceeds_depth's own first test, inlined: few brackets cannot nest deeply.
+        if (
+            type(data) is not bytes or data.count(b"[") + data.count(b"{") > limit
+        ) and exceeds_depth(data, limit):
+            message = f"Invalid Request: JSON nesting exceeds {limit} levels"
             self._reply_error(events, None, INVALID_REQUEST, message)
+            return events
+        if data[:1] == b"{":  # the usual case: one object, no leading whitespace
+            self._receive_one(data, events)
             return events
         first = _FIRST_BYTE.match(data)
         if first is not None and first.group(1) == b"[":
@@ -92,7 +100,7 @@ class Receiver(SessionBase):
             self._reply_error(events, None, PARSE_ERROR, f"Parse error: {exc}")
             return
         # The decoder never yields bools for ``id`` (msgspec keeps them out of ``int``).
-        rid: RequestId | None = env.id if isinstance(env.id, int | str) else None
+        rid: RequestId | None = env.id if isinstance(env.id, (int, str)) else None
         if env.jsonrpc != "2.0":
             self._reply_error(
                 events, rid, INVALID_REQUEST, 'Invalid Request: jsonrpc must be "2.0"'
@@ -128,26 +136,19 @@ class Receiver(SessionBase):
             message = f"Invalid Request: request id {rid!r} is already in flight"
             self._reply_error(events, rid, INVALID_REQUEST, message)
             return
-        info = self._lookup(self._inbound_table, method)
-        if info is None or info.kind == "notification":
-            self._reply_error(events, rid, METHOD_NOT_FOUND, f"Method not found: {method}")
-            return
-        refusal = self._lifecycle_refusal(method)
-        if refusal is not None:
-            self._reply_error(events, rid, INVALID_REQUEST, refusal)
-            return
-        if (
-            self.options.enforce_capabilities
-            and info.capability is not None
-            and info.capability_owner == self.role
-            and not has_capability(self._local_caps, info.capability)
-        ):
-            cap = ".".join(info.capability)
-            message = f"Method not found: {method} (capability {cap!r} not declared)"
-            self._reply_error(events, rid, METHOD_NOT_FOUND, message)
-            return
+        accepted = self._accepted_methods()
+        known = accepted.get(method)
+        if known is None:
+            known = self._accept_method(rid, method, events)
+            if known is None:
+                return
+            accepted[method] = known
+        info, params_decoder = known
         try:
-            params = self._decode_params(info, raw)
+            if params_decoder is None:
+                params = None
+            else:
+                params = params_decoder.decode(_EMPTY_OBJECT if raw is msgspec.UNSET else raw)
         except msgspec.ValidationError as exc:
             message = f"Invalid params: {_validation_message(exc, 'params')}"
             self._reply_error(events, rid, INVALID_PARAMS, message)
@@ -166,8 +167,33 @@ class Receiver(SessionBase):
             self.set_peer_capabilities(getattr(params, "capabilities", None))
             self._transition(Transition.INIT_REQUEST)
         meta = getattr(params, "meta", None)
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        token = meta.get("progressToken") if type(meta) is dict else None
         events.append(RequestReceived(rid, method, params, info, token if _is_id(token) else None))
+
+    def _accept_method(
+        self, rid: RequestId, method: str, events: list[Event]
+    ) -> tuple[MethodInfo[Any, Any], msgspec.json.Decoder[Any] | None] | None:
+        """Check an inbound request's method (table, version, lifecycle, capability): its row and
+        params decoder, or ``None`` after queueing the error response."""
+        info = self._lookup(self._inbound_table, method)
+        if info is None or info.kind == "notification":
+            self._reply_error(events, rid, METHOD_NOT_FOUND, f"Method not found: {method}")
+            return None
+        refusal = self._lifecycle_refusal(method)
+        if refusal is not None:
+            self._reply_error(events, rid, INVALID_REQUEST, refusal)
+            return None
+        if (
+            self.options.enforce_capabilities
+            and info.capability is not None
+            and info.capability_owner == self.role
+            and not has_capability(self._local_caps, info.capability)
+        ):
+            cap = ".".join(info.capability)
+            message = f"Method not found: {method} (capability {cap!r} not declared)"
+            self._reply_error(events, rid, METHOD_NOT_FOUND, message)
+            return None
+        return info, None if info.params_type is None else decoder(info.params_type)
 
     def _on_notification(self, method: str, raw: msgspec.Raw | Any, events: list[Event]) -> None:
         info = self._lookup(self._inbound_table, method)

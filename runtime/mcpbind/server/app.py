@@ -8,20 +8,25 @@ Capabilities are inferred from what is registered.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import functools
 import inspect
 import json
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from types import CoroutineType
 from typing import Any, Protocol, TypeVar
 
+import anyio.to_thread
 import msgspec
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import convert
 
 from ..protocol.errors import INVALID_PARAMS, McpError
+from ..stateless.options import StatelessOptions
 from .context import Context
 from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
 from .uritemplate import UriTemplate
@@ -47,6 +52,9 @@ class _Tool:
     tool: t.Tool
     fn: Callable[..., Any]
     signature: ToolSignature
+    #: A plain (non-async) function runs in a worker thread, so a blocking tool never stalls
+    #: the event loop that serves every other request and session.
+    in_thread: bool = False
 
 
 @dataclass(slots=True)
@@ -87,6 +95,8 @@ class Server:
     _table: dict[str, Handler] | None = field(default=None, repr=False)
     notification_handlers: dict[str, Handler] = field(default_factory=dict, repr=False)
     _listeners: list[Callable[[str, str | None], None]] = field(default_factory=list, repr=False)
+    stateless: StatelessOptions = field(default_factory=StatelessOptions, repr=False)
+    """Eras served, cache hints and ``requestState`` protection for protocol 2026-07-28."""
 
     # ------------------------------------------------------------------ registration
     def tool(
@@ -98,9 +108,14 @@ class Server:
         annotations: t.ToolAnnotations | None = None,
         icons: Sequence[t.Icon] | None = None,
         structured_output: bool | None = None,
+        thread: bool | None = None,
     ) -> Callable[[F], F]:
         """Register a tool. Its input schema comes from the type hints; arguments are
-        validated before the function runs; a structured return type gives an output schema."""
+        validated before the function runs; a structured return type gives an output schema.
+
+        A plain ``def`` tool runs in a worker thread (``thread=None``), so one that blocks
+        (file or network I/O, CPU work) never holds up other requests; ``thread=False`` runs
+        it on the event loop, for functions too quick to be worth the thread hop."""
 
         def register(fn: F) -> F:
             structured = structured_output
@@ -123,7 +138,8 @@ class Server:
                 tool.annotations = annotations
             if icons:
                 tool.icons = list(icons)
-            self.tools[tool_name] = _Tool(tool, fn, sig)
+            in_thread = not inspect.iscoroutinefunction(fn) if thread is None else thread
+            self.tools[tool_name] = _Tool(tool, fn, sig, in_thread)
             self._changed("tools")
             return fn
 
@@ -268,9 +284,23 @@ class Server:
 
     def on_change(self, listener: Callable[[str, str | None], None]) -> Callable[[], None]:
         """Sessions subscribe here to send (debounced) ``list_changed`` notifications and
-        ``resources/updated`` for their subscriptions: ``listener(what, uri)``."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
+        ``resources/updated`` for their subscriptions: ``listener(what, uri)``.
+
+        A change made off the listener's event loop (by a plain ``def`` tool in its worker
+        thread) is handed to that loop, the only place a session may act on it."""
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+
+        def deliver(what: str, uri: str | None) -> None:
+            if loop is not None and asyncio._get_running_loop() is not loop:
+                loop.call_soon_threadsafe(listener, what, uri)
+            else:
+                listener(what, uri)
+
+        self._listeners.append(deliver)
+        return lambda: self._listeners.remove(deliver)
 
     def _changed(self, what: str, uri: str | None = None) -> None:
         for listener in list(self._listeners):
@@ -314,9 +344,17 @@ class Server:
                 # execution errors, so the model sees them and can correct its call.
                 return t.CallToolResult(content=[t.TextContent(text=message)], is_error=True)
             raise McpError(INVALID_PARAMS, message) from None
-        kwargs.update(_context_kwargs(entry.signature, ctx))
+        for context_name in entry.signature.skipped:
+            kwargs[context_name] = ctx
         try:
-            value = await _maybe_await(entry.fn(**kwargs))
+            if entry.in_thread:
+                value = await anyio.to_thread.run_sync(
+                    functools.partial(entry.fn, **kwargs), abandon_on_cancel=True
+                )
+            else:
+                value = entry.fn(**kwargs)
+            if type(value) is CoroutineType or inspect.isawaitable(value):
+                value = await value
         except Exception as exc:
             if type(exc) is McpError:
                 raise  # the tool chose a protocol error on purpose: code and data pass through

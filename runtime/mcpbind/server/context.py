@@ -25,7 +25,12 @@ class Peer(Protocol):
     """The part of a session a handler context needs (implemented by the runtime session)."""
 
     async def send_request(
-        self, method: MethodInfo[Any, Any], params: Any, options: RequestOptions | None = None
+        self,
+        method: MethodInfo[Any, Any],
+        params: Any,
+        options: RequestOptions | None = None,
+        *,
+        key: str | None = None,
     ) -> Any: ...
 
     async def send_notification(self, method: MethodInfo[Any, None], params: Any) -> None: ...
@@ -90,23 +95,45 @@ class Context:
         await self.log("error", data)
 
     async def sample(
-        self, params: t.CreateMessageRequestParams, *, timeout: float | None = None
+        self,
+        params: t.CreateMessageRequestParams,
+        *,
+        timeout: float | None = None,
+        key: str | None = None,
     ) -> t.CreateMessageResult:
-        """Ask the client's LLM (``sampling/createMessage``); the client must declare sampling."""
-        return await self._ask(m.S2C_CREATE_MESSAGE, params, timeout)  # type: ignore[no-any-return]
+        """Ask the client's LLM (``sampling/createMessage``); the client must declare sampling.
+
+        ``key`` names the input request on protocol 2026-07-28 (mrtr.mdx); see :meth:`elicit`.
+        """
+        return await self._ask(m.S2C_CREATE_MESSAGE, params, timeout, key)  # type: ignore[no-any-return]
 
     async def elicit(
-        self, params: t.ElicitRequestParams, *, timeout: float | None = None
+        self,
+        params: t.ElicitRequestParams,
+        *,
+        timeout: float | None = None,
+        key: str | None = None,
     ) -> t.ElicitResult:
-        """Ask the user through the client (``elicitation/create``, form or URL mode)."""
-        return await self._ask(m.S2C_ELICIT, params, timeout)  # type: ignore[no-any-return]
+        """Ask the user through the client (``elicitation/create``, form or URL mode).
 
-    async def list_roots(self, *, timeout: float | None = None) -> t.ListRootsResult:
+        Handshake era: a request to the client. 2026-07-28: an ``inputRequests`` entry named
+        ``key`` (default: method and call order) of an ``InputRequiredResult``; the handler is
+        re-run on the client's retry and this call then returns the client's answer.
+        """
+        return await self._ask(m.S2C_ELICIT, params, timeout, key)  # type: ignore[no-any-return]
+
+    async def list_roots(
+        self, *, timeout: float | None = None, key: str | None = None
+    ) -> t.ListRootsResult:
         """The client's roots (``roots/list``); the client must declare roots."""
-        return await self._ask(m.S2C_LIST_ROOTS, None, timeout)  # type: ignore[no-any-return]
+        return await self._ask(m.S2C_LIST_ROOTS, None, timeout, key)  # type: ignore[no-any-return]
+
+    def client_supports(self, *path: str) -> bool:
+        """Whether the client declared a capability (for this request, on 2026-07-28)."""
+        return self.peer.peer_has_capability(path)
 
     def _ask(
-        self, method: MethodInfo[Any, Any], params: Any, timeout: float | None
+        self, method: MethodInfo[Any, Any], params: Any, timeout: float | None, key: str | None
     ) -> Awaitable[Any]:
         options = RequestOptions(timeout=timeout) if timeout is not None else None
-        return self.peer.send_request(method, params, options)
+        return self.peer.send_request(method, params, options, key=key)

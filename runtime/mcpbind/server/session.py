@@ -7,7 +7,9 @@ is the ``python -m`` entry for a stdio server.
 
 from __future__ import annotations
 
+import contextvars
 import sys
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import anyio
@@ -26,11 +28,13 @@ from ..protocol import (
     custom_method,
     has_capability,
 )
-from ..session import Connection
+from ..session import Connection, current_request_id
+from ..stateless.options import options_of
 from ..transports import Transport
-from ..versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE
+from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from .app import Server
 from .context import Context
+from .era import EraRouter
 
 __all__ = ["ServerSession", "serve", "serve_stdio"]
 
@@ -58,9 +62,19 @@ class ServerSession:
         for name in server.custom:
             if name not in m.CLIENT_TO_SERVER:
                 self.core.register_method(custom_method(name, "client_to_server"))
+        opts = options_of(server)
+        self._handshake_versions = tuple(v for v in opts.versions if v in HANDSHAKE_VERSIONS)
+        #: Serves 2026-07-28 requests on this connection until ``initialize`` (None: the
+        #: server is configured without the stateless era).
+        self.router: EraRouter | None = None
+        wire: Transport = transport
+        if any(v in STATELESS_VERSIONS for v in opts.versions):
+            self.router = EraRouter(transport, server, self._spawn, self._on_handshake)
+            wire = self.router
         self.connection = Connection(
-            self.core, transport, on_request=self._on_request, on_notification=self._on_notification
+            self.core, wire, on_request=self._on_request, on_notification=self._on_notification
         )
+        self._transport = transport
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
         self.client_info: t.Implementation | None = None
@@ -71,7 +85,12 @@ class ServerSession:
 
     # ------------------------------------------------------------------ Peer (for Context)
     async def send_request(
-        self, method: MethodInfo[Any, Any], params: Any, options: RequestOptions | None = None
+        self,
+        method: MethodInfo[Any, Any],
+        params: Any,
+        options: RequestOptions | None = None,
+        *,
+        key: str | None = None,
     ) -> Any:
         return await self.connection.request(method.method, params, options)
 
@@ -80,6 +99,22 @@ class ServerSession:
 
     def peer_has_capability(self, path: tuple[str, ...]) -> bool:
         return has_capability(self.core.peer_capabilities, path)
+
+    # ------------------------------------------------------------------ eras
+    @property
+    def era(self) -> str | None:
+        """``"handshake"`` after ``initialize``, ``"stateless"`` once a 2026-07-28 request was
+        answered, else ``None``."""
+        if self.router is None or self.connection.transport is self._transport:
+            return "handshake" if self.core.version is not None else None
+        return "stateless" if self.router.served else None
+
+    def _spawn(self, fn: Any) -> None:
+        self.connection.spawn(fn)
+
+    def _on_handshake(self) -> None:
+        # The client chose the handshake era: read the transport directly from now on.
+        self.connection.transport = self._transport
 
     # ------------------------------------------------------------------ running
     async def run(self) -> None:
@@ -90,6 +125,9 @@ class ServerSession:
                 await self.connection.wait_closed()
         finally:
             unsubscribe()
+            if self.router is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.router.stop()
 
     async def ping(self, timeout: float | None = None) -> None:
         """Ping the client (``ping`` works both ways)."""
@@ -108,12 +146,27 @@ class ServerSession:
             return  # before the handshake the client will list anyway
         if what == "updated":
             if uri is not None and uri in self.subscriptions:
-                self.connection._tg.start_soon(self.notify_resource_updated, uri)
+                self._start_unrelated(self.notify_resource_updated, uri)
             return
         self._dirty.add(what)
         if not self._flush_scheduled:
             self._flush_scheduled = True
-            self.connection._tg.start_soon(self._flush)
+            self._start_unrelated(self._flush)
+
+    def _start_unrelated(self, fn: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
+        """Start ``fn`` as a task related to no request.
+
+        A change is often made from inside a handler, whose context names its request
+        (``current_request_id``); a task started there would inherit it, and the transport
+        would route the notification onto that request's response stream (HTTP: the POST's
+        SSE stream, which may end before the notification is written) instead of the
+        session's own channel (the GET stream).
+        """
+        tg = self.connection._tg
+        assert tg is not None
+        context = contextvars.copy_context()
+        context.run(current_request_id.set, None)
+        context.run(lambda: tg.start_soon(fn, *args))
 
     async def _flush(self) -> None:
         await anyio.sleep(self._debounce)  # many registrations -> one notification per list
@@ -163,7 +216,8 @@ class ServerSession:
 
     def _initialize(self, params: t.InitializeRequestParams) -> t.InitializeResult:
         requested = params.protocol_version
-        version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE
+        offered = self._handshake_versions or HANDSHAKE_VERSIONS
+        version = requested if requested in offered else offered[0]
         self.client_info = params.client_info
         result = t.InitializeResult(
             capabilities=self.server.capabilities(),

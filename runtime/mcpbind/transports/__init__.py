@@ -1,5 +1,7 @@
 """Transports: move whole JSON-RPC messages as bytes; they never parse JSON."""
 
+from typing import TYPE_CHECKING, Any
+
 from .base import MessageTooLarge, Transport, TransportClosed
 from .memory import MemoryTransport, memory_pair
 from .stdio import (
@@ -9,9 +11,34 @@ from .stdio import (
     StdioServerTransport,
 )
 
+if TYPE_CHECKING:  # httpx2 is the optional "http" extra: these import it on first use
+    from .http import StreamableHTTPTransport, connect_http
+    from .legacy_sse import LegacySSETransport, LegacyUnavailable
+
+_HTTP = {
+    "StreamableHTTPTransport": ".http",
+    "connect_http": ".http",
+    "LegacySSETransport": ".legacy_sse",
+    "LegacyUnavailable": ".legacy_sse",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _HTTP.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(module, __name__), name)
+
+
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "INHERITED_ENV",
+    "LegacySSETransport",
+    "LegacyUnavailable",
+    "StreamableHTTPTransport",
+    "connect_http",
     "MemoryTransport",
     "MessageTooLarge",
     "StdioClientTransport",

@@ -15,15 +15,16 @@ import stat
 import subprocess
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import Protocol
+from typing import Protocol, cast
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import AsyncResource
 
+from .._cancel import CancelCheck
 from .base import MessageTooLarge, TransportClosed
 
 __all__ = [
@@ -89,11 +90,20 @@ class LineReader:
             except anyio.EndOfStream:
                 self._eof = True
                 continue
-            if self._start:
-                del self._buffer[: self._start]
-                self._scanned -= self._start
-                self._start = 0
-            self._buffer += chunk
+            self.feed(chunk)
+
+    def feed(self, chunk: bytes) -> None:
+        """Append bytes read by someone else (the push path of a transport)."""
+        if self._start:
+            del self._buffer[: self._start]
+            self._scanned -= self._start
+            self._start = 0
+        self._buffer += chunk
+
+    def buffered_line(self) -> bytes | None:
+        """The next complete line already buffered, or ``None``; never waits. Raises
+        ``MessageTooLarge`` like :meth:`receive`."""
+        return None if self._eof else self._next_line()
 
     def _next_line(self) -> bytes | None:
         buffer = self._buffer
@@ -166,13 +176,136 @@ class _FdSource:
         return data
 
 
-def _make_nonblocking(fd: int) -> bool:
-    """Make ``fd`` non-blocking if it is a pipe or socket the event loop can poll."""
+class _LoopFdSource:
+    """Reads an inherited pipe, FIFO or socket fd that stays registered with the asyncio loop.
+
+    Registering and unregistering the fd around every wait (what :class:`_FdSource` does)
+    costs more than the rest of a request's reading. The fd keeps its flags (it may be shared
+    with other processes, so it stays blocking) and is read only when the loop reports it
+    readable: the loop's callback reads the chunk itself and hands it to the waiting task. A
+    chunk nobody has taken yet pauses the registration until the next wait, so an unread
+    flood is not buffered here. Cancelling ``receive()`` loses nothing: a chunk read for a
+    cancelled waiter is returned by the next call. Other event loops use ``_FdSource``.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._fallback: _FdSource | None = None  # not on asyncio, or the loop refused the fd
+        self._loop: asyncio.AbstractEventLoop | None = None  # while fd is registered with it
+        self._waiter: asyncio.Future[None] | None = None
+        self._chunk: bytes | None = None  # read by the loop's callback, not yet returned
+        self._error: OSError | None = None
+        self._closed = False
+        #: While set, the loop's callback hands each chunk read to it; it returns False to stop.
+        self.push: Callable[[bytes], bool] | None = None
+
+    @property
+    def pushable(self) -> bool:
+        """Whether :meth:`wait_pushed` can work here (asyncio, fd registrable, nothing held)."""
+        return self._fallback is None and self._chunk is None and self._error is None
+
+    async def wait_pushed(self) -> None:
+        """Register the fd and wait once: until :attr:`push` asked to stop, or a chunk it did
+        not take (the end of the stream), an error or ``close()`` is waiting for ``receive``."""
+        if self._closed or not self.pushable:
+            return
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            try:
+                loop.add_reader(self._fd, self._on_readable)
+            except (NotImplementedError, OSError, ValueError):
+                self._fallback = _FdSource(self._fd)
+                return
+            self._loop = loop
+        self._waiter = waiter = loop.create_future()
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    async def receive(self) -> bytes:
+        while True:
+            data = self._chunk
+            if data is not None:
+                if data:  # b"" (end of stream) stays, so every later call sees it too
+                    self._chunk = None
+                    return data
+                raise anyio.EndOfStream
+            if self._error is not None:
+                raise self._error
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if self._fallback is not None:
+                return await self._fallback.receive()
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self._fallback = _FdSource(self._fd)
+                continue
+            if self._loop is None:
+                try:
+                    loop.add_reader(self._fd, self._on_readable)
+                except (NotImplementedError, OSError, ValueError):
+                    self._fallback = _FdSource(self._fd)
+                    continue
+                self._loop = loop
+            self._waiter = waiter = loop.create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+
+    def _on_readable(self) -> None:
+        if self._chunk is not None:  # nobody has taken the last chunk: pause until they wait
+            self._unregister()
+            return
+        try:
+            chunk = os.read(self._fd, _CHUNK)
+        except BlockingIOError:  # someone else sharing the fd emptied it first
+            return
+        except OSError as exc:
+            self._error = exc
+            self._unregister()
+        else:
+            push = self.push
+            if push is not None and chunk:
+                if push(chunk):
+                    return  # taken: keep waiting
+                self.push = None
+            else:
+                self._chunk = chunk
+                if not chunk:
+                    self._unregister()  # end of stream: the fd would report readable forever
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _unregister(self) -> None:
+        if self._loop is not None:
+            self._loop.remove_reader(self._fd)
+            self._loop = None
+
+    def close(self) -> None:
+        """Stop reading: unregister, and wake a waiting ``receive()``."""
+        self._closed = True
+        self._unregister()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+def _is_pollable_stream(fd: int) -> bool:
+    """Whether ``fd`` is a pipe, FIFO or socket (what an event loop can watch)."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
         return False
-    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _make_nonblocking(fd: int) -> bool:
+    """Make ``fd`` non-blocking if it is a pipe or socket the event loop can poll."""
+    if not _is_pollable_stream(fd):
         return False  # regular files, ttys, /dev/null: keep the blocking thread write
     os.set_blocking(fd, False)
     return True
@@ -198,6 +331,76 @@ def _write_all(fd: int, data: bytes) -> None:
             select.select([], [fd], [])
 
 
+class _Pushable(Protocol):
+    push: Callable[[bytes], bool] | None
+
+    @property
+    def pushable(self) -> bool: ...
+
+    async def wait_pushed(self) -> None: ...
+
+
+async def _pump(
+    reader: LineReader,
+    source: object,
+    receive: Callable[[], Awaitable[bytes]],
+    is_closed: Callable[[], bool],
+    handler: Callable[[bytes], bool],
+    begin_batch: Callable[[], None] = lambda: None,
+    end_batch: Callable[[int], None] = lambda count: None,
+) -> None:
+    """The body of ``pump()`` for both stdio ends: see :meth:`StdioServerTransport.pump`.
+    ``begin_batch``/``end_batch(count)`` bracket the messages handed over from one read."""
+    failure: list[BaseException] = []
+    stopped = False
+
+    def on_chunk(chunk: bytes) -> bool:
+        nonlocal stopped
+        reader.feed(chunk)
+        begin_batch()
+        count = 0
+        try:
+            while (line := reader.buffered_line()) is not None:
+                count += 1
+                if not handler(line):
+                    stopped = True
+                    return False
+        except BaseException as exc:  # an oversized line, or the handler failed: the
+            failure.append(exc)  # pumping task raises it
+            return False
+        finally:
+            end_batch(count)
+        return True
+
+    while True:
+        begin_batch()
+        count = 0
+        try:
+            while (line := reader.buffered_line()) is not None:
+                count += 1
+                if not handler(line):
+                    return
+        finally:
+            end_batch(count)
+        if is_closed():
+            raise TransportClosed("transport closed")
+        pushable = getattr(source, "pushable", False)
+        if not pushable:  # no push here, or the end of the stream: the ordinary way
+            if not handler(await receive()):
+                return
+            continue
+        pusher = cast(_Pushable, source)
+        pusher.push = on_chunk
+        try:
+            await pusher.wait_pushed()
+        finally:
+            pusher.push = None
+        if failure:
+            raise failure[0]
+        if stopped:
+            return
+
+
 class StdioServerTransport(AsyncResource):
     """Server end of stdio: messages arrive on stdin and leave on the original stdout.
 
@@ -208,7 +411,12 @@ class StdioServerTransport(AsyncResource):
     """
 
     def __init__(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
-        self._reader = LineReader(_FdSource(0), max_message_size)
+        # Pipes, FIFOs and sockets stay registered with the event loop; files, ttys and
+        # /dev/null are polled per read (they cannot be registered, or never block).
+        self._source: _LoopFdSource | _FdSource = (
+            _LoopFdSource(0) if _is_pollable_stream(0) else _FdSource(0)
+        )
+        self._reader = LineReader(self._source, max_message_size)
         self._send_lock = anyio.Lock(fast_acquire=True)
         self._closed = False
         self._saved_stdout = sys.stdout
@@ -216,22 +424,104 @@ class StdioServerTransport(AsyncResource):
         # Writes go straight from the event loop: non-blocking, waiting for writability only
         # when the pipe is full (no worker thread per message).
         self._wire_pollable = _make_nonblocking(self._wire)
+        #: While messages of one read are being handled: responses sent meanwhile, written
+        #: together when the batch ends (one system call for 32 pipelined requests).
+        self._batch: list[bytes] | None = None
+        self._batch_size = 0
+        #: Bytes a batch write left over (the pipe was full), written before anything else.
+        self._tail = bytearray()
+        self._tail_writer: asyncio.Task[None] | None = None
+        self._write_error: OSError | None = None
         os.dup2(2, 1)
         sys.stdout = sys.stderr
         self._saved_stdout.flush()  # output printed before we took over goes to stderr too
 
     async def send(self, message: bytes) -> None:
         data = _frame(message)
+        if self._write_error is not None:
+            raise TransportClosed(f"stdout closed: {self._write_error}")
+        batch = self._batch
+        if batch is not None and not self._closed:
+            batch.append(data)  # written when the batch ends, still in this loop iteration
+            self._batch_size += len(data)
+            if self._batch_size >= _CHUNK:  # big responses: do not hold them all in memory
+                self._write_batch()
+            return
+        if (
+            self._wire_pollable
+            and not self._tail
+            and not self._send_lock.locked()
+            and not self._closed
+        ):
+            # The usual case: nobody is mid-write and the pipe takes the whole message at
+            # once, with no await in between, so no other message can interleave with it.
+            try:
+                written = os.write(self._wire, data)
+            except BlockingIOError:
+                written = 0
+            except OSError as exc:
+                raise TransportClosed(f"stdout closed: {exc}") from exc
+            if written == len(data):
+                return
+            data = data[written:]  # the rest goes out under the lock, before anyone else's
         async with self._send_lock:
             if self._closed:
                 raise TransportClosed("transport closed")
             try:
                 if self._wire_pollable:
+                    await self._write_tail()
                     await _write_nonblocking(self._wire, data)
                 else:
                     await anyio.to_thread.run_sync(_write_all, self._wire, data)
             except OSError as exc:
                 raise TransportClosed(f"stdout closed: {exc}") from exc
+
+    def _begin_batch(self) -> None:
+        if self._wire_pollable and self._batch is None:
+            self._batch = []
+
+    def _end_batch(self, count: int) -> None:
+        if self._batch is not None:
+            self._write_batch()
+            self._batch = None
+
+    def _write_batch(self) -> None:
+        """Write the batch now, without waiting: what the pipe does not take goes to the
+        tail, which a helper task writes (under the send lock, so nothing overtakes it)."""
+        assert self._batch is not None
+        data = b"".join(self._batch)
+        self._batch.clear()
+        self._batch_size = 0
+        if not data or self._closed:
+            return
+        if not self._tail and not self._send_lock.locked():
+            try:
+                data = data[os.write(self._wire, data) :]
+            except BlockingIOError:
+                pass
+            except OSError as exc:
+                self._write_error = exc
+                return
+            if not data:
+                return
+        self._tail += data
+        if self._tail_writer is None or self._tail_writer.done():
+            self._tail_writer = asyncio.get_running_loop().create_task(self._flush_tail())
+
+    async def _flush_tail(self) -> None:
+        async with self._send_lock:
+            if not self._closed:
+                try:
+                    await self._write_tail()
+                except OSError as exc:
+                    self._write_error = exc
+
+    async def _write_tail(self) -> None:
+        """Write the tail first (call with the send lock held)."""
+        if self._tail:
+            tail = bytes(self._tail)
+            self._tail.clear()
+            await _write_nonblocking(self._wire, tail)
 
     async def receive(self) -> bytes:
         if self._closed:
@@ -243,14 +533,39 @@ class StdioServerTransport(AsyncResource):
         except anyio.ClosedResourceError:
             raise TransportClosed("transport closed") from None
 
+    async def pump(self, handler: Callable[[bytes], bool]) -> None:
+        """Hand each incoming message to ``handler`` until it returns ``False``.
+
+        What :meth:`receive` in a loop would do, minus a task switch per message: on asyncio
+        with stdin a pipe, FIFO or socket, messages that arrive while this waits are passed to
+        ``handler`` straight from the event loop's read callback (``handler`` must not block;
+        it runs outside any task). Raises as :meth:`receive` does (``MessageTooLarge`` for
+        one oversized message: call again to go on; ``TransportClosed`` at the end), and
+        whatever ``handler`` raises. Messages after the one ``handler`` refused stay queued.
+        """
+        await _pump(
+            self._reader,
+            self._source,
+            self.receive,
+            lambda: self._closed,
+            handler,
+            self._begin_batch,
+            self._end_batch,
+        )
+
     async def aclose(self) -> None:
         """Stop receiving, finish an in-flight write, and give fd 1 back to stdout."""
         if self._closed:
             return
         self._closed = True
+        if isinstance(self._source, _LoopFdSource):
+            self._source.close()
         anyio.notify_closing(0)
         with anyio.CancelScope(shield=True):
             async with self._send_lock:
+                if self._wire_pollable:
+                    with suppress(OSError):
+                        await self._write_tail()  # responses of the last batch go out first
                 sys.stdout.flush()
                 os.dup2(self._wire, 1)
                 os.close(self._wire)
@@ -311,6 +626,25 @@ class _PipeReader:
         self._loop: asyncio.AbstractEventLoop | None = None  # while fd is registered with it
         self._waiter: asyncio.Future[None] | None = None
         self._chunk: bytes | None = None  # read by the loop's callback, not yet returned
+        #: While set, the loop's callback hands each chunk read to it; it returns False to stop.
+        self.push: Callable[[bytes], bool] | None = None
+
+    @property
+    def pushable(self) -> bool:
+        """Whether :meth:`wait_pushed` can work (asyncio, open, not expired, nothing held)."""
+        if self.closed or self._expired or self._chunk is not None:
+            return False
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return True
+
+    async def wait_pushed(self) -> None:
+        """Register the fd and wait once: until :attr:`push` asked to stop, a chunk it did not
+        take (the end of the stream) is waiting for ``receive``, or expire() or close()."""
+        if self.pushable:
+            await self._wait()
 
     async def receive(self) -> bytes:
         if self._streak >= _FAIR_STREAK:  # a flooding server must not starve other tasks
@@ -320,6 +654,12 @@ class _PipeReader:
             data = self._chunk
             if data is not None:
                 self._chunk = None
+            elif self._loop is not None and not self._expired:
+                # Registered: the loop's callback reads what arrives, so a read here would
+                # nearly always come back empty (a wasted system call per message).
+                self._streak = 0
+                await self._wait()
+                continue
             else:
                 try:
                     data = os.read(self.fd, _CHUNK)
@@ -357,11 +697,18 @@ class _PipeReader:
             self._unregister()
             return
         try:
-            self._chunk = os.read(self.fd, _CHUNK)
+            chunk = os.read(self.fd, _CHUNK)
         except BlockingIOError:  # a stale report: the reader got there first
             return
         except OSError:
-            self._chunk = b""
+            chunk = b""
+        push = self.push
+        if push is not None and chunk:
+            if push(chunk):
+                return  # taken: keep waiting
+            self.push = None
+        else:
+            self._chunk = chunk
         self._wake()
 
     def _wake(self) -> None:
@@ -512,6 +859,10 @@ class StdioClientTransport(AsyncResource):
     Any task may send; receive from one task at a time.
     """
 
+    #: ``send`` raises for a caller whose cancel scope is cancelled, before anything is
+    #: written (so a connection need not check again).
+    send_checks_cancellation = True
+
     def __init__(
         self,
         process: subprocess.Popen[bytes],
@@ -536,6 +887,10 @@ class StdioClientTransport(AsyncResource):
         self._close_lock = anyio.Lock()
         self._closed = False
         self._stderr_done = anyio.Event()
+        self._check_cancelled = CancelCheck()
+        #: Requests sent by callers woken by one read, written together (see _after_read).
+        self._batch: list[bytes] | None = None
+        self._batch_writer: asyncio.Task[None] | None = None  # referenced while it runs
 
     @classmethod
     @asynccontextmanager
@@ -616,10 +971,14 @@ class StdioClientTransport(AsyncResource):
 
     async def send(self, message: bytes) -> None:
         data = _frame(message)
-        await anyio.lowlevel.checkpoint_if_cancelled()
+        await self._check_cancelled()
         if self._closed:
             raise TransportClosed("transport closed")
         stdin = self._stdin
+        batch = self._batch
+        if batch is not None and stdin.error is None:
+            batch.append(data)  # written with the others later in this loop iteration
+            return
         if stdin.error is None:
             written = 0
             if not stdin.queue:  # the usual case: the pipe takes the whole message at once
@@ -636,6 +995,45 @@ class StdioClientTransport(AsyncResource):
                 if stdin.error is None and not stdin.closed:
                     return
         raise await self._closed_error() from stdin.error
+
+    async def pump(self, handler: Callable[[bytes], bool]) -> None:
+        """Hand each message from the server to ``handler`` until it returns ``False``; see
+        :meth:`StdioServerTransport.pump`."""
+        await _pump(
+            self._reader,
+            self._stdout,
+            self.receive,
+            lambda: self._closed,
+            handler,
+            end_batch=self._after_read,
+        )
+
+    def _after_read(self, count: int) -> None:
+        # Several responses in one read woke several callers, who will send their next
+        # requests in the coming loop iteration: collect those and write them at once (a
+        # task queued behind the callers). A lone response (sequential calls) is not delayed.
+        if count > 1 and self._batch is None and not self._closed:
+            self._batch = []
+            self._batch_writer = asyncio.get_running_loop().create_task(self._write_batch())
+
+    async def _write_batch(self) -> None:
+        batch, self._batch = self._batch, None
+        stdin = self._stdin
+        if not batch or self._closed or stdin.error is not None:
+            return
+        data = b"".join(batch)
+        written = 0
+        if not stdin.queue:
+            try:
+                written = os.write(stdin.fd, data)
+            except BlockingIOError:
+                pass
+            except OSError as exc:
+                stdin.error = exc
+                return
+            if written == len(data):
+                return
+        await stdin.write(data[written:] if written else data, started=written > 0)
 
     async def receive(self) -> bytes:
         """Return the next message from the server.

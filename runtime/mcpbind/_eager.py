@@ -1,0 +1,121 @@
+"""Start an asyncio task eagerly: its first step runs at once, as that task, in its context.
+
+Most request handlers finish without ever waiting (an echo tool, a list, a lookup). Run as an
+ordinary task, such a handler waits for the next event-loop iteration to start, and its response
+waits with it; started eagerly, the response is written in the iteration that read the request.
+A handler that does wait carries on as the task it already was, so cancel scopes, task groups
+and ``asyncio.current_task()`` see one task from its first line to its last.
+
+Python 3.12 has this built in (``Task(..., eager_start=True)``). On 3.11 the first step runs
+here with the task swapped in as the loop's current task; the task's own first step then resumes
+the coroutine where that left it (:class:`_Resumed`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import sys
+from collections.abc import Coroutine, Generator
+from typing import Any
+
+__all__ = ["EAGER_SUPPORTED", "start_eager"]
+
+_enter_task = getattr(asyncio.tasks, "_enter_task", None)
+_leave_task = getattr(asyncio.tasks, "_leave_task", None)
+
+EAGER_SUPPORTED = sys.version_info >= (3, 12) or (
+    _enter_task is not None and _leave_task is not None
+)
+"""Whether :func:`start_eager` starts eagerly here (otherwise it creates a plain task)."""
+
+_PENDING, _YIELDED, _RETURNED, _RAISED, _RUNNING = range(5)
+
+
+class _Resumed(Coroutine[Any, Any, Any]):
+    """The coroutine a 3.11 eager task runs: replays what the eager first step ended with (a
+    value to wait on, a result or an exception), then forwards everything to ``coro``."""
+
+    __slots__ = ("_coro", "_outcome", "_state")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self._coro = coro
+        self._state = _PENDING
+        self._outcome: Any = None
+
+    def first_step(self) -> None:
+        """Run ``coro`` up to its first suspension (or its end), and remember how it stopped."""
+        try:
+            self._outcome = self._coro.send(None)
+        except StopIteration as stop:
+            self._state, self._outcome = _RETURNED, stop.value
+        except BaseException as exc:  # re-raised by the task's own first step
+            self._state, self._outcome = _RAISED, exc
+        else:
+            self._state = _YIELDED
+
+    def send(self, value: Any) -> Any:
+        state = self._state
+        if state == _RUNNING:
+            return self._coro.send(value)
+        outcome, self._outcome = self._outcome, None
+        if state == _YIELDED:
+            self._state = _RUNNING
+            return outcome  # the task waits on it, as if the coroutine had just yielded it
+        if state == _RETURNED:
+            self._state = _RUNNING
+            raise StopIteration(outcome)
+        if state == _RAISED:
+            self._state = _RUNNING
+            raise outcome
+        self._state = _RUNNING  # never stepped eagerly: an ordinary first step
+        return self._coro.send(value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        exc = typ if val is None else val
+        if self._state == _YIELDED:
+            # Cancelled before the task's first step: as for a task cancelled while waiting,
+            # the awaited future is cancelled too, then the coroutine gets the exception.
+            waited, self._outcome = self._outcome, None
+            if (
+                isinstance(exc, asyncio.CancelledError)
+                and isinstance(waited, asyncio.Future)
+                and not waited.done()
+            ):
+                waited.cancel()
+        elif self._state in (_RETURNED, _RAISED):
+            self._state, self._outcome = _RUNNING, None
+            raise exc  # the coroutine is finished already; the task just ends with it
+        self._state = _RUNNING
+        return self._coro.throw(exc)
+
+    def close(self) -> None:
+        self._coro.close()
+
+    def __await__(self) -> Generator[Any, None, Any]:  # pragma: no cover - tasks use send/throw
+        raise TypeError("_Resumed is driven by its task, not awaited")
+
+
+def start_eager(
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, None]
+) -> asyncio.Task[None]:
+    """Create a task for ``coro`` (in a copy of the current context) and run its first step
+    now. Call from a task or a callback running on ``loop``."""
+    if sys.version_info >= (3, 12):
+        return asyncio.Task(coro, loop=loop, eager_start=True)  # type: ignore[call-arg,unused-ignore]
+    if _enter_task is None or _leave_task is None:
+        return loop.create_task(coro)
+    current = asyncio.current_task(loop)  # None when called from a loop callback
+    context = contextvars.copy_context()
+    resumed = _Resumed(coro)
+    task: asyncio.Task[None] = loop.create_task(resumed, context=context)
+    if current is not None:
+        _leave_task(loop, current)
+    _enter_task(loop, task)
+    try:
+        context.run(resumed.first_step)
+    finally:
+        _leave_task(loop, task)
+        if current is not None:
+            _enter_task(loop, current)
+    return task

@@ -1,0 +1,128 @@
+"""Exit codes of the CLI, and the one place that turns an exception into one.
+
+Scripts branch on the code, so each failure class keeps its own: a tool that ran and said
+"no" (1) is not a server that refused the request (2), which is not a server we could not
+reach (3).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Final, NoReturn
+
+import click
+
+__all__ = [
+    "EXIT_CODES",
+    "EXIT_CONNECTION",
+    "EXIT_INTERRUPTED",
+    "EXIT_MISSING_DEPENDENCY",
+    "EXIT_OK",
+    "EXIT_PROTOCOL",
+    "EXIT_TIMEOUT",
+    "EXIT_TOOL_ERROR",
+    "EXIT_USAGE",
+    "CliFailure",
+    "exit_code_for",
+    "missing_dependency",
+    "translate",
+]
+
+EXIT_OK: Final = 0
+EXIT_TOOL_ERROR: Final = 1
+EXIT_USAGE: Final = 2  # click's own code for usage errors
+EXIT_PROTOCOL: Final = 2
+EXIT_CONNECTION: Final = 3
+EXIT_TIMEOUT: Final = 4
+EXIT_MISSING_DEPENDENCY: Final = 5
+EXIT_INTERRUPTED: Final = 130
+
+EXIT_CODES: Final[dict[int, str]] = {
+    EXIT_OK: "success",
+    EXIT_TOOL_ERROR: "the tool ran and reported an error (isError); bind --check: file out of date",
+    EXIT_PROTOCOL: "bad usage (click), or the server answered with a JSON-RPC error",
+    EXIT_CONNECTION: "could not start or reach the server, or it went away",
+    EXIT_TIMEOUT: "the server did not answer in time (--timeout)",
+    EXIT_MISSING_DEPENDENCY: "an optional dependency is not installed (the message names it)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
+
+
+class CliFailure(click.ClickException):
+    """A failure with a message for stderr and a chosen exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        setattr(self, "exit_code", exit_code)  # noqa: B010  (a ClassVar on ClickException)
+
+
+def missing_dependency(what: str, exc: ImportError, extra: str) -> CliFailure:
+    """The error for an optional dependency that is not installed."""
+    return CliFailure(
+        f"{what} needs an optional dependency that is not installed ({exc}); "
+        f"install it with: pip install 'mcpbind[{extra}]'",
+        EXIT_MISSING_DEPENDENCY,
+    )
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The single exception inside nested one-member exception groups (task groups wrap)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _is_http_connect_error(exc: BaseException) -> bool:
+    """httpx2's transport errors, checked without importing the HTTP stack."""
+    for name in ("httpx2", "httpx"):
+        module = sys.modules.get(name)
+        kind = getattr(module, "TransportError", None) if module is not None else None
+        if isinstance(kind, type) and isinstance(exc, kind):
+            return True
+    return False
+
+
+def exit_code_for(exc: BaseException) -> tuple[int, str] | None:
+    """The exit code and message for an exception raised while talking to a server, or
+    ``None`` when it is a bug that should surface with its traceback."""
+    from ..client import UnsupportedVersion
+    from ..protocol import McpError
+    from ..session import ConnectionClosed, RequestTimeout
+    from ..transports import TransportClosed
+
+    exc = _leaf(exc)
+    if isinstance(exc, BaseExceptionGroup):  # several failures at once: the first we know
+        for member in exc.exceptions:
+            known = exit_code_for(member)
+            if known is not None:
+                return known
+        return None
+    if isinstance(exc, click.ClickException | KeyboardInterrupt):
+        return None
+    if isinstance(exc, RequestTimeout):
+        return EXIT_TIMEOUT, f"timed out: {exc.message}"
+    if isinstance(exc, ConnectionClosed):
+        return EXIT_CONNECTION, exc.message
+    if isinstance(exc, TransportClosed):
+        return EXIT_CONNECTION, f"connection failed: {exc}"
+    if isinstance(exc, UnsupportedVersion):
+        return EXIT_PROTOCOL, f"handshake failed: {exc.message}"
+    if isinstance(exc, McpError):
+        return EXIT_PROTOCOL, f"server error {exc.code}: {exc.message}"
+    if isinstance(exc, OSError) or _is_http_connect_error(exc):
+        return EXIT_CONNECTION, f"connection failed: {exc}"
+    return None
+
+
+def translate(exc: BaseException) -> NoReturn:
+    """Re-raise ``exc`` as a :class:`CliFailure` when it has an exit code, else unchanged."""
+    known = exit_code_for(exc)
+    if known is None:
+        leaf = _leaf(exc)
+        if isinstance(leaf, click.ClickException):
+            raise leaf from None
+        if isinstance(leaf, KeyboardInterrupt):
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+        raise exc
+    code, message = known
+    raise CliFailure(message, code) from exc

@@ -1,0 +1,410 @@
+"""``mcpbind host --config FILE``: an interactive host over several servers in the terminal.
+
+It shows the aggregated catalog, calls tools by their host names, asks the user (y/n) before
+the calls the approval policy says to ask about, and shows sampling and elicitation requests
+for approval (you play the model for sampling: you type the reply). ``--run`` executes
+commands and exits, for scripts (exit status 1 when a command failed: an error, a denial or
+a tool error); ``--yes``/``--no`` answer every tool-call question. Ctrl-C exits with 130.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shlex
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import click
+import msgspec
+
+from mcpbind_types import unified as t
+
+from ..host import (
+    ConfigError,
+    Host,
+    HostEvent,
+    SamplingReview,
+    ToolCallRequest,
+    decide,
+    load_config,
+)
+from ..protocol import McpError
+from .errors import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_TOOL_ERROR, EXIT_USAGE, CliFailure
+from .render import call_result_lines, prompt_lines, resource_contents_lines, tool_signature
+
+__all__ = ["HELP", "Terminal", "host"]
+
+HELP = """\
+commands:
+  tools | resources | prompts | servers   show the catalog / server states
+  call NAME [JSON]                        call a tool by its host name
+  read URI [SERVER]                       read a resource
+  prompt NAME [JSON]                      get a prompt by its host name
+  restart SERVER                          restart one server
+  audit                                   approval decisions so far
+  help | quit"""
+
+
+class Terminal:
+    """Line input from a worker thread (the event loop keeps running), one question at a time."""
+
+    def __init__(self, answer: bool | None) -> None:
+        self.answer = answer
+        self._lock = anyio.Lock()
+        self.eof = False
+
+    def say(self, text: str = "") -> None:
+        click.echo(text)
+
+    async def ask(self, prompt: str) -> str | None:
+        """One line from the user, or ``None`` at end of input."""
+        async with self._lock:
+            if self.eof:
+                return None
+            try:
+                return await _read_line(prompt)
+            except EOFError:
+                self.eof = True
+                click.echo()
+                return None
+
+    async def confirm(self, prompt: str) -> bool:
+        if self.answer is not None:
+            self.say(
+                f"{prompt} [y/N] {'y' if self.answer else 'n'} (--{'yes' if self.answer else 'no'})"
+            )
+            return self.answer
+        reply = await self.ask(f"{prompt} [y/N] ")
+        return reply is not None and reply.strip().lower() in ("y", "yes")
+
+
+class _Shell:
+    """The commands and the hooks; the host is attached once it is running."""
+
+    def __init__(self, term: Terminal) -> None:
+        self.term = term
+        self._host: Host | None = None
+        self.failures = 0
+
+    @property
+    def host(self) -> Host:
+        assert self._host is not None, "the host is not running yet"
+        return self._host
+
+    # ------------------------------------------------------------------ hooks
+    async def approve(self, request: ToolCallRequest) -> bool:
+        args = json.dumps(request.arguments or {}, ensure_ascii=False)
+        self.term.say(f"? {request.host_name} (server {request.server!r}) wants to run with {args}")
+        self.term.say(f"  why asked: {request.reason}")
+        return await self.term.confirm("  Allow this call?")
+
+    async def review_sampling(
+        self, server: str, params: t.CreateMessageRequestParams
+    ) -> SamplingReview:
+        self.term.say(f"? server {server!r} asks the model (sampling/createMessage):")
+        if isinstance(params.system_prompt, str):
+            self.term.say(f"  system: {params.system_prompt}")
+        for message in params.messages:
+            self.term.say(f"  {message.role}: {_text(message.content)}")
+        reply = await self.term.ask("  Send it? [y]es / [e]dit / [N]o: ")
+        choice = (reply or "").strip().lower()
+        if choice in ("e", "edit"):
+            text = await self.term.ask("  New text for the last message: ")
+            if text is None:
+                return SamplingReview.deny("no edit given")
+            edited = msgspec.structs.replace(params, messages=list(params.messages))
+            last = edited.messages[-1]
+            edited.messages[-1] = t.SamplingMessage(
+                role=last.role, content=t.TextContent(text=text)
+            )
+            return SamplingReview.edit(edited, "edited at the terminal")
+        if choice in ("y", "yes"):
+            return SamplingReview.approve()
+        return SamplingReview.deny("User rejected sampling request")
+
+    async def sample(
+        self, server: str, params: t.CreateMessageRequestParams
+    ) -> t.CreateMessageResult:
+        text = await self.term.ask("  No model is attached: type the reply for the server: ")
+        return t.CreateMessageResult(
+            content=t.TextContent(text=text or ""),
+            model="human",
+            role="assistant",
+            stop_reason="endTurn",
+        )
+
+    async def elicit(
+        self, server: str, params: t.ElicitRequestFormParams | t.ElicitRequestURLParams
+    ) -> t.ElicitResult:
+        self.term.say(f"? server {server!r} asks you: {params.message}")
+        if isinstance(params, t.ElicitRequestURLParams):
+            self.term.say(f"  it wants you to open: {params.url}")
+            ok = await self.term.confirm("  Open it (accept)?")
+            return t.ElicitResult(action="accept" if ok else "decline")
+        if not await self.term.confirm("  Answer this form?"):
+            return t.ElicitResult(action="decline")
+        content: dict[str, Any] = {}
+        for key, schema in params.requested_schema.properties.items():
+            kind = getattr(schema, "type", "string")
+            reply = await self.term.ask(f"  {key} ({kind}): ")
+            if reply is None:
+                return t.ElicitResult(action="cancel")
+            content[key] = _coerce(reply, kind)
+        return t.ElicitResult(action="accept", content=content)
+
+    def on_event(self, event: HostEvent) -> None:
+        if event.kind in ("failed", "disconnected", "retrying", "warning"):
+            click.echo(f"[host] server {event.server!r} {event.kind}: {event.message}", err=True)
+
+    # ------------------------------------------------------------------ display
+    def show_catalog(self) -> None:
+        self.show_servers()
+        self.show_tools()
+
+    def show_servers(self) -> None:
+        for state in self.host.servers():
+            info = state.server_info
+            label = f" ({info.name} {info.version})" if info is not None else ""
+            pid = f", pid {state.pid}" if state.pid is not None else ""
+            error = f" - {state.error.splitlines()[0]}" if state.error else ""
+            line = f"server {state.name}: {state.status}, {state.transport}{label}{pid}{error}"
+            self.term.say(line)
+
+    def show_tools(self) -> None:
+        """One line per tool: host name, arguments, the policy's verdict, first line of help."""
+        catalog = self.host.catalog
+        self.term.say(f"{len(catalog.tools)} tools:")
+        rows = []
+        for name, entry in sorted(catalog.tools.items()):
+            verdict, _ = decide(self.host.policy(entry.server), entry.tool)
+            arguments = tool_signature(entry.tool).partition("(")[2]
+            summary = entry.description.strip().splitlines()[0] if entry.description else ""
+            rows.append((f"{name}({arguments} [{verdict}]", summary))
+        width = min(max((len(left) for left, _ in rows), default=0), 48)
+        for left, summary in rows:
+            self.term.say(f"  {left:<{width}}  {summary}".rstrip())
+
+    def show_resources(self) -> None:
+        for entry in self.host.catalog.resources:
+            self.term.say(f"  {entry.resource.uri}  [{entry.server}] {entry.resource.name}")
+        for template in self.host.catalog.templates:
+            self.term.say(f"  {template.template.uri_template}  [{template.server}] (template)")
+
+    def show_prompts(self) -> None:
+        for name, entry in sorted(self.host.catalog.prompts.items()):
+            args = entry.prompt.arguments if isinstance(entry.prompt.arguments, list) else []
+            names = ", ".join(a.name for a in args)
+            self.term.say(f"  {name}({names})  [{entry.server}]")
+
+    # ------------------------------------------------------------------ commands
+    async def run(self, line: str) -> bool:
+        """Run one command line; ``False`` means quit. Errors are printed, never raised."""
+        words = line.strip().split(None, 1)
+        if not words:
+            return True
+        command, rest = words[0].lower(), (words[1] if len(words) > 1 else "")
+        try:
+            return await self._dispatch(command, rest)
+        except McpError as exc:
+            self.failures += 1
+            self.term.say(f"error [{exc.code}]: {exc.message}")
+        except ValueError as exc:
+            self.failures += 1
+            self.term.say(f"error: {exc}")
+        return True
+
+    async def _dispatch(self, command: str, rest: str) -> bool:
+        simple: dict[str, Callable[[], None]] = {
+            "tools": self.show_tools,
+            "catalog": self.show_catalog,
+            "resources": self.show_resources,
+            "prompts": self.show_prompts,
+            "servers": self.show_servers,
+            "audit": self.show_audit,
+            "help": lambda: self.term.say(HELP),
+        }
+        if command in ("quit", "exit"):
+            return False
+        if command in simple:
+            simple[command]()
+        elif command == "call":
+            name, args = _name_and_json(rest)
+            result = await self.host.call_tool(name, args)
+            _print(self.term, call_result_lines(result))
+            if result.is_error is True:
+                self.failures += 1
+        elif command == "read":
+            parts = shlex.split(rest)
+            if not parts:
+                raise ValueError("usage: read URI [SERVER]")
+            found = await self.host.read_resource(
+                parts[0], server=parts[1] if len(parts) > 1 else None
+            )
+            _print(self.term, resource_contents_lines(found.contents, header=False))
+        elif command == "prompt":
+            name, args = _name_and_json(rest)
+            prompt = await self.host.get_prompt(
+                name, {k: str(v) for k, v in args.items()} if args else None
+            )
+            _print(self.term, prompt_lines(prompt))
+        elif command == "restart":
+            await self.host.restart_server(rest.strip())
+            self.show_servers()
+        else:
+            self.term.say(f"unknown command {command!r}; type help")
+        return True
+
+    def show_audit(self) -> None:
+        for entry in self.host.audit:
+            self.term.say(
+                f"  {entry.kind} {entry.server}/{entry.subject}: {entry.verdict} ({entry.reason})"
+            )
+
+
+async def _read_line(prompt: str) -> str:
+    """``input(prompt)`` in a daemon thread, so the event loop keeps running meanwhile.
+
+    Not ``anyio.to_thread``: its worker threads are joined at interpreter exit, and a thread
+    blocked in ``input()`` cannot be interrupted, so Ctrl-C would leave the process hanging
+    until the user pressed Enter. A daemon thread is simply dropped at exit.
+    """
+    done = anyio.Event()
+    outcome: list[str | BaseException] = []
+    token = anyio.lowlevel.current_token()
+
+    def read() -> None:
+        try:
+            outcome.append(input(prompt))
+        except BaseException as exc:  # EOFError, or anything else: re-raised in the loop
+            outcome.append(exc)
+        with contextlib.suppress(RuntimeError):  # the loop already ended (shutdown)
+            anyio.from_thread.run_sync(done.set, token=token)
+
+    threading.Thread(target=read, name="mcpbind-host-input", daemon=True).start()
+    await done.wait()
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
+
+
+def _name_and_json(rest: str) -> tuple[str, dict[str, Any] | None]:
+    name, _, raw = rest.strip().partition(" ")
+    if not name:
+        raise ValueError("usage: call NAME [JSON object]")
+    if not raw.strip():
+        return name, None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"arguments are not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError('arguments must be a JSON object, e.g. {"query": "x"}')
+    return name, value
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, t.TextContent):
+        return content.text
+    if isinstance(content, list):
+        return " ".join(_text(c) for c in content)
+    return f"[{getattr(content, 'type', 'content')}]"
+
+
+def _coerce(reply: str, kind: str) -> Any:
+    if kind in ("integer", "number"):
+        try:
+            return int(reply) if kind == "integer" else float(reply)
+        except ValueError:
+            return reply
+    if kind == "boolean":
+        return reply.strip().lower() in ("y", "yes", "true", "1")
+    return reply
+
+
+def _print(term: Terminal, lines: Iterable[str]) -> None:
+    for line in lines:
+        term.say(line)
+
+
+@click.command()
+@click.option(
+    "--config",
+    "-c",
+    "config_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="An mcpServers JSON file (the format desktop MCP hosts use).",
+)
+@click.option(
+    "--run",
+    "-r",
+    "commands",
+    multiple=True,
+    help="Run this command (repeatable), then exit instead of prompting.",
+)
+@click.option(
+    "--yes", "answer", flag_value=True, default=None, help="Allow every call the policy asks about."
+)
+@click.option("--no", "answer", flag_value=False, help="Deny every call the policy asks about.")
+@click.option(
+    "--startup-timeout",
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for servers to start.",
+)
+def host(
+    config_path: str, commands: tuple[str, ...], answer: bool | None, startup_timeout: float
+) -> None:
+    """Run an interactive host over the servers of an mcpServers configuration file.
+
+    \b
+    mcpbind host --config examples/mcp_servers.json
+    mcpbind host -c servers.json --run tools --run 'call notes__search_notes {"query": "x"}'
+    """
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        raise CliFailure(f"invalid configuration: {exc}", EXIT_USAGE) from None
+    term = Terminal(answer)
+
+    async def main() -> int:
+        shell = _Shell(term)
+        async with Host(
+            config,
+            approve=shell.approve,
+            review_sampling=shell.review_sampling,
+            sampler=shell.sample,
+            elicit=shell.elicit,
+            on_event=shell.on_event,
+            startup_timeout=startup_timeout,
+        ) as running:
+            shell._host = running
+            shell.show_catalog()
+            if not any(state.status == "running" for state in running.servers()):
+                term.say("no server is running")
+                return EXIT_CONNECTION
+            if commands:
+                for command in commands:
+                    term.say(f"mcpbind> {command}")
+                    if not await shell.run(command):
+                        break
+                return EXIT_TOOL_ERROR if shell.failures else 0
+            term.say("type help for commands")
+            while True:
+                typed = await term.ask("mcpbind> ")
+                if typed is None or not await shell.run(typed):
+                    return 0
+
+    try:
+        code = anyio.run(main)
+    except KeyboardInterrupt:  # Ctrl-C: the servers were shut down on the way out
+        click.echo("interrupted", err=True)
+        code = EXIT_INTERRUPTED
+    if code:
+        sys.exit(code)

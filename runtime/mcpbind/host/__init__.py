@@ -1,0 +1,87 @@
+"""The Host: many MCP servers under one coordinator (2025-11-25 architecture §Host).
+
+Configuration (:mod:`.config`), the public API and routing (:mod:`.host`), the per-server
+supervisor (:mod:`.supervisor`), each server's record and transport (:mod:`.state`), the
+aggregated catalog (:mod:`.catalog`), host names (:mod:`.naming`), the approval policy
+(:mod:`.approval`) and the hooks that apply it (:mod:`.gate`).
+"""
+
+from .approval import (
+    USER_REJECTED,
+    ApprovalDenied,
+    Approver,
+    AuditEntry,
+    ElicitationHook,
+    Sampler,
+    SamplingResultReviewer,
+    SamplingReview,
+    SamplingReviewer,
+    ToolCallRequest,
+    ToolCheck,
+    approve_all,
+    decide,
+)
+from .catalog import Catalog, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry, llm_tools
+from .config import (
+    ApprovalPolicy,
+    ConfigError,
+    HostConfig,
+    RootConfig,
+    ServerConfig,
+    load_config,
+    parse_config,
+    parse_server,
+)
+from .host import Host
+from .naming import assign_names, host_name, is_portable_name, is_valid_tool_name
+from .state import (
+    Backoff,
+    Connector,
+    HostError,
+    HostEvent,
+    ServerState,
+    ServerUnavailable,
+    UnknownName,
+)
+
+__all__ = [
+    "USER_REJECTED",
+    "ApprovalDenied",
+    "ApprovalPolicy",
+    "Approver",
+    "AuditEntry",
+    "Backoff",
+    "Catalog",
+    "ConfigError",
+    "Connector",
+    "ElicitationHook",
+    "Host",
+    "HostConfig",
+    "HostError",
+    "HostEvent",
+    "PromptEntry",
+    "ResourceEntry",
+    "RootConfig",
+    "Sampler",
+    "SamplingResultReviewer",
+    "SamplingReview",
+    "SamplingReviewer",
+    "ServerConfig",
+    "ServerState",
+    "ServerUnavailable",
+    "TemplateEntry",
+    "ToolCallRequest",
+    "ToolCheck",
+    "ToolEntry",
+    "UnknownName",
+    "approve_all",
+    "assign_names",
+    "decide",
+    "host_name",
+    "is_portable_name",
+    "is_valid_tool_name",
+    "llm_tools",
+    "load_config",
+    "parse_config",
+    "parse_server",
+]

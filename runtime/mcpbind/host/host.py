@@ -1,0 +1,368 @@
+"""``Host``: many servers under one coordinator (2025-11-25 architecture §Host).
+
+One ``Client`` per server, each with its own session, ids, roots and handlers, so a server
+never sees another's traffic. Every server runs under a supervisor task (:mod:`.supervisor`):
+it connects, loads the full lists (every page), keeps them current on ``list_changed``, and
+when the server fails to start or dies it is reported and retried with exponential backoff
+while the others keep working. This module is the public side: starting, adding, removing
+and restarting servers, and routing calls by host name. Tool calls go through the approval
+policy (:mod:`mcpbind.host.approval`); sampling and elicitation go through the host's hooks
+(:mod:`.gate`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from mcpbind_types import unified as t
+from mcpbind_types._common import RequestOptions
+
+from ..client import Client
+from ..protocol import INVALID_PARAMS
+from ..server.uritemplate import UriTemplate, UriTemplateError
+from .approval import (
+    Approver,
+    AuditEntry,
+    ElicitationHook,
+    Sampler,
+    SamplingResultReviewer,
+    SamplingReviewer,
+    ToolCheck,
+)
+from .catalog import Catalog, LlmFormat, llm_tools
+from .config import (
+    ApprovalPolicy,
+    ConfigError,
+    HostConfig,
+    ServerConfig,
+    check_server,
+    load_config,
+    parse_config,
+    parse_server,
+)
+from .state import (
+    Backoff,
+    Handle,
+    HostError,
+    HostEvent,
+    ServerState,
+    ServerUnavailable,
+    Target,
+    UnknownName,
+)
+from .supervisor import Supervisor
+
+__all__ = ["Host"]
+
+
+class Host(Supervisor):
+    """Use as ``async with Host(config, approve=...) as host``.
+
+    ``config``: a :class:`HostConfig`, a path to a ``mcpServers`` JSON file, the parsed JSON,
+    or a mapping of server name to :class:`ServerConfig`, an in-memory ``Server`` or a
+    :data:`Connector`. Hooks: ``approve`` (asked for ``ask`` decisions), ``check`` (before every
+    call; may override the policy), ``sampler`` + ``review_sampling`` (``sampling/createMessage``
+    runs only after the reviewer approves or edits it; ``review_sampling_result`` may edit or
+    withhold the answer), ``elicit`` (``elicitation/create``),
+    ``on_event`` (lifecycle and catalog events).
+    """
+
+    def __init__(
+        self,
+        config: HostConfig | str | os.PathLike[str] | Mapping[str, Any] | None = None,
+        *,
+        approve: Approver | None = None,
+        check: ToolCheck | None = None,
+        sampler: Sampler | None = None,
+        review_sampling: SamplingReviewer | None = None,
+        review_sampling_result: SamplingResultReviewer | None = None,
+        elicit: ElicitationHook | None = None,
+        on_event: Callable[[HostEvent], object] | None = None,
+        backoff: Backoff | None = None,
+        startup_timeout: float = 30.0,
+        refresh_interval: float = 0.05,
+        client_name: str = "mcpbind-host",
+    ) -> None:
+        self._initial = _targets(config)
+        self.approve = approve
+        self.check = check
+        self.sampler = sampler
+        self.review_sampling = review_sampling
+        self.review_sampling_result = review_sampling_result
+        self.elicit = elicit
+        self.on_event = on_event
+        self.backoff = backoff or Backoff()
+        self.startup_timeout = startup_timeout
+        self.refresh_interval = refresh_interval
+        self.client_name = client_name
+        self.catalog = Catalog()
+        self.audit: list[AuditEntry] = []
+        self.events: deque[HostEvent] = deque(maxlen=1000)
+        self._handles: dict[str, Handle] = {}
+        self._tg: TaskGroup | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    async def __aenter__(self) -> Host:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        try:
+            for name, target in self._initial.items():
+                self._start(name, target)
+            await self.wait_settled(self.startup_timeout)
+        except BaseException:
+            await self.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        tg, self._tg = self._tg, None
+        if tg is None:
+            return
+        for handle in self._handles.values():
+            handle.stopping = True
+        tg.cancel_scope.cancel()
+        await tg.__aexit__(None, None, None)
+
+    async def wait_settled(self, timeout: float | None = None) -> None:
+        """Wait until every server's current start attempt has connected or failed."""
+        events = [handle.settled for handle in self._handles.values()]
+        with anyio.move_on_after(math.inf if timeout is None else timeout):
+            for event in events:
+                await event.wait()
+
+    async def add_server(
+        self,
+        name: str,
+        target: Target | Mapping[str, Any],
+        *,
+        approval: ApprovalPolicy | None = None,
+        roots: list[t.Root] | None = None,
+        timeout: float | None = None,
+        wait: bool = True,
+    ) -> None:
+        """Start one more server. For a ``Server`` or connector, policy and roots come from the
+        keywords; a :class:`ServerConfig` carries its own."""
+        if name in self._handles:
+            raise ConfigError(name, None, "a server with this name already exists")
+        if isinstance(target, Mapping):
+            target = parse_server(name, target)
+        elif isinstance(target, ServerConfig):
+            check_server(name, target)
+        handle = self._start(name, target, approval=approval, roots=roots, timeout=timeout)
+        if wait:
+            with anyio.move_on_after(self.startup_timeout):
+                await handle.settled.wait()
+
+    async def remove_server(self, name: str) -> None:
+        """Stop a server (its process is shut down) and drop its entries from the catalog."""
+        handle = self._handle(name)
+        handle.stopping = True
+        handle.scope.cancel()
+        await handle.done.wait()
+        self._handles.pop(name, None)
+        self._rebuild()
+
+    async def restart_server(self, name: str, *, wait: bool = True) -> None:
+        """Close the server's session (and process) and connect again at once; a stopped
+        (e.g. disabled) server is started."""
+        handle = self._handle(name)
+        if handle.done.is_set():
+            del self._handles[name]
+            handle = self._start(
+                name,
+                handle.target,
+                approval=handle.policy,
+                roots=handle.roots,
+                timeout=handle.timeout,
+                force=True,
+            )
+            if wait:
+                with anyio.move_on_after(self.startup_timeout):
+                    await handle.settled.wait()
+            return
+        settled = handle.settled
+        if settled.is_set():  # the current attempt is over: wait for the next one
+            handle.settled = settled = anyio.Event()
+        handle.restart = True
+        handle.wake.set()
+        if wait:
+            with anyio.move_on_after(self.startup_timeout):
+                await settled.wait()
+
+    async def set_roots(self, name: str, roots: list[t.Root]) -> None:
+        """Replace one server's roots; only that server is told (roots/list_changed)."""
+        handle = self._handle(name)
+        had_roots = handle.roots is not None
+        handle.roots = list(roots)
+        if had_roots and handle.client is not None:
+            await handle.client.set_roots(roots)
+        elif not had_roots:
+            await self.restart_server(name)  # the roots capability is declared at initialize
+
+    def _handle(self, name: str) -> Handle:
+        handle = self._handles.get(name)
+        if handle is None:
+            raise UnknownName("server", name)
+        return handle
+
+    def _start(
+        self,
+        name: str,
+        target: Target,
+        *,
+        approval: ApprovalPolicy | None = None,
+        roots: list[t.Root] | None = None,
+        timeout: float | None = None,
+        force: bool = False,
+    ) -> Handle:
+        if self._tg is None:
+            raise RuntimeError("use the host as `async with Host(...) as host`")
+        if isinstance(target, ServerConfig) and not force:
+            handle = Handle(
+                name,
+                target,
+                target.policy(),
+                target.root_list(),
+                target.timeout,
+                target.max_message_size,
+            )
+        elif isinstance(target, ServerConfig):
+            handle = Handle(
+                name, target, approval or target.policy(), roots, timeout, target.max_message_size
+            )
+        else:
+            handle = Handle(name, target, approval or ApprovalPolicy(), roots, timeout, None)
+        self._handles[name] = handle
+        if isinstance(target, ServerConfig) and not target.active and not force:
+            handle.status = "stopped"
+            handle.error = "disabled in the configuration"
+            handle.settled.set()
+            handle.done.set()
+            return handle
+        self._tg.start_soon(self._run, handle)
+        return handle
+
+    # ------------------------------------------------------------------ host -> servers
+    def servers(self) -> list[ServerState]:
+        out = []
+        for name, h in sorted(self._handles.items()):
+            info = h.client.server_info if h.client is not None else None
+            out.append(
+                ServerState(
+                    name, h.status, h.transport, h.error, h.connects, h.pid, info, h.notifications
+                )
+            )
+        return out
+
+    def client(self, server: str) -> Client:
+        """The connected client of one server (raises if it is not connected)."""
+        handle = self._handle(server)
+        if handle.client is None:
+            raise ServerUnavailable(server, handle.status, handle.error)
+        return handle.client
+
+    def policy(self, server: str) -> ApprovalPolicy:
+        """The approval policy of one server."""
+        return self._handle(server).policy
+
+    def logs(self, server: str) -> list[t.LoggingMessageNotificationParams]:
+        return list(self._handle(server).logs)
+
+    def tools_for_llm(self, format: LlmFormat = "openai") -> list[dict[str, Any]]:
+        """The aggregated tools as LLM tool-calling APIs take them (see ``catalog.llm_tools``)."""
+        return llm_tools(self.catalog, format)
+
+    def instructions(self) -> dict[str, str]:
+        """Each connected server's ``instructions`` (from initialize), for a system prompt."""
+        return {
+            name: h.client.instructions
+            for name, h in sorted(self._handles.items())
+            if h.client is not None and h.client.instructions
+        }
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        options: RequestOptions | None = None,
+    ) -> t.CallToolResult:
+        """Call a tool by its host name, after the approval policy allows it.
+
+        Raises :class:`UnknownName`, :class:`ServerUnavailable`, :class:`ApprovalDenied`, or the
+        client's ``McpError`` (e.g. ``ConnectionClosed`` when the server dies mid-call).
+        """
+        entry = self.catalog.tools.get(name)
+        if entry is None:
+            raise UnknownName("tool", name, "; see Host.catalog.tools")
+        self.client(entry.server)  # a server that is down fails before the user is asked
+        await self._authorize(self._handle(entry.server).policy, entry, arguments)
+        # Fetched again: the server may have restarted while the user was deciding.
+        return await self.client(entry.server).call(entry.tool.name, arguments, options=options)
+
+    async def read_resource(self, uri: str, *, server: str | None = None) -> t.ReadResourceResult:
+        """Read a resource from ``server``, or from the one server that lists or templates it."""
+        if server is None:
+            owners = self.catalog.servers_listing(uri) or self._template_owners(uri)
+            if not owners:
+                raise UnknownName(
+                    "resource", uri, "; no server lists it or has a matching template"
+                )
+            if len(owners) > 1:
+                raise HostError(
+                    INVALID_PARAMS,
+                    f"Resource {uri!r} is offered by {', '.join(owners)}; pass server=",
+                    {"servers": owners},
+                )
+            server = owners[0]
+        return await self.client(server).read_resource(t.ReadResourceRequestParams(uri=uri))
+
+    def _template_owners(self, uri: str) -> list[str]:
+        owners = set()
+        for entry in self.catalog.templates:
+            with contextlib.suppress(UriTemplateError):
+                if UriTemplate(entry.template.uri_template).match(uri) is not None:
+                    owners.add(entry.server)
+        return sorted(owners)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None
+    ) -> t.GetPromptResult:
+        """Get a prompt by its host name from the server that owns it."""
+        entry = self.catalog.prompts.get(name)
+        if entry is None:
+            raise UnknownName("prompt", name, "; see Host.catalog.prompts")
+        params = t.GetPromptRequestParams(name=entry.prompt.name)
+        if arguments is not None:
+            params.arguments = arguments
+        return await self.client(entry.server).get_prompt(params)
+
+
+def _targets(
+    config: HostConfig | str | os.PathLike[str] | Mapping[str, Any] | None,
+) -> dict[str, Target]:
+    if config is None:
+        return {}
+    if isinstance(config, str | os.PathLike):
+        config = load_config(config)
+    if isinstance(config, HostConfig):
+        return dict(config.mcp_servers)
+    if "mcpServers" in config:
+        return dict(parse_config(config).mcp_servers)
+    out: dict[str, Target] = {}
+    for name, target in config.items():
+        if isinstance(target, Mapping):
+            out[name] = parse_server(name, target)
+        elif isinstance(target, ServerConfig):
+            out[name] = check_server(name, target)
+        else:
+            out[name] = target
+    return out

@@ -1,0 +1,241 @@
+"""The supervision half of the Host: one task per server that connects, loads every list,
+follows ``list_changed``, and retries with backoff when the server fails or dies.
+
+Kept apart from :mod:`.host` (the public API: lifecycle calls and routing) so each stays
+readable; the Host inherits it. Events go to ``on_event`` and the ``mcpbind.host`` logger.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from mcpbind_types import unified as t
+
+from ..client import Client, ClientHandlers
+from ..protocol import McpError
+from ..versions import LATEST_HANDSHAKE
+from .catalog import Catalog, ServerLists
+from .gate import Gate
+from .state import Backoff, EventKind, Handle, HostEvent, describe, open_target
+
+__all__ = ["Supervisor"]
+
+logger = logging.getLogger("mcpbind.host")
+
+
+class Supervisor(Gate):
+    """Runs each server's connection attempts and keeps the catalog in step with them."""
+
+    backoff: Backoff
+    refresh_interval: float
+    client_name: str
+    catalog: Catalog
+    events: deque[HostEvent]
+    on_event: Callable[[HostEvent], object] | None
+    _handles: dict[str, Handle]
+
+    async def _run(self, handle: Handle) -> None:
+        """The server's task: cancelling ``handle.scope`` (remove, host exit) ends it."""
+        with handle.scope:
+            try:
+                await self._supervise(handle)
+            finally:
+                handle.status = "stopped"
+                handle.client = None
+                handle.settled.set()
+                handle.done.set()
+                self._emit("stopped", handle.name, "stopped")
+
+    async def _supervise(self, handle: Handle) -> None:
+        """Connect, serve until the connection ends, then restart at once (asked for) or after
+        a backoff delay (a failure), until the server is stopped."""
+        attempt = 0
+        while not handle.stopping:
+            handle.status = "starting"
+            handle.wake = anyio.Event()
+            self._emit("starting", handle.name, f"connecting ({handle.transport})")
+            connected = False
+            reason = "closed"
+            try:
+                async with self._connect(handle) as client:
+                    connected = True
+                    since = anyio.current_time()
+                    reason = await self._serve(handle, client)
+                    if anyio.current_time() - since >= self.backoff.reset_after:
+                        attempt = 0  # it ran for a while: not a crash loop
+            except Exception as exc:
+                reason = describe(exc)
+            finally:
+                handle.client = None
+                handle.pid = None
+                if handle.lists != ServerLists():
+                    handle.lists = ServerLists()
+                    self._rebuild()
+            handle.error = None if handle.restart else reason
+            kind: EventKind = "disconnected" if connected else "failed"
+            expected = handle.restart or handle.stopped()
+            self._emit(kind, handle.name, reason, level=logging.INFO if expected else None)
+            if not connected:
+                handle.settled.set()
+            if handle.stopped():
+                return
+            if handle.restart:
+                handle.restart = False
+                continue
+            delay = self.backoff.delay(attempt)
+            attempt += 1
+            handle.status = "backoff"
+            self._emit("retrying", handle.name, f"retrying in {delay:.2g}s (attempt {attempt})")
+            with anyio.move_on_after(delay):
+                await handle.wake.wait()
+            handle.restart = False
+            if handle.settled.is_set():
+                handle.settled = anyio.Event()
+
+    async def _serve(self, handle: Handle, client: Client) -> str:
+        """Run one connected session until it closes or a restart is asked; say why it ended."""
+        for kind in ("tools", "resources", "prompts"):
+            await self._load(handle, client, kind)
+        handle.client = client
+        handle.status = "running"
+        handle.error = None
+        handle.connects += 1
+        self._rebuild()
+        info = client.server_info
+        label = f"{info.name} {info.version}" if info else "?"
+        self._emit("connected", handle.name, f"{label}, protocol {client.protocol_version}")
+        self._check_policy_names(handle)
+        handle.settled.set()
+        connection = client.connection
+        assert connection is not None
+        async with anyio.create_task_group() as tg:
+
+            async def until(wait: Callable[[], Any]) -> None:
+                await wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(until, connection.wait_closed)
+            tg.start_soon(until, handle.wake.wait)
+            tg.start_soon(self._refresher, handle, client)
+        if connection.closed:
+            return connection.close_reason or "connection closed"
+        return "restart requested" if handle.restart else "stopped"
+
+    def _check_policy_names(self, handle: Handle) -> None:
+        """Warn about ``approval.tools`` entries that name no tool of the server: such a typo
+        (or a host name such as ``notes__delete_note`` where ``delete_note`` is meant) would
+        otherwise leave the tool under the default policy without a word."""
+        known = {tool.name for tool in handle.lists.tools}
+        unknown = sorted(set(handle.policy.tools) - known)
+        if unknown:
+            message = (
+                f"approval.tools names no tool of this server: {', '.join(unknown)} "
+                "(use the server's own tool names)"
+            )
+            self._emit("warning", handle.name, message, level=logging.WARNING)
+
+    @asynccontextmanager
+    async def _connect(self, handle: Handle) -> AsyncIterator[Client]:
+        handlers = ClientHandlers(
+            sampling=self._sampling_for(handle.name) if self.sampler is not None else None,
+            elicitation=self._elicitation_for(handle.name) if self.elicit is not None else None,
+            roots=handle.roots,
+            logging=self._logging_for(handle),
+            notification=self._notification_for(handle),
+        )
+        # The handshake era, pinned on purpose (Client's default is "auto"): the Host's
+        # features are built on it. Its catalog follows unsolicited list_changed (2026-07-28
+        # sends them only on a subscriptions/listen stream), and a refused sampling or
+        # elicitation goes back to the server as an error the tool reports, while on
+        # 2026-07-28 a declined input round just ends the call (sampling.mdx §Error
+        # Handling). Negotiating the era is a later step: listen + per-era approval results.
+        options: dict[str, Any] = {
+            "name": self.client_name,
+            "handlers": handlers,
+            "protocol_version": LATEST_HANDSHAKE,
+        }
+        options["timeout"] = handle.timeout if handle.timeout is not None else 60.0
+        async with open_target(handle) as target, Client(target, **options) as client:
+            yield client
+
+    async def _load(self, handle: Handle, client: Client, kind: str) -> None:
+        """Fetch one full list (all pages); a failure leaves the old list and is logged."""
+        if not client.peer_has_capability((kind,)):
+            return
+        try:
+            if kind == "tools":
+                handle.lists.tools = [x async for x in client.iter_tools()]
+            elif kind == "prompts":
+                handle.lists.prompts = [x async for x in client.iter_prompts()]
+            elif kind == "resources":
+                handle.lists.resources = [x async for x in client.iter_resources()]
+                handle.lists.templates = [x async for x in client.iter_resource_templates()]
+        except McpError as exc:
+            if client.connection is not None and client.connection.closed:
+                raise
+            logger.warning("server %r: listing %s failed: %s", handle.name, kind, exc)
+
+    async def _refresher(self, handle: Handle, client: Client) -> None:
+        """Refetch lists marked dirty by list_changed; a flood costs one refresh per interval."""
+        while True:
+            await handle.dirty_event.wait()
+            handle.dirty_event = anyio.Event()
+            kinds, handle.dirty = handle.dirty, set()
+            for kind in sorted(kinds):
+                await self._load(handle, client, kind)
+            self._rebuild()
+            await anyio.sleep(self.refresh_interval)
+
+    def _rebuild(self) -> None:
+        lists = {
+            name: h.lists
+            for name, h in self._handles.items()
+            if h.status == "running" and not h.stopping
+        }
+        self.catalog = Catalog.build(lists)
+        self._emit("catalog", "*", f"{len(self.catalog.tools)} tools", log=False)
+
+    def _emit(
+        self,
+        kind: EventKind,
+        server: str,
+        message: str,
+        *,
+        log: bool = True,
+        level: int | None = None,
+    ) -> None:
+        event = HostEvent(kind, server, message)
+        self.events.append(event)
+        if log:
+            if level is None:
+                level = logging.WARNING if kind in ("failed", "disconnected") else logging.INFO
+            logger.log(level, "server %r %s: %s", server, kind, message)
+        if self.on_event is not None:
+            try:
+                self.on_event(event)
+            except Exception:
+                logger.exception("on_event hook failed")
+
+    # ------------------------------------------------------------------ server -> host
+    def _notification_for(self, handle: Handle) -> Callable[[str, Any], Any]:
+        async def on_notification(method: str, params: Any) -> None:
+            handle.notifications += 1
+            if method.endswith("/list_changed"):
+                kind = method.split("/")[1]
+                if kind in ("tools", "resources", "prompts"):
+                    handle.dirty.add(kind)
+                    handle.dirty_event.set()
+
+        return on_notification
+
+    def _logging_for(self, handle: Handle) -> Callable[[t.LoggingMessageNotificationParams], Any]:
+        async def on_log(params: t.LoggingMessageNotificationParams) -> None:
+            handle.logs.append(params)
+
+        return on_log

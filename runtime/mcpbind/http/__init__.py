@@ -1,0 +1,29 @@
+"""Streamable HTTP server transport: an ASGI application, resumable SSE streams, sessions.
+
+>>> from mcpbind.http import StreamableHTTPApp, serve_http
+"""
+
+from __future__ import annotations
+
+from .app import StreamableHTTPApp, scope_principal, streamable_http_app
+from .classify import META_PROTOCOL_VERSION, Classified, classify_post
+from .events import EventStore, InMemoryEventStore
+from .security import HostPolicy
+from .serve import serve_http
+from .session import HttpSession, close_sse_stream, current_http_session
+
+__all__ = [
+    "META_PROTOCOL_VERSION",
+    "Classified",
+    "EventStore",
+    "HostPolicy",
+    "HttpSession",
+    "InMemoryEventStore",
+    "StreamableHTTPApp",
+    "classify_post",
+    "close_sse_stream",
+    "current_http_session",
+    "scope_principal",
+    "serve_http",
+    "streamable_http_app",
+]

@@ -1,0 +1,153 @@
+"""Small pure-ASGI helpers: header access, plain responses, a capped body read."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import msgspec
+
+__all__ = [
+    "Receive",
+    "Scope",
+    "Send",
+    "BodyError",
+    "Headers",
+    "accepts",
+    "media_type",
+    "read_body",
+    "send_error",
+    "send_response",
+]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+_WANTED = frozenset(
+    {
+        b"host",
+        b"origin",
+        b"content-type",
+        b"content-length",
+        b"accept",
+        b"mcp-session-id",
+        b"mcp-protocol-version",
+        b"last-event-id",
+    }
+)
+
+
+class Headers:
+    """The request headers the transport reads, decoded once (latin-1, as HTTP/1.1 has it).
+
+    A header the transport reads that appears twice is recorded in ``duplicates``: two
+    ``Host`` or two ``Mcp-Session-Id`` values are refused rather than guessed between.
+    """
+
+    __slots__ = ("_values", "duplicates")
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        values: dict[bytes, str] = {}
+        duplicates = False
+        for name, value in raw:
+            name = name.lower()
+            if name in _WANTED:
+                if name in values:
+                    if name == b"accept":  # lists may legally be split over lines
+                        values[name] += "," + value.decode("latin-1")
+                        continue
+                    duplicates = True
+                values[name] = value.decode("latin-1")
+        self._values = values
+        self.duplicates = duplicates
+
+    def get(self, name: bytes) -> str | None:
+        return self._values.get(name)
+
+
+def media_type(value: str | None) -> str:
+    return (value or "").partition(";")[0].strip().lower()
+
+
+def accepts(accept: str | None, wanted: str) -> bool:
+    """Whether an ``Accept`` header lists ``wanted`` (or a wildcard covering it)."""
+    if not accept:
+        return False
+    major = wanted.partition("/")[0]
+    for part in accept.split(","):
+        kind = part.partition(";")[0].strip().lower()
+        if kind in (wanted, f"{major}/*", "*/*"):
+            return True
+    return False
+
+
+def _error_body(code: int, message: str) -> bytes:
+    return msgspec.json.encode(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    )
+
+
+async def send_response(
+    send: Send,
+    status: int,
+    body: bytes = b"",
+    headers: list[tuple[bytes, bytes]] | None = None,
+    content_type: bytes | None = None,
+) -> None:
+    out = list(headers or ())
+    if content_type is not None:
+        out.append((b"content-type", content_type))
+    out.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": out})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def send_error(
+    send: Send,
+    status: int,
+    code: int,
+    message: str,
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    """An HTTP error whose body is a JSON-RPC error response without an id."""
+    await send_response(send, status, _error_body(code, message), headers, b"application/json")
+
+
+class BodyError(Exception):
+    """The body could not be read within the limits: answer with ``status``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+async def read_body(receive: Receive, limit: int, timeout: float | None) -> bytes:
+    """Read the whole request body, refusing it as soon as it passes ``limit`` bytes (413)
+    and when it takes longer than ``timeout`` seconds in total (408).
+
+    The deadline covers the first ``receive()`` too: a client that sends complete headers
+    and then no body byte at all would otherwise hold the connection (and this task)
+    forever, since ASGI servers only wait for body bytes, they do not time them out."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                message = await receive()
+                chunk: bytes = message.get("body", b"")
+                if chunk:
+                    size += len(chunk)
+                    if size > limit:  # counted per chunk: 1-byte pieces cannot slip past
+                        raise BodyError(413, f"Request body exceeds {limit} bytes")
+                    chunks.append(chunk)
+                elif message["type"] == "http.disconnect":
+                    raise BodyError(400, "Client disconnected")
+                if not message.get("more_body"):
+                    break
+    except TimeoutError:
+        raise BodyError(408, "Request body not received in time") from None
+    return b"".join(chunks)

@@ -1,0 +1,528 @@
+"""``StreamableHTTPApp``: the Streamable HTTP transport (2025-03-26, 2025-06-18, 2025-11-25) as
+a pure ASGI application, mountable in Starlette, FastAPI or any ASGI stack.
+
+Every check that can refuse a request runs before anything is allocated for it: Host and
+Origin, method, Content-Type, Accept and declared size from the headers; then the body read
+(capped, with a deadline) and its classification, which tells a 2026-07-28 stateless request
+from a handshake-era one; then the protocol version header and the session id. Only an
+accepted ``initialize`` creates a session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..protocol import BATCH_VERSIONS, INVALID_REQUEST, SessionOptions
+from ..server.app import Server
+from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
+from ._asgi import (
+    BodyError,
+    Headers,
+    Receive,
+    Scope,
+    Send,
+    accepts,
+    media_type,
+    read_body,
+    send_error,
+    send_response,
+)
+from .classify import Classified, classify_post
+from .events import EventStore, format_event_id, parse_event_id
+from .responses import SESSION_NOT_FOUND, reply_json, reply_sse
+from .security import HostPolicy, is_loopback_address
+from .session import HttpSession, new_session_id
+from .streams import MAX_PENDING, Outbox, Stream
+
+__all__ = ["StreamableHTTPApp", "scope_principal", "streamable_http_app"]
+
+_SUPPORTED = frozenset(HANDSHAKE_VERSIONS)
+_DEFAULT_VERSION = "2025-03-26"  # "Protocol Version Header": assumed when the header is absent
+_PRIMING_FROM = "2025-11-25"  # clients before it may not expect an event with empty data
+
+
+def scope_principal(scope: Scope) -> object:
+    """The authenticated principal of a request, or ``None``: ``scope["mcp.principal"]`` if an
+    auth layer set it, else the identity of an authenticated Starlette-style ``scope["user"]``."""
+    principal = scope.get("mcp.principal")
+    if principal is not None:
+        return principal
+    user = scope.get("user")
+    if user is None or not getattr(user, "is_authenticated", False):
+        return None
+    try:
+        return user.identity
+    except (AttributeError, NotImplementedError):
+        return getattr(user, "display_name", None) or repr(user)
+
+
+class StreamableHTTPApp:
+    """Serve one ``mcpbind.Server`` over Streamable HTTP. See the module docstring.
+
+    ``stateless``: no sessions; each POST is served on its own (no GET stream, no DELETE).
+    ``allowed_hosts``/``allowed_origins``: DNS-rebinding allowlists (default: loopback names
+    when bound to loopback). ``max_body_size``: 413 beyond it. ``max_sessions``: 503 beyond it.
+    ``idle_timeout``: seconds without traffic before a session is dropped. ``event_store``:
+    makes SSE streams resumable (``Last-Event-ID``) and enables SSE polling.
+    ``json_response``: answer requests with one JSON body instead of an SSE stream. ``path``:
+    only this path is served (404 elsewhere); ``None`` serves whatever path it is mounted at.
+    ``body_timeout``: seconds to receive a whole body (408 after). ``retry_ms``: the SSE
+    ``retry`` field. ``sse_keepalive``: seconds between comments on an idle GET stream.
+    ``principal``: maps an ASGI scope to the authenticated principal a session is bound to.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        stateless: bool = False,
+        allowed_hosts: Iterable[str] | None = None,
+        allowed_origins: Iterable[str] | None = None,
+        max_body_size: int = 4 * 1024 * 1024,
+        max_sessions: int = 1000,
+        idle_timeout: float | None = 1800.0,
+        event_store: EventStore | None = None,
+        json_response: bool = False,
+        path: str | None = None,
+        body_timeout: float | None = 30.0,
+        retry_ms: int = 1000,
+        sse_keepalive: float | None = 15.0,
+        principal: Callable[[Scope], object] = scope_principal,
+        session_options: SessionOptions | None = None,
+    ) -> None:
+        if max_body_size < 1 or max_sessions < 1:
+            raise ValueError("max_body_size and max_sessions must be positive")
+        self.server = server
+        self.stateless = stateless
+        self.policy = HostPolicy(allowed_hosts, allowed_origins)
+        self.max_body_size = max_body_size
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self.event_store = event_store
+        self.json_response = json_response
+        self.path = path.rstrip("/") or "/" if path is not None else None
+        self.body_timeout = body_timeout
+        self.retry_ms = retry_ms
+        self.sse_keepalive = sse_keepalive
+        self.principal = principal
+        self.session_options = session_options
+        #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
+        self.sessions: dict[str, HttpSession] = {}
+        self._reaper: asyncio.Task[None] | None = None
+        self._allow = b"POST" if stateless else b"GET, POST, DELETE"
+
+    # ------------------------------------------------------------------ ASGI entry
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "websocket":
+            await send({"type": "websocket.close", "code": 1003})
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def aclose(self) -> None:
+        """Terminate every session (their handlers are cancelled); the app stays usable."""
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+            self._reaper = None
+        from .stateless_era import close_listeners
+
+        close_listeners(self)  # subscriptions/listen streams end with their final result
+        sessions = list(self.sessions.values())
+        self.sessions.clear()
+        for session in sessions:
+            await session.close()
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.path is not None and scope["path"].rstrip("/") != self.path.rstrip("/"):
+            await send_error(send, 404, INVALID_REQUEST, "Not Found")
+            return
+        headers = Headers(scope["headers"])
+        if headers.duplicates:
+            await send_error(send, 400, INVALID_REQUEST, "Bad Request: repeated header")
+            return
+        server = scope.get("server")
+        loopback = is_loopback_address(server[0] if server else None)
+        if not self.policy.host_ok(headers.get(b"host"), loopback):
+            await send_error(send, 421, INVALID_REQUEST, "Misdirected Request: invalid Host header")
+            return
+        if not self.policy.origin_ok(headers.get(b"origin"), headers.get(b"host"), loopback):
+            await send_error(send, 403, INVALID_REQUEST, "Forbidden: invalid Origin header")
+            return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(scope, receive, send, headers)
+        elif method == "GET" and not self.stateless:
+            await self._get(send, receive, headers, scope)
+        elif method == "DELETE" and not self.stateless:
+            await self._delete(send, headers, scope)
+        else:
+            await send_error(
+                send,
+                405,
+                INVALID_REQUEST,
+                f"Method Not Allowed: use {self._allow.decode()}",
+                [(b"allow", self._allow)],
+            )
+
+    # ------------------------------------------------------------------ shared checks
+    def _version_error(self, headers: Headers) -> str | None:
+        version = headers.get(b"mcp-protocol-version")
+        if version is not None and version.strip() not in _SUPPORTED:
+            return f"Bad Request: unsupported MCP-Protocol-Version {version!r}"
+        return None
+
+    async def _lookup(self, send: Send, headers: Headers, scope: Scope) -> HttpSession | None:
+        """The request's session, or ``None`` after answering 400 (no id) / 404 (unknown)."""
+        session_id = headers.get(b"mcp-session-id")
+        if session_id is None:
+            await send_error(send, 400, INVALID_REQUEST, "Bad Request: Mcp-Session-Id required")
+            return None
+        session = self.sessions.get(session_id.strip())
+        # Another principal's session is indistinguishable from an unknown one.
+        if session is None or session.closed or session.principal != self.principal(scope):
+            await send_error(send, 404, SESSION_NOT_FOUND, "Session not found")
+            return None
+        return session
+
+    async def _checked_session(
+        self, send: Send, headers: Headers, scope: Scope
+    ) -> HttpSession | None:
+        """A GET's or DELETE's session, or ``None`` after answering 400 (unsupported
+        ``MCP-Protocol-Version``, no id) or 404 (unknown session)."""
+        if (error := self._version_error(headers)) is not None:
+            await send_error(send, 400, INVALID_REQUEST, error)
+            return None
+        return await self._lookup(send, headers, scope)
+
+    # ------------------------------------------------------------------ POST
+    async def _post(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+        if media_type(headers.get(b"content-type")) != "application/json":
+            await send_error(
+                send, 415, INVALID_REQUEST, "Unsupported Media Type: use application/json"
+            )
+            return
+        accept = headers.get(b"accept")
+        if not accepts(accept, "application/json") or (
+            not self.json_response and not accepts(accept, "text/event-stream")
+        ):
+            await send_error(
+                send,
+                406,
+                INVALID_REQUEST,
+                "Not Acceptable: Accept must list application/json and text/event-stream",
+            )
+            return
+        declared = headers.get(b"content-length")
+        if declared is not None:
+            if not declared.strip().isdigit():
+                await send_error(send, 400, INVALID_REQUEST, "Bad Request: invalid Content-Length")
+                return
+            if int(declared) > self.max_body_size:
+                await send_error(
+                    send, 413, INVALID_REQUEST, f"Request body exceeds {self.max_body_size} bytes"
+                )
+                return
+        try:
+            body = await read_body(receive, self.max_body_size, self.body_timeout)
+        except BodyError as exc:
+            await send_error(send, exc.status, INVALID_REQUEST, exc.message)
+            return
+        classified = classify_post(body)
+        if classified.error is not None:
+            status, code, message = classified.error
+            await send_error(send, status, code, message)
+            return
+        if classified.era == "stateless" or _stateless_header(headers, classified):
+            await self.handle_stateless_era(scope, receive, send, headers, body, classified)
+            return
+        if (error := self._version_error(headers)) is not None:
+            await send_error(send, 400, INVALID_REQUEST, error)
+            return
+        if self.stateless:
+            await self._post_stateless(send, receive, headers, body, classified)
+            return
+        if classified.initialize:
+            if headers.get(b"mcp-session-id") is not None:
+                await send_error(
+                    send, 400, INVALID_REQUEST, "Bad Request: initialize must not carry a session"
+                )
+                return
+            if len(self.sessions) >= self.max_sessions:
+                await send_error(
+                    send,
+                    503,
+                    INVALID_REQUEST,
+                    "Service Unavailable: too many sessions",
+                    [(b"retry-after", b"5")],
+                )
+                return
+            session = self._create_session(scope)
+        else:
+            found = await self._lookup(send, headers, scope)
+            if found is None:
+                return
+            session = found
+            if classified.batch and session.version not in BATCH_VERSIONS:
+                await send_error(
+                    send,
+                    400,
+                    INVALID_REQUEST,
+                    f"Invalid Request: JSON-RPC batches are not supported in {session.version}",
+                )
+                return
+        await self._dispatch(session, send, receive, body, classified)
+        if classified.initialize and session.version is None and session.id is not None:
+            # The handshake failed (the client got the error): the session never began.
+            self.sessions.pop(session.id, None)
+            await session.close()
+
+    def _create_session(self, scope: Scope) -> HttpSession:
+        session_id = new_session_id()
+        while session_id in self.sessions:  # pragma: no cover - 256 random bits
+            session_id = new_session_id()
+        session = HttpSession(
+            self.server,
+            session_id,
+            principal=self.principal(scope),
+            event_store=self.event_store,
+            retry_ms=self.retry_ms,
+            options=self.session_options,
+        )
+        self.sessions[session_id] = session
+        task = session.start()
+        task.add_done_callback(lambda _t: self._forget(session))
+        if self.idle_timeout is not None and self._reaper is None:
+            self._reaper = asyncio.get_running_loop().create_task(self._reap())
+        return session
+
+    def _forget(self, session: HttpSession) -> None:
+        if session.id is not None and self.sessions.get(session.id) is session:
+            del self.sessions[session.id]
+
+    async def _dispatch(
+        self,
+        session: HttpSession,
+        send: Send,
+        receive: Receive,
+        body: bytes,
+        classified: Classified,
+    ) -> None:
+        """Feed an accepted body to its session and answer the POST (202, JSON or SSE)."""
+        extra = [] if session.id is None else [(b"mcp-session-id", session.id.encode())]
+        if not classified.request_ids:
+            await session.feed(body)
+            for rid in classified.cancelled:
+                session.cancel_request(rid)
+            await send_response(send, 202, b"", extra)
+            return
+        stream = session.open_stream(classified.request_ids, json=self.json_response)
+        if stream is None:
+            await send_error(send, 400, INVALID_REQUEST, "Invalid Request: request id in use")
+            return
+        outbox = Outbox()
+        session.attach(stream, outbox)
+        await session.feed(body)
+        for rid in classified.cancelled:
+            session.cancel_request(rid)
+        if self.json_response:
+            await reply_json(session, stream, outbox, send, extra, classified.batch)
+        else:
+            version = session.version or classified.requested_version or _DEFAULT_VERSION
+            priming = self.event_store is not None and version >= _PRIMING_FROM
+            await self._reply_sse(session, stream, outbox, send, receive, extra, priming=priming)
+
+    async def _reply_sse(
+        self,
+        session: HttpSession,
+        stream: Stream,
+        outbox: Outbox,
+        send: Send,
+        receive: Receive,
+        extra: list[tuple[bytes, bytes]],
+        *,
+        priming: bool = False,
+        last: int = 0,
+        replay: list[tuple[int, bytes]] | None = None,
+    ) -> None:
+        """Answer with ``stream`` as SSE; with an event store it opens with the priming event
+        (an id and empty data, from 2025-11-25 on) or at least the ``retry`` field."""
+        head = b""
+        if priming:
+            head = b"id: %s\nretry: %d\ndata: \n\n" % (
+                format_event_id(stream.id, 0).encode(),
+                self.retry_ms,
+            )
+        elif self.event_store is not None:
+            head = b"retry: %d\n\n" % self.retry_ms
+        await reply_sse(
+            session,
+            stream,
+            outbox,
+            send,
+            receive,
+            extra,
+            head=head,
+            last=last,
+            replay=replay or (),
+            keepalive=self.sse_keepalive if stream.standalone else None,
+        )
+
+    async def _post_stateless(
+        self,
+        send: Send,
+        receive: Receive,
+        headers: Headers,
+        body: bytes,
+        classified: Classified,
+    ) -> None:
+        """Stateless mode: a session that lives for this one POST and is gone after it."""
+        if not classified.request_ids:
+            await send_response(send, 202)
+            return
+        header = headers.get(b"mcp-protocol-version")
+        version = None if classified.initialize else (header or _DEFAULT_VERSION).strip()
+        session = HttpSession(self.server, None, version=version, options=self.session_options)
+        session.start()
+        try:
+            await self._dispatch(session, send, receive, body, classified)
+        finally:
+            await session.close()
+
+    async def handle_stateless_era(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        body: bytes,
+        classified: Classified,
+    ) -> None:
+        """A 2026-07-28 stateless request (``_meta`` carries the protocol version, no session):
+        served by :func:`mcpbind.http.stateless_era.serve_stateless_era`."""
+        from .stateless_era import serve_stateless_era
+
+        await serve_stateless_era(self, scope, receive, send, headers, body, classified)
+
+    # ------------------------------------------------------------------ GET
+    async def _get(self, send: Send, receive: Receive, headers: Headers, scope: Scope) -> None:
+        if not accepts(headers.get(b"accept"), "text/event-stream"):
+            await send_error(send, 406, INVALID_REQUEST, "Not Acceptable: use text/event-stream")
+            return
+        session = await self._checked_session(send, headers, scope)
+        if session is None:
+            return
+        extra = [(b"mcp-session-id", session.id.encode())] if session.id else []
+        last_event_id = headers.get(b"last-event-id")
+        if last_event_id is not None and self.event_store is not None:
+            await self._resume(session, send, receive, extra, last_event_id.strip())
+            return
+        stream = session.standalone
+        if stream.outbox is not None:
+            await send_error(
+                send,
+                409,
+                INVALID_REQUEST,
+                "Conflict: a GET stream is already open for this session",
+            )
+            return
+        outbox = Outbox(MAX_PENDING)
+        session.attach(stream, outbox)
+        await self._reply_sse(session, stream, outbox, send, receive, extra)
+
+    async def _resume(
+        self,
+        session: HttpSession,
+        send: Send,
+        receive: Receive,
+        extra: list[tuple[bytes, bytes]],
+        last_event_id: str,
+    ) -> None:
+        """GET + ``Last-Event-ID``: replay that one stream after the id, then keep it live."""
+        assert self.event_store is not None
+        parsed = parse_event_id(last_event_id)
+        stream = session.stream(parsed[0]) if parsed is not None else None
+        if parsed is None or stream is None:
+            await send_error(send, 404, INVALID_REQUEST, "Not Found: unknown Last-Event-ID")
+            return
+        if stream.outbox is not None:
+            # The client resumes, so the connection still attached is one it has given up on
+            # (dropped before the server noticed): the resume takes the stream over.
+            stream.outbox.close()
+            stream.outbox = None
+        outbox = Outbox(MAX_PENDING if stream.standalone else None)
+        session.resume(stream, outbox)  # attach first: nothing sent from now on is missed
+        events = await self.event_store.events_after(stream.id, parsed[1])
+        if events is None:
+            session.detach(stream, outbox)
+            await send_error(
+                send, 404, INVALID_REQUEST, "Not Found: events after Last-Event-ID expired"
+            )
+            return
+        await self._reply_sse(
+            session, stream, outbox, send, receive, extra, last=parsed[1], replay=events
+        )
+
+    # ------------------------------------------------------------------ DELETE
+    async def _delete(self, send: Send, headers: Headers, scope: Scope) -> None:
+        session = await self._checked_session(send, headers, scope)
+        if session is None:
+            return
+        if session.id is not None:
+            self.sessions.pop(session.id, None)
+        await session.close()
+        await send_response(send, 200)
+
+    # ------------------------------------------------------------------ idle sessions
+    async def _reap(self) -> None:
+        assert self.idle_timeout is not None
+        period = max(0.05, min(self.idle_timeout / 4, 30.0))
+        while True:
+            await asyncio.sleep(period)
+            await self._reap_once()
+
+    async def _reap_once(self) -> None:
+        """Terminate the sessions idle for longer than ``idle_timeout`` (no open stream)."""
+        if self.idle_timeout is None:
+            return
+        cutoff = asyncio.get_running_loop().time() - self.idle_timeout
+        stale = [s for s in self.sessions.values() if s.last_active < cutoff and not s.busy]
+        for session in stale:
+            if session.id is not None:
+                self.sessions.pop(session.id, None)
+            await session.close()
+
+
+def _stateless_header(headers: Headers, classified: Classified) -> bool:
+    """A single message the stateless era answers though ``classify_post`` did not mark it:
+    ``MCP-Protocol-Version`` names a 2026-07-28-era version (a request without ``_meta`` is
+    malformed there), or an ``initialize`` carrying the modern ``_meta``."""
+    if classified.batch:
+        return False
+    if classified.initialize and classified.meta_version is not None:
+        return True  # a modern request named "initialize": the stateless era answers -32601
+    version = headers.get(b"mcp-protocol-version")
+    return (
+        version is not None and version.strip() in STATELESS_VERSIONS and not classified.initialize
+    )
+
+
+def streamable_http_app(server: Server, **options: Any) -> StreamableHTTPApp:
+    """``StreamableHTTPApp(server, **options)``, for symmetry with ``serve_http``."""
+    return StreamableHTTPApp(server, **options)

@@ -1,0 +1,252 @@
+"""Request metadata headers of the 2026-07-28 Streamable HTTP transport (streamable-http.mdx,
+Request Metadata): ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name`` and the
+``Mcp-Param-{Name}`` headers a tool's ``x-mcp-header`` parameters are mirrored into.
+
+Intermediaries route on these headers while the server executes the body, so the server must
+refuse any disagreement between the two (Server Validation): ``check_headers`` returns the
+reason, the caller answers 400 with ``HeaderMismatch`` (-32020).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Final
+
+import msgspec
+
+__all__ = [
+    "RequestHeaders",
+    "check_headers",
+    "decode_value",
+    "encode_value",
+    "header_params",
+    "param_values",
+]
+
+_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+"""Methods whose ``Mcp-Name`` is required, and the params field it mirrors."""
+
+_PREFIX: Final = "=?base64?"
+_SUFFIX: Final = "?="
+_OWS: Final = " \t"
+_PARAM: Final = "mcp-param-"
+
+
+class RequestHeaders:
+    """The ``mcp-*`` headers of one request (names lower-cased; a repeated one is recorded)."""
+
+    __slots__ = ("repeated", "values")
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        values: dict[str, str] = {}
+        repeated: set[str] = set()
+        for name, value in raw:
+            if name[:4].lower() != b"mcp-":
+                continue
+            key = name.decode("latin-1").lower()
+            if key in values:
+                repeated.add(key)
+            values[key] = value.decode("latin-1")
+        self.values = values
+        self.repeated = repeated
+
+    def get(self, name: str) -> str | None:
+        return self.values.get(name)
+
+
+def _safe(value: str) -> bool:
+    """RFC 9110 field-value characters: visible ASCII, space, tab."""
+    return all(c == "\t" or " " <= c <= "~" for c in value)
+
+
+def decode_value(raw: str) -> str | None:
+    """A header value as the body would hold it: OWS stripped, the Base64 sentinel decoded
+    (strictly: padding and alphabet checked, UTF-8). ``None`` when it is not valid."""
+    value = raw.strip(_OWS)
+    if not _safe(value):
+        return None
+    sentinel = len(value) >= len(_PREFIX) + len(_SUFFIX)
+    if sentinel and value.startswith(_PREFIX) and value.endswith(_SUFFIX):
+        inner = value[len(_PREFIX) : -len(_SUFFIX)]
+        try:
+            return base64.b64decode(inner.encode("ascii"), validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            return None
+    return value
+
+
+def encode_value(value: str) -> str:
+    """The header form of ``value`` (Value Encoding): as-is when it is plain header-safe ASCII
+    without surrounding whitespace and not sentinel-shaped, else ``=?base64?...?=``."""
+    plain = (
+        value == value.strip(_OWS)
+        and _safe(value)
+        and not (value.startswith(_PREFIX) and value.endswith(_SUFFIX))
+    )
+    if plain:
+        return value
+    return _PREFIX + base64.b64encode(value.encode("utf-8")).decode("ascii") + _SUFFIX
+
+
+def header_params(schema: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], str]]:
+    """``(property path, header name)`` for every ``x-mcp-header`` statically reachable from the
+    schema root through ``properties`` only (streamable-http.mdx, Schema Extension)."""
+    if not isinstance(schema, Mapping):
+        return
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return
+    for key, sub in properties.items():
+        if not isinstance(sub, Mapping):
+            continue
+        name = sub.get("x-mcp-header")
+        if isinstance(name, str) and name:
+            yield (*path, key), name
+        yield from header_params(sub, (*path, key))
+
+
+def param_values(arguments: Any, path: tuple[str, ...]) -> Any:
+    """The instance value at ``path`` in the call's arguments, or ``None`` when absent."""
+    value = arguments
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _same(header: str, body: Any) -> bool:
+    """Header text vs body value (Value Encoding, Type conversion); integers compare numerically."""
+    if isinstance(body, bool):
+        return header == ("true" if body else "false")
+    if isinstance(body, int):
+        try:
+            number = float(header)
+        except ValueError:
+            return False
+        return number.is_integer() and int(number) == body
+    if isinstance(body, str):
+        return header == body
+    return False  # numbers, objects, arrays cannot be mirrored
+
+
+class _Params(msgspec.Struct):
+    """Only the params fields the headers mirror: the arguments stay undecoded unless the
+    called tool has ``x-mcp-header`` parameters."""
+
+    name: Any = None
+    uri: Any = None
+    meta: Any = msgspec.field(default=None, name="_meta")
+    arguments: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
+
+
+class _Body(msgspec.Struct):
+    method: Any = None
+    params: _Params | None = None
+
+
+class _Method(msgspec.Struct):
+    method: Any = None
+
+
+_BODY = msgspec.json.Decoder(_Body)
+_METHOD = msgspec.json.Decoder(_Method)
+
+
+def _envelope(body: bytes) -> tuple[Any, _Params]:
+    """The method and mirrored params; params that are no object compare as absent (the
+    dispatcher rejects such a request anyway, but never with unchecked headers)."""
+    try:
+        envelope = _BODY.decode(body)
+    except msgspec.ValidationError:
+        try:
+            return _METHOD.decode(body).method, _Params()
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None, _Params()
+    except msgspec.DecodeError:
+        return None, _Params()
+    return envelope.method, envelope.params if envelope.params is not None else _Params()
+
+
+def check_headers(
+    headers: RequestHeaders,
+    protocol_header: str | None,
+    body: bytes,
+    tool_schema: Callable[[str], Any] | None = None,
+) -> str | None:
+    """Why the headers disagree with the body (a ``HeaderMismatch`` message), or ``None``.
+
+    ``tool_schema(name)``: for ``tools/call``, the input schema of the named tool (its
+    ``x-mcp-header`` parameters are checked), ``None`` when the tool is unknown.
+    """
+    raw_method, params = _envelope(body)
+    method = raw_method if isinstance(raw_method, str) else None
+    meta = params.meta
+    body_version = (
+        meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(meta, dict) else None
+    )
+    if headers.repeated:
+        return f"Header mismatch: {min(headers.repeated)} header given more than once"
+    if protocol_header is None:
+        return "Header mismatch: MCP-Protocol-Version header is required"
+    if isinstance(body_version, str) and protocol_header.strip(_OWS) != body_version:
+        return (
+            f"Header mismatch: MCP-Protocol-Version header value {protocol_header.strip()!r} "
+            f"does not match body value {body_version!r}"
+        )
+    raw_method = headers.get("mcp-method")
+    if raw_method is None:
+        return "Header mismatch: Mcp-Method header is required"
+    header_method = raw_method.strip(_OWS)
+    if header_method != method:
+        return (
+            f"Header mismatch: Mcp-Method header value {header_method!r} does not match "
+            f"body value {method!r}"
+        )
+    field = _NAMED.get(method or "")
+    raw_name = headers.get("mcp-name")
+    if field is not None:
+        body_name = params.uri if field == "uri" else params.name
+        if raw_name is None:
+            return "Header mismatch: Mcp-Name header is required for " + str(method)
+        name = decode_value(raw_name)
+        if name is None:
+            return "Header mismatch: Mcp-Name header value is not a valid header value"
+        if name != body_name:
+            return (
+                f"Header mismatch: Mcp-Name header value {name!r} does not match "
+                f"body value {body_name!r}"
+            )
+    if method == "tools/call" and tool_schema is not None and isinstance(params.name, str):
+        schema = tool_schema(params.name)
+        if schema is not None:
+            return _check_params(headers, params.arguments, schema)
+    return None
+
+
+def _check_params(headers: RequestHeaders, raw_arguments: msgspec.Raw, schema: Any) -> str | None:
+    mirrored = list(header_params(schema))
+    if not mirrored:
+        return None
+    arguments = msgspec.json.decode(raw_arguments)  # valid JSON: the whole body decoded
+    for path, name in mirrored:
+        key = _PARAM + name.lower()
+        raw = headers.get(key)
+        value = param_values(arguments, path)
+        if raw is None:
+            if value is not None:
+                return f"Header mismatch: Mcp-Param-{name} header is required (value in body)"
+            continue
+        decoded = decode_value(raw)
+        if decoded is None:
+            return (
+                f"Header mismatch: Mcp-Param-{name} header value has invalid characters or Base64"
+            )
+        if value is None or not _same(decoded, value):
+            return (
+                f"Header mismatch: Mcp-Param-{name} header value {decoded!r} does not match "
+                f"body value {value!r}"
+            )
+    return None

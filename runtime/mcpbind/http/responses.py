@@ -1,0 +1,117 @@
+"""Writing one stream of a session to an HTTP response: as SSE (events as they come, with
+keep-alive comments on the idle GET stream) or, in JSON mode, as one body once every
+response is in.
+
+The response ends when the stream ends, when the server closes the connection to make the
+client poll (a final ``retry`` field), or when the client leaves; what is sent after that
+waits in the stream's backlog and the event store for the next connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+
+from ._asgi import Receive, Send, send_error, send_response
+from .session import HttpSession
+from .streams import Outbox, Stream, Timeout, sse_frame
+
+__all__ = ["SESSION_NOT_FOUND", "reply_json", "reply_sse"]
+
+logger = logging.getLogger("mcpbind.http")
+
+SESSION_NOT_FOUND = -32001
+"""JSON-RPC code in the body of a 404 for an unknown or terminated session."""
+
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),  # nginx: do not buffer the stream
+]
+_JSON = b"application/json"
+
+
+async def reply_json(
+    session: HttpSession,
+    stream: Stream,
+    outbox: Outbox,
+    send: Send,
+    extra: list[tuple[bytes, bytes]],
+    batch: bool,
+) -> None:
+    """Collect the stream's responses and answer with them as one JSON body (an array for a
+    2025-03-26 batch); 404 if the session ended first."""
+    messages = []
+    try:
+        while (item := await outbox.get()) is not None:
+            if not isinstance(item, Timeout):
+                messages.append(item[1])
+    finally:
+        session.detach(stream, outbox)
+    if not messages:
+        await send_error(send, 404, SESSION_NOT_FOUND, "Session terminated")
+        return
+    body = b"[" + b",".join(messages) + b"]" if batch else messages[0]
+    await send_response(send, 200, body, extra, _JSON)
+
+
+async def reply_sse(
+    session: HttpSession,
+    stream: Stream,
+    outbox: Outbox,
+    send: Send,
+    receive: Receive,
+    extra: list[tuple[bytes, bytes]],
+    *,
+    head: bytes,
+    last: int,
+    replay: Iterable[tuple[int, bytes]],
+    keepalive: float | None,
+) -> None:
+    """Write ``head``, the ``replay``ed events, then ``stream`` live, until it ends, is closed
+    or the client leaves. ``last``: the highest event number the client already has."""
+    # The standalone GET stream idles for long: watch for the client leaving (it frees the
+    # one-GET-per-session slot). A POST stream ends with its response, and a client that
+    # resumes it takes it over, so it needs no watcher task.
+    watcher = (
+        asyncio.get_running_loop().create_task(_watch_disconnect(receive, outbox))
+        if stream.standalone
+        else None
+    )
+    try:
+        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS + extra})
+        for n, message in replay:
+            head += sse_frame(stream.id, n, message)
+            last = n
+        await send({"type": "http.response.body", "body": head, "more_body": True})
+        while True:
+            item = await outbox.get(keepalive)
+            if item is None:
+                break
+            if isinstance(item, Timeout):
+                chunk = b": keepalive\n\n"
+            else:
+                n, message = item
+                if n and n <= last:
+                    continue  # already replayed from the store
+                last = n or last
+                chunk = sse_frame(stream.id, n, message)
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        tail = b"retry: %d\n\n" % outbox.retry_ms if outbox.retry_ms is not None else b""
+        await send({"type": "http.response.body", "body": tail, "more_body": False})
+    except OSError:
+        logger.debug("client left stream %s", stream.id)
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+        session.detach(stream, outbox)
+
+
+async def _watch_disconnect(receive: Receive, outbox: Outbox) -> None:
+    """End the response's writer when the client goes away."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            outbox.close()
+            return

@@ -1,0 +1,319 @@
+"""One Streamable HTTP session: a ``ServerSession`` driven over an in-process transport whose
+``send`` routes each outgoing message to the right SSE stream.
+
+Routing (Streamable HTTP, "Sending Messages to the Server" and "Multiple Connections"): a
+response goes to the stream of the POST that carried its request; what a handler emits while
+it runs (progress, logs, sampling/elicitation/roots requests) goes to its request's stream
+(``mcpbind.session.current_request_id`` names it); everything else goes to the standalone
+GET stream. Each message goes to exactly one stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+import secrets
+from collections import OrderedDict
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from ..protocol import SessionOptions
+from ..protocol.state import State
+from ..server.app import Server
+from ..server.session import ServerSession
+from ..session import current_request_id
+from ..transports import TransportClosed
+from .events import EventStore
+from .streams import Item, Outbox, Stream
+
+__all__ = ["HttpSession", "close_sse_stream", "current_http_session", "new_session_id"]
+
+logger = logging.getLogger("mcpbind.http")
+
+#: The HTTP session whose handler is running in this task (handlers inherit it).
+current_http_session: contextvars.ContextVar[HttpSession | None] = contextvars.ContextVar(
+    "mcpbind_http_session", default=None
+)
+
+_CLOSED: Any = object()
+_MAX_FINISHED = 256  # finished-but-undelivered POST streams kept for a resume, per session
+
+
+class _Peek(msgspec.Struct, gc=False):
+    """Just enough of an outgoing message to route it."""
+
+    id: int | str | UnsetType | None = UNSET
+    method: str | UnsetType = UNSET
+
+
+_PEEK = msgspec.json.Decoder(_Peek)
+
+
+def new_session_id() -> str:
+    """A session id: 256 bits from the OS CSPRNG, URL-safe base64 (visible ASCII, 43 chars)."""
+    return secrets.token_urlsafe(32)
+
+
+def close_sse_stream(retry_ms: int | None = None) -> bool:
+    """Close the SSE connection of the request whose handler calls this, without ending the
+    stream: the client reconnects (``GET`` + ``Last-Event-ID``) and receives the rest
+    (SSE polling, "Sending Messages to the Server" 6). Only with an event store; returns
+    whether a connection was closed."""
+    session = current_http_session.get()
+    rid = current_request_id.get()
+    if session is None or rid is None:
+        return False
+    return session.close_request_stream(rid, retry_ms)
+
+
+class _Transport:
+    """The in-process transport a ``ServerSession`` runs over (whole messages as bytes)."""
+
+    __slots__ = ("_session",)
+
+    def __init__(self, session: HttpSession) -> None:
+        self._session = session
+
+    async def send(self, message: bytes) -> None:
+        if self._session.closed:
+            raise TransportClosed("session terminated")
+        await self._session.route(message)
+
+    async def receive(self) -> bytes:
+        item: bytes = await self._session.inbound.get()
+        if item is _CLOSED:
+            self._session.inbound.put_nowait(_CLOSED)  # every later receive also ends
+            raise TransportClosed("session terminated")
+        return item
+
+    async def aclose(self) -> None:
+        self._session.closed = True
+
+
+class _OneShotServerSession(ServerSession):
+    """A session that starts past the handshake (stateless mode: each request on its own)."""
+
+    def __init__(self, server: Server, transport: _Transport, version: str, **kw: Any) -> None:
+        super().__init__(server, transport, **kw)
+        self.core.version = version
+        self.core.state = State.OPERATING
+
+
+class HttpSession:
+    """The state of one Streamable HTTP session (or of one stateless request)."""
+
+    def __init__(
+        self,
+        server: Server,
+        session_id: str | None,
+        *,
+        principal: object = None,
+        event_store: EventStore | None = None,
+        retry_ms: int = 1000,
+        version: str | None = None,
+        options: SessionOptions | None = None,
+    ) -> None:
+        self.id = session_id
+        self.principal = principal
+        self.store = event_store
+        self.retry_ms = retry_ms
+        self.closed = False
+        self.last_active = asyncio.get_running_loop().time()
+        self.inbound: asyncio.Queue[bytes] = asyncio.Queue(64)
+        # Stream ids: a random per-session prefix and a counter (ownership is checked by
+        # lookup in this session, so they need to be unique, not secret).
+        self._stream_prefix = secrets.token_hex(6)
+        self._stream_count = 0
+        self.standalone = Stream(self._next_stream_id(), standalone=True)
+        self._streams: dict[str, Stream] = {self.standalone.id: self.standalone}
+        self._finished: OrderedDict[str, None] = OrderedDict()
+        self._by_request: dict[int | str, Stream] = {}
+        transport = _Transport(self)
+        self.server_session: ServerSession
+        if version is None:
+            self.server_session = ServerSession(server, transport, options=options)
+        else:
+            self.server_session = _OneShotServerSession(server, transport, version, options=options)
+        self.task: asyncio.Task[None] | None = None
+
+    def _next_stream_id(self) -> str:
+        self._stream_count += 1
+        return f"{self._stream_prefix}{self._stream_count:x}"
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> asyncio.Task[None]:
+        context = contextvars.copy_context()
+        context.run(current_http_session.set, self)
+        self.task = asyncio.get_running_loop().create_task(self._run(), context=context)
+        return self.task
+
+    async def _run(self) -> None:
+        try:
+            await self.server_session.run()
+        except Exception:  # pragma: no cover - the session core already contains handler errors
+            logger.exception("session %s failed", self.id)
+        finally:
+            self._shutdown()
+
+    @property
+    def version(self) -> str | None:
+        """The negotiated protocol version (``None`` before the handshake)."""
+        return self.server_session.core.version
+
+    @property
+    def attached(self) -> bool:
+        """A client connection is open on one of the session's streams: it is not idle."""
+        return any(s.outbox is not None for s in self._streams.values())
+
+    @property
+    def busy(self) -> bool:
+        """A connection is open or a request is still being answered (a JSON-mode request
+        has no stream to attach to): the idle timeout does not apply."""
+        return bool(self._by_request) or self.attached
+
+    def touch(self) -> None:
+        self.last_active = asyncio.get_running_loop().time()
+
+    async def close(self) -> None:
+        """Terminate: the session's handlers are cancelled and its streams end."""
+        marked = False
+        if not self.closed:
+            self.closed = True
+            with contextlib.suppress(asyncio.QueueFull):
+                self.inbound.put_nowait(_CLOSED)  # the session's read loop ends on it
+                marked = True
+        self._shutdown()
+        task = self.task
+        if task is not None and task is not asyncio.current_task():
+            if not marked and not task.done():
+                task.cancel()  # no room for the marker (or closed before): stop it directly
+            await asyncio.gather(task, return_exceptions=True)
+        if self.store is not None:
+            for stream_id in [*self._streams, *self._finished]:
+                await self.store.forget_stream(stream_id)
+        self._streams.clear()
+        self._finished.clear()
+
+    def _shutdown(self) -> None:
+        self.closed = True
+        # JSON-mode streams are only in _by_request: their waiting responses must end too.
+        for stream in (*self._streams.values(), *self._by_request.values()):
+            if stream.outbox is not None:
+                stream.outbox.close()
+                stream.outbox = None
+        self._by_request.clear()
+
+    # ------------------------------------------------------------------ client -> server
+    async def feed(self, body: bytes) -> None:
+        """Hand one POST body (a message or a 2025-03-26 batch) to the session."""
+        self.touch()
+        await self.inbound.put(body)
+
+    def open_stream(self, request_ids: list[int | str], *, json: bool) -> Stream | None:
+        """A stream for a POST carrying these requests; ``None`` if an id is already in flight."""
+        if any(rid in self._by_request for rid in request_ids):
+            return None
+        stream = Stream(self._next_stream_id(), pending=set(request_ids), json=json)
+        for rid in request_ids:
+            self._by_request[rid] = stream
+        if not json:
+            self._streams[stream.id] = stream
+        return stream
+
+    def cancel_request(self, request_id: object) -> None:
+        """The client cancelled this request: its stream will get no response from it."""
+        if not isinstance(request_id, int | str) or isinstance(request_id, bool):
+            return
+        stream = self._by_request.pop(request_id, None)
+        if stream is not None:
+            stream.pending.discard(request_id)
+            if not stream.pending:
+                self._finish(stream)
+
+    # ------------------------------------------------------------------ server -> client
+    async def route(self, message: bytes) -> None:
+        try:
+            peek = _PEEK.decode(message)
+        except msgspec.DecodeError:  # pragma: no cover - the core only sends valid JSON
+            peek = _Peek()
+        if isinstance(peek.method, UnsetType) and not isinstance(peek.id, UnsetType):
+            rid = peek.id
+            stream = self._by_request.pop(rid, None) if rid is not None else None
+            if stream is None:
+                logger.debug("response %r has no open request stream; sent on the GET stream", rid)
+                stream = self.standalone
+            else:
+                stream.pending.discard(rid)
+            await self._deliver(stream, message)
+            if not stream.standalone and not stream.pending:
+                self._finish(stream)
+            return
+        rid = current_request_id.get()
+        stream = self._by_request.get(rid) if rid is not None else None
+        if stream is None or stream.json:
+            stream = self.standalone
+        await self._deliver(stream, message)
+
+    async def _deliver(self, stream: Stream, message: bytes) -> None:
+        n = 0
+        if self.store is not None and not stream.json:
+            n = stream.n = stream.n + 1
+            await self.store.store_event(stream.id, n, message)
+        item: Item = (n, message)
+        if stream.outbox is None or not stream.outbox.put(item):
+            stream.outbox = None
+            stream.backlog.append(item)
+
+    def _finish(self, stream: Stream) -> None:
+        stream.done = True
+        if stream.outbox is not None:
+            stream.outbox.close()
+            stream.outbox = None
+            self._streams.pop(stream.id, None)
+        elif not stream.json and self.store is not None:
+            # Undelivered: keep it for a resume (bounded), else forget it.
+            self._finished[stream.id] = None
+            while len(self._finished) > _MAX_FINISHED:
+                old, _ = self._finished.popitem(last=False)
+                self._streams.pop(old, None)
+        else:
+            self._streams.pop(stream.id, None)
+
+    def close_request_stream(self, request_id: int | str, retry_ms: int | None) -> bool:
+        stream = self._by_request.get(request_id)
+        if stream is None or stream.json or self.store is None or stream.outbox is None:
+            return False
+        stream.outbox.close(retry_ms if retry_ms is not None else self.retry_ms)
+        stream.outbox = None
+        return True
+
+    # ------------------------------------------------------------------ connections
+    def attach(self, stream: Stream, outbox: Outbox) -> None:
+        """Connect ``outbox`` to a live stream and hand it what was sent meanwhile."""
+        stream.outbox = outbox
+        while stream.backlog:
+            outbox.put(stream.backlog.popleft())
+        if stream.done:
+            outbox.close()
+            stream.outbox = None
+            self._streams.pop(stream.id, None)
+            self._finished.pop(stream.id, None)
+
+    def detach(self, stream: Stream, outbox: Outbox) -> None:
+        """A connection ended; later messages wait in the backlog and the event store."""
+        if stream.outbox is outbox:
+            stream.outbox = None
+        self.touch()
+
+    def stream(self, stream_id: str) -> Stream | None:
+        """This session's stream with that id (``None`` for another session's)."""
+        return self._streams.get(stream_id)
+
+    def resume(self, stream: Stream, outbox: Outbox) -> None:
+        """Attach for a replay: the backlog is covered by the store, so it is dropped."""
+        stream.backlog.clear()
+        self.attach(stream, outbox)

@@ -1,0 +1,248 @@
+"""The 2026-07-28 era on the Streamable HTTP endpoint (basic/transports/streamable-http.mdx).
+
+``StreamableHTTPApp`` hands every POST whose body carries the modern per-request ``_meta`` (or
+whose ``MCP-Protocol-Version`` names a stateless version) to :func:`serve_stateless_era`. No
+session is looked up or created: the request metadata headers are checked against the body
+(Server Validation, -32020 with 400), the request is answered by
+:func:`mcpbind.stateless.answer`, as one JSON body or, as soon as the handler emits a
+request-scoped notification (progress, log), as an SSE stream scoped to this request. A client
+that closes the response cancels the request (Cancellation): the handler is cancelled and
+nothing more is written. ``subscriptions/listen`` gets a long-lived SSE stream of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
+
+from ..protocol import HEADER_MISMATCH, McpError
+from ..protocol._wire import encode_error
+from ..stateless.dispatch import Reply, answer
+from ..stateless.listen import LISTEN, ListenHub, Subscription
+from ._asgi import Headers, Receive, Scope, Send, send_response
+from .mcp_headers import RequestHeaders, check_headers
+
+if TYPE_CHECKING:
+    from .app import StreamableHTTPApp
+    from .classify import Classified
+
+__all__ = ["close_listeners", "listen_hub", "serve_stateless_era"]
+
+logger = logging.getLogger("mcpbind.http")
+
+_JSON: Final = b"application/json"
+_SSE_HEADERS: Final = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+def listen_hub(app: StreamableHTTPApp) -> ListenHub:
+    """The app's ``subscriptions/listen`` streams (created on first use)."""
+    hub: ListenHub | None = app.__dict__.get("_listen_hub")
+    if hub is None:
+        hub = ListenHub(app.server)
+        app.__dict__["_listen_hub"] = hub
+    return hub
+
+
+def close_listeners(app: StreamableHTTPApp) -> None:
+    """End every listen stream gracefully (the final ``subscriptions/listen`` result)."""
+    hub: ListenHub | None = app.__dict__.get("_listen_hub")
+    if hub is not None:
+        hub.close_all()
+
+
+def _frame(message: bytes) -> bytes:
+    # No event ids: 2026-07-28 streams are not resumable.
+    return b"event: message\ndata: " + message + b"\n\n"
+
+
+class _Envelope(msgspec.Struct):
+    params: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"{}"))
+
+
+_ENVELOPE = msgspec.json.Decoder(_Envelope)
+
+
+def _params(body: bytes) -> msgspec.Raw | None:
+    """The request's raw params (the body was already decoded once: this cannot fail)."""
+    try:
+        return _ENVELOPE.decode(body).params
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+async def _send_json(send: Send, status: int, data: bytes) -> None:
+    await send_response(send, status, data, None, _JSON)
+
+
+async def serve_stateless_era(
+    app: StreamableHTTPApp,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: Headers,
+    body: bytes,
+    classified: Classified,
+) -> None:
+    """Serve one 2026-07-28 POST (Host, Origin, media types and size are already checked)."""
+    if not classified.request_ids:
+        # No client-to-server notification is defined on this transport: accepted, ignored.
+        await send_response(send, 202)
+        return
+    rid, method = classified.request_ids[0], classified.methods[0]
+    tools = app.server.tools
+
+    def schema_of(name: str) -> Any:
+        entry = tools.get(name)
+        if entry is None:
+            return None
+        schema = entry.tool.input_schema
+        return schema if isinstance(schema, dict) else msgspec.to_builtins(schema)
+
+    reason = check_headers(
+        RequestHeaders(scope["headers"]), headers.get(b"mcp-protocol-version"), body, schema_of
+    )
+    if reason is not None:
+        await _send_json(send, 400, encode_error(rid, McpError(HEADER_MISMATCH, reason)))
+        return
+    raw = _params(body)
+    if method == LISTEN:
+        await _listen(app, receive, send, rid, raw)
+        return
+    principal = app.principal(scope)
+    await _request(
+        app, receive, send, rid, method, raw, None if principal is None else str(principal)
+    )
+
+
+class _Response:
+    """Writes one request's response: JSON unless something is emitted before the reply."""
+
+    __slots__ = ("send", "sse", "started")
+
+    def __init__(self, send: Send, sse: bool) -> None:
+        self.send = send
+        self.sse = sse
+        self.started = False
+
+    async def emit(self, message: bytes) -> None:
+        if not self.sse:
+            return  # JSON responses only: request-scoped notifications have no channel
+        if not self.started:
+            self.started = True
+            await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        await self.send({"type": "http.response.body", "body": _frame(message), "more_body": True})
+
+    async def finish(self, reply: Reply) -> None:
+        if self.started:
+            await self.send(
+                {"type": "http.response.body", "body": _frame(reply.data), "more_body": False}
+            )
+        else:
+            await _send_json(self.send, reply.http_status, reply.data)
+
+
+class _Watch:
+    """Cancels the request's task when the client closes the response (it is cancellation)."""
+
+    __slots__ = ("_watcher", "gone", "task")
+
+    def __init__(self, receive: Receive) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.task = task
+        self.gone = False
+        self._watcher = asyncio.get_running_loop().create_task(self._watch(receive))
+
+    async def _watch(self, receive: Receive) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                self.gone = True
+                self.task.cancel()
+                return
+
+    def stop(self) -> None:
+        self._watcher.cancel()
+
+    def swallow(self) -> bool:
+        """After a ``CancelledError``: whether it was ours (the client left), now absorbed."""
+        if self.gone:
+            self.task.uncancel()
+            return True
+        return False
+
+
+async def _request(
+    app: StreamableHTTPApp,
+    receive: Receive,
+    send: Send,
+    rid: int | str,
+    method: str,
+    raw: msgspec.Raw | None,
+    principal: str | None,
+) -> None:
+    response = _Response(send, not app.json_response)
+    watch = _Watch(receive)
+    try:
+        reply = await answer(app.server, rid, method, raw, emit=response.emit, principal=principal)
+        watch.stop()
+        if not watch.gone:
+            await response.finish(reply)
+    except asyncio.CancelledError:
+        if not watch.swallow():
+            raise
+        logger.debug("client closed the response of request %r: cancelled", rid)
+    except OSError:
+        logger.debug("client left during request %r", rid)
+    finally:
+        watch.stop()
+
+
+async def _listen(
+    app: StreamableHTTPApp,
+    receive: Receive,
+    send: Send,
+    rid: int | str,
+    raw: msgspec.Raw | None,
+) -> None:
+    hub = listen_hub(app)
+    opened = hub.open(rid, raw)
+    if isinstance(opened, Reply):
+        await _send_json(send, opened.http_status, opened.data)
+        return
+    sub: Subscription = opened
+    watch = _Watch(receive)
+    keepalive = app.sse_keepalive
+    try:
+        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        await send(
+            {"type": "http.response.body", "body": _frame(sub.acknowledgement()), "more_body": True}
+        )
+        while True:
+            try:
+                async with asyncio.timeout(keepalive):
+                    message = await sub.next()
+            except TimeoutError:
+                await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
+                continue
+            if message is None:
+                # Graceful Closure: the response to the listen request ends the stream.
+                chunk = _frame(sub.final_result())
+                await send({"type": "http.response.body", "body": chunk, "more_body": False})
+                return
+            await send({"type": "http.response.body", "body": _frame(message), "more_body": True})
+    except asyncio.CancelledError:
+        if not watch.swallow():
+            raise
+    except OSError:
+        logger.debug("client left listen stream %r", rid)
+    finally:
+        watch.stop()
+        hub.close(sub)

@@ -1,0 +1,137 @@
+"""The SSE side of Streamable HTTP: one ``Stream`` per POST that returned SSE plus the
+session's standalone GET stream, and the ``Outbox`` that feeds whichever HTTP response is
+currently attached to a stream.
+
+A stream outlives its connections: when a client drops (or the server closes a connection
+to make it poll), messages keep their event ids, go to the event store and a small backlog,
+and the next ``GET`` with ``Last-Event-ID`` picks the stream up where the client left off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import Final
+
+from .events import format_event_id
+
+__all__ = ["MAX_PENDING", "TIMEOUT", "Item", "Outbox", "Stream", "Timeout", "sse_frame"]
+
+#: ``(n, message)``: ``n`` is the event's number in its stream (0: no id, no store).
+Item = tuple[int, bytes]
+
+
+class Timeout:
+    __slots__ = ()
+
+
+TIMEOUT: Final = Timeout()
+"""Returned by ``Outbox.get`` when a keep-alive interval passed without a message."""
+
+
+MAX_PENDING = 1024
+"""Messages the standalone GET stream's ``Outbox`` holds for a connection that is not
+reading them. Past that, the connection is ended: a client that stopped reading cannot make
+the server buffer the session's notifications without bound; it reconnects (and resumes
+from the event store, if there is one). A request's stream needs no bound: it ends with its
+request, and a batch's responses may legitimately arrive all at once."""
+
+
+class Outbox:
+    """A single-consumer queue of ``Item`` with close (bounded by ``limit`` if given);
+    asyncio only, and cheap."""
+
+    __slots__ = ("_items", "_waiter", "closed", "limit", "retry_ms")
+
+    def __init__(self, limit: int | None = None) -> None:
+        self._items: deque[Item] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self.closed = False
+        self.limit = limit
+        #: Set by ``close(retry_ms=...)``: the writer ends with a ``retry`` field (polling).
+        self.retry_ms: int | None = None
+
+    def put(self, item: Item) -> bool:
+        """Queue ``item``; ``False`` once closed, or when full (which closes it)."""
+        if self.closed:
+            return False
+        if self.limit is not None and len(self._items) >= self.limit:
+            self.close()  # the writer sends what it has, then ends the response
+            return False
+        self._items.append(item)
+        self._wake()
+        return True
+
+    def close(self, retry_ms: int | None = None) -> None:
+        if not self.closed:
+            self.closed = True
+            self.retry_ms = retry_ms
+            self._wake()
+
+    def _wake(self) -> None:
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    async def get(self, timeout: float | None = None) -> Item | Timeout | None:
+        """The next item; ``None`` once closed and drained; ``TIMEOUT`` after ``timeout``."""
+        while not self._items:
+            if self.closed:
+                return None
+            loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
+            handle = loop.call_later(timeout, _expire, waiter) if timeout is not None else None
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+                if handle is not None:
+                    handle.cancel()
+            if not self._items and not self.closed and handle is not None:
+                return TIMEOUT
+        return self._items.popleft()
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+class Stream:
+    """One logical SSE stream of a session (or the collector of a JSON-mode POST)."""
+
+    __slots__ = ("backlog", "done", "id", "json", "n", "outbox", "pending", "standalone")
+
+    def __init__(
+        self,
+        stream_id: str,
+        *,
+        pending: set[int | str] | None = None,
+        json: bool = False,
+        standalone: bool = False,
+        backlog: int = 256,
+    ) -> None:
+        self.id = stream_id
+        #: Request ids whose responses this stream still owes.
+        self.pending: set[int | str] = pending if pending is not None else set()
+        self.json = json
+        self.standalone = standalone
+        self.n = 0
+        self.done = False
+        self.outbox: Outbox | None = None
+        #: What was sent while no connection was attached, for the next one (bounded).
+        self.backlog: deque[Item] = deque(maxlen=backlog)
+
+
+def sse_frame(stream_id: str, n: int, message: bytes) -> bytes:
+    """One SSE ``message`` event; with ``id`` when the event is resumable (``n`` > 0)."""
+    if b"\n" in message or b"\r" in message:  # never from our encoder; keep the framing safe
+        message = b"\ndata: ".join(
+            message.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        )
+    if n:
+        return b"id: %s\nevent: message\ndata: %s\n\n" % (
+            format_event_id(stream_id, n).encode(),
+            message,
+        )
+    return b"event: message\ndata: %s\n\n" % message

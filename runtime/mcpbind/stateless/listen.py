@@ -1,0 +1,179 @@
+"""``subscriptions/listen`` (basic/patterns/subscriptions.mdx): opt-in change notifications.
+
+A transport opens a :class:`Subscription` with :meth:`ListenHub.open` (which checks the
+request like any other stateless request), sends ``acknowledgement()`` first, then every
+message ``next()`` yields, all tagged with ``io.modelcontextprotocol/subscriptionId`` (the
+listen request's id). Closing the stream (HTTP) or ``notifications/cancelled`` (stdio) ends
+it; :meth:`ListenHub.close_all` ends them gracefully with the final ``subscriptions/listen``
+result (Graceful Closure). The hub listens to ``Server.on_change`` only while it has
+subscriptions, so an idle transport costs nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
+
+from mcpbind_types import unified as t
+
+from ..protocol import INVALID_PARAMS, PARSE_ERROR, McpError
+from ..protocol._wire import encode_error, encode_notification, encode_result
+from .dispatch import Reply, stateless_capabilities
+from .meta import SUBSCRIPTION_ID, MalformedMeta, parse_request_meta
+from .options import options_of
+
+if TYPE_CHECKING:
+    from ..server.app import Server
+
+__all__ = ["LISTEN", "ListenHub", "Subscription"]
+
+LISTEN: Final = "subscriptions/listen"
+
+_LIST_CHANGED: Final = {
+    "tools": ("toolsListChanged", "notifications/tools/list_changed"),
+    "prompts": ("promptsListChanged", "notifications/prompts/list_changed"),
+    "resources": ("resourcesListChanged", "notifications/resources/list_changed"),
+}
+
+_PARAMS = msgspec.json.Decoder(t.SubscriptionsListenRequestParams)
+
+
+class Subscription:
+    """One open listen stream: its id, the filter the server agreed to, pending messages."""
+
+    def __init__(self, hub: ListenHub, request_id: int | str, agreed: dict[str, Any]) -> None:
+        self.hub = hub
+        self.id = request_id
+        self.agreed = agreed
+        self.uris: frozenset[str] = frozenset(agreed.get("resourceSubscriptions", ()))
+        #: (list_changed kind or "", message); ``None`` ends the stream.
+        self._queue: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue()
+        self._pending: set[str] = set()  # list_changed kinds queued and not yet taken
+        self.closed = False
+
+    def acknowledgement(self) -> bytes:
+        """``notifications/subscriptions/acknowledged``: the first message on the stream."""
+        return encode_notification(
+            "notifications/subscriptions/acknowledged",
+            {"_meta": {SUBSCRIPTION_ID: self.id}, "notifications": self.agreed},
+        )
+
+    def final_result(self) -> bytes:
+        """The ``subscriptions/listen`` response that ends a subscription gracefully."""
+        return encode_result(
+            self.id, {"resultType": "complete", "_meta": {SUBSCRIPTION_ID: self.id}}
+        )
+
+    async def next(self) -> bytes | None:
+        """The next notification, or ``None`` once the server ended the subscription."""
+        item = await self._queue.get()
+        if item is None:
+            return None
+        self._pending.discard(item[0])  # a later change queues a fresh notification
+        return item[1]
+
+    def _offer(self, what: str, uri: str | None) -> None:
+        if self.closed:
+            return
+        if what == "updated":
+            if uri is not None and uri in self.uris:
+                params = {"_meta": {SUBSCRIPTION_ID: self.id}, "uri": uri}
+                data = encode_notification("notifications/resources/updated", params)
+                self._queue.put_nowait(("", data))
+            return
+        entry = _LIST_CHANGED.get(what)
+        if entry is None or not self.agreed.get(entry[0]) or what in self._pending:
+            return
+        self._pending.add(what)
+        data = encode_notification(entry[1], {"_meta": {SUBSCRIPTION_ID: self.id}})
+        self._queue.put_nowait((what, data))
+
+    def _end(self) -> None:
+        self.closed = True
+        self._queue.put_nowait(None)
+
+
+class ListenHub:
+    """The subscriptions of one transport endpoint (an HTTP app, a stdio connection)."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.subscriptions: dict[int, Subscription] = {}
+        self._unsubscribe: Any = None
+
+    def open(self, request_id: int | str, raw: msgspec.Raw | bytes | None) -> Subscription | Reply:
+        """Check a ``subscriptions/listen`` request; an error :class:`Reply`, or the open
+        subscription (already receiving changes: none is lost before the stream starts)."""
+        try:
+            agreed = self._agree(raw or b"{}")
+        except McpError as exc:
+            return Reply(encode_error(request_id, exc), exc.code, isinstance(exc, MalformedMeta))
+        sub = Subscription(self, request_id, agreed)
+        self.subscriptions[id(sub)] = sub
+        if self._unsubscribe is None:
+            self._unsubscribe = self.server.on_change(self._changed)
+        return sub
+
+    def close(self, sub: Subscription) -> None:
+        """The client went away (or cancelled): forget the subscription, send nothing more."""
+        sub.closed = True
+        self.subscriptions.pop(id(sub), None)
+        if not self.subscriptions and self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def close_all(self) -> None:
+        """Server shutdown: every stream gets its final result, then ends."""
+        for sub in list(self.subscriptions.values()):
+            sub._end()
+
+    def _changed(self, what: str, uri: str | None) -> None:
+        for sub in list(self.subscriptions.values()):
+            sub._offer(what, uri)
+
+    def _agree(self, raw: msgspec.Raw | bytes) -> dict[str, Any]:
+        from .dispatch import _check_version  # the same version rule as every request
+
+        try:
+            params = _PARAMS.decode(raw)
+        except msgspec.ValidationError as exc:
+            meta = _meta_of(raw)
+            parse_request_meta(meta)  # a missing _meta is reported as such first
+            raise McpError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        except msgspec.DecodeError as exc:
+            raise McpError(PARSE_ERROR, f"Parse error: {exc}") from None
+        meta = parse_request_meta(params.meta)
+        _check_version(meta, options_of(self.server))
+        return agreed_filter(self.server, params.notifications)
+
+
+def _meta_of(raw: msgspec.Raw | bytes) -> Any:
+    try:
+        value = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    return value.get("_meta") if isinstance(value, dict) else None
+
+
+def agreed_filter(server: Server, wanted: t.SubscriptionFilter) -> dict[str, Any]:
+    """The subset of ``wanted`` this server honours (subscriptions.mdx, Acknowledgment):
+    list changes of the kinds it serves, resource updates if it has resources."""
+    caps = stateless_capabilities(server)
+    has = {
+        "tools": not isinstance(caps.tools, msgspec.UnsetType),
+        "prompts": not isinstance(caps.prompts, msgspec.UnsetType),
+        "resources": not isinstance(caps.resources, msgspec.UnsetType),
+    }
+    out: dict[str, Any] = {}
+    if wanted.tools_list_changed is True and has["tools"]:
+        out["toolsListChanged"] = True
+    if wanted.prompts_list_changed is True and has["prompts"]:
+        out["promptsListChanged"] = True
+    if wanted.resources_list_changed is True and has["resources"]:
+        out["resourcesListChanged"] = True
+    uris = wanted.resource_subscriptions
+    if isinstance(uris, list) and uris and has["resources"]:
+        out["resourceSubscriptions"] = list(dict.fromkeys(uris))
+    return out

@@ -1,0 +1,110 @@
+"""The per-request ``_meta`` fields of the stateless era (basic/index.mdx, General fields).
+
+Every 2026-07-28 request carries its protocol version and the client's capabilities in
+``params._meta``; the server answers with its identity in each result's ``_meta``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+
+from mcpbind_types import unified as t
+from mcpbind_types._common import MethodInfo
+
+from ..protocol import INVALID_PARAMS, McpError
+
+__all__ = [
+    "CLIENT_CAPABILITIES",
+    "MalformedMeta",
+    "CLIENT_INFO",
+    "LOG_LEVEL",
+    "PROTOCOL_VERSION",
+    "SERVER_INFO",
+    "SUBSCRIPTION_ID",
+    "RequestMeta",
+    "parse_request_meta",
+    "with_meta",
+]
+
+PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+
+_LEVELS: Final = frozenset(
+    ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+)
+
+
+class MalformedMeta(McpError):
+    """-32602 for a request without the required ``_meta`` fields (HTTP: 400 Bad Request)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(INVALID_PARAMS, message)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestMeta:
+    """The protocol fields of one request's ``_meta``, checked."""
+
+    protocol_version: str
+    client_capabilities: dict[str, Any]
+    client_info: dict[str, Any] | None
+    log_level: str | None
+    raw: dict[str, Any]
+
+
+def parse_request_meta(meta: Any) -> RequestMeta:
+    """Check the required fields; a request missing one is malformed: -32602 (basic/index.mdx).
+
+    The version itself is checked by the caller (an unsupported one is -32022, not -32602).
+    """
+    if not isinstance(meta, Mapping):
+        raise MalformedMeta("Invalid params: _meta with the protocol fields is required")
+    version = meta.get(PROTOCOL_VERSION)
+    if not isinstance(version, str):
+        raise MalformedMeta(f"Invalid params: _meta[{PROTOCOL_VERSION!r}] is required")
+    caps = meta.get(CLIENT_CAPABILITIES)
+    if not isinstance(caps, Mapping):
+        raise MalformedMeta(f"Invalid params: _meta[{CLIENT_CAPABILITIES!r}] must be an object")
+    info = meta.get(CLIENT_INFO)
+    level = meta.get(LOG_LEVEL)
+    if level is not None and level not in _LEVELS:
+        raise MalformedMeta(f"Invalid params: unknown log level {level!r}")
+    return RequestMeta(
+        protocol_version=version,
+        client_capabilities=dict(caps),
+        client_info=dict(info) if isinstance(info, Mapping) else None,
+        log_level=level,
+        raw=dict(meta),
+    )
+
+
+def with_meta(info: MethodInfo[Any, Any], params: Any, fields: Mapping[str, Any]) -> Any:
+    """``params`` with ``fields`` merged into its ``_meta`` (caller's own keys win)."""
+    if params is None:
+        if info.params_type in (None, dict[str, Any]):
+            return {"_meta": dict(fields)}
+        try:
+            return info.params_type(meta=dict(fields))
+        except TypeError:
+            return {"_meta": dict(fields)}
+    if isinstance(params, Mapping):
+        merged = {**fields, **(params.get("_meta") or {})}
+        return {**params, "_meta": merged}
+    current = getattr(params, "meta", msgspec.UNSET)
+    if current is msgspec.UNSET or current is None:
+        return msgspec.structs.replace(params, meta=dict(fields))
+    return msgspec.structs.replace(params, meta={**fields, **current})
+
+
+def capabilities_dict(caps: t.ClientCapabilities | t.ServerCapabilities) -> dict[str, Any]:
+    value = msgspec.to_builtins(caps)
+    assert isinstance(value, dict)
+    return value

@@ -1,0 +1,635 @@
+"""Streamable HTTP client transport (2025-03-26, 2025-06-18, 2025-11-25 basic/transports.mdx).
+
+Every outgoing message is one POST. A request's answer comes back on that POST, as one
+JSON body or as an SSE stream carrying the server's related messages and then the response;
+streams with event ids are resumed with ``GET`` + ``Last-Event-ID`` after the server's
+``retry`` delay. After the handshake a standalone GET stream is opened if the server offers
+one (405: it does not). A 404 for our session starts a new one by replaying the
+``initialize`` exchange this transport saw. HTTP errors become JSON-RPC error responses for
+the requests they answered, and an unreachable server closes the transport, so a caller
+never waits for an answer that cannot come. A server that rejects the initialize POST with
+400, 404 or 405 is tried as a 2024-11-05 HTTP+SSE server (spec §Backwards Compatibility).
+
+Use it as ``async with StreamableHTTPTransport(url) as transport:`` (it runs background
+tasks), or let ``Client("https://...")`` do it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+try:
+    import httpx2
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError("the HTTP transports need httpx2: pip install 'mcpbind[http]'") from exc
+
+from ..protocol import CONNECTION_CLOSED
+from ._httpcommon import Inbox, TaskSet, http_error_responses, lost_responses, read_capped
+from ._peek import (
+    STREAM_LOST,
+    Peek,
+    RequestId,
+    cancelled_request,
+    error_response,
+    peek,
+    response_id,
+    result_protocol_version,
+    stateless_headers,
+)
+from .base import TransportClosed
+from .legacy_sse import LegacySSETransport, LegacyUnavailable
+from .sse import SSEParser, SSETooLarge
+from .stdio import DEFAULT_MAX_MESSAGE_SIZE
+from .tool_headers import HeaderPath
+
+__all__ = ["StreamableHTTPTransport", "connect_http"]
+
+logger = logging.getLogger("mcpbind.http.client")
+
+ACCEPT_POST = "application/json, text/event-stream"
+ACCEPT_SSE = "text/event-stream"
+_FALLBACK_STATUSES = (400, 404, 405)
+_LOST = {STREAM_LOST: True}
+
+
+class _StreamEnded(Exception):
+    """A response stream ended before every awaited response arrived."""
+
+    def __init__(self, abrupt: BaseException | None) -> None:
+        super().__init__(str(abrupt) if abrupt else "stream ended")
+        self.abrupt = abrupt
+
+
+class StreamableHTTPTransport:
+    """Client end of Streamable HTTP for one MCP endpoint URL.
+
+    ``headers`` go on every request (authorization, tenant ids, ...). A caller-supplied
+    ``client`` is used as is and never closed here. ``timeout`` bounds connecting and
+    sending; ``sse_read_timeout`` bounds the wait for the next bytes of a response or
+    stream (request deadlines are the session's business). ``protocol_version`` presets
+    the ``MCP-Protocol-Version`` header; otherwise it is read from the initialize response.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        client: httpx2.AsyncClient | None = None,
+        timeout: float = 30.0,
+        sse_read_timeout: float | None = 300.0,
+        open_get_stream: bool = True,
+        reconnect_delay: float = 1.0,
+        max_reconnect_delay: float = 30.0,
+        max_reconnect_attempts: int = 5,
+        terminate_on_close: bool = True,
+        legacy_fallback: bool = True,
+        protocol_version: str | None = None,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    ) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        self._own_client = client is None
+        self._client = client or httpx2.AsyncClient(follow_redirects=True)
+        self._timeout = httpx2.Timeout(timeout, read=sse_read_timeout)
+        # A notification or response is answered at once (202): no long read to wait for.
+        self._notify_timeout = httpx2.Timeout(timeout)
+        self._short_timeout = httpx2.Timeout(min(timeout, 5.0))
+        self.open_get_stream = open_get_stream
+        self.reconnect_delay = reconnect_delay
+        self.max_reconnect_delay = max_reconnect_delay
+        self.max_reconnect_attempts = max_reconnect_attempts
+        self.terminate_on_close = terminate_on_close
+        self.legacy_fallback = legacy_fallback
+        self.max_message_size = max_message_size
+        #: Set by the server's initialize response (``MCP-Session-Id``).
+        self.session_id: str | None = None
+        self.protocol_version = protocol_version
+        #: The 2024-11-05 transport in use after a fallback, else ``None``.
+        self.legacy: LegacySSETransport | None = None
+        self._inbox = Inbox()
+        self._tasks = TaskSet()
+        self._closed = False
+        self._init_request: bytes | None = None
+        self._init_notification: bytes | None = None
+        self._reinit_lock = anyio.Lock()
+        self._get_running = False
+        self._inflight: dict[RequestId, anyio.CancelScope] = {}  # request id -> its POST
+        self._stateless: set[RequestId] = set()  # in-flight requests of the 2026-07-28 era
+        #: 2026-07-28: tool name -> its ``x-mcp-header`` parameters, kept by the client from
+        #: ``tools/list`` so each tools/call mirrors them into ``Mcp-Param-*`` headers.
+        self.tool_headers: dict[str, list[HeaderPath]] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+    async def __aenter__(self) -> StreamableHTTPTransport:
+        await self._tasks.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            await self.aclose()
+        finally:
+            await self._tasks.__aexit__(None, None, None)
+
+    async def aclose(self) -> None:
+        """End the session (DELETE, spec §Session Management) and stop every stream."""
+        if self._closed:
+            return
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            self._tasks.cancel_all()
+            self._inbox.close("transport closed")
+            self._inbox.discard()
+            if self.legacy is not None:
+                await self.legacy.aclose()
+            elif self.terminate_on_close and self.session_id is not None:
+                await self._terminate()
+            if self._own_client:
+                await self._client.aclose()
+
+    async def _terminate(self) -> None:
+        with anyio.move_on_after(2.0):
+            try:
+                await self._client.delete(
+                    self.url, headers=self._headers(None), timeout=self._short_timeout
+                )
+            except httpx2.HTTPError as exc:  # the session ends with the server anyway
+                logger.debug("DELETE of session failed: %s", exc)
+
+    def _fail(self, reason: str) -> None:
+        """The server is unreachable: every pending receive() fails now."""
+        if not self._inbox.closed:
+            logger.info("HTTP transport closed: %s", reason)
+        self._inbox.close(reason)
+        self._tasks.cancel_all()
+
+    # ------------------------------------------------------------------ transport API
+    async def send(self, message: bytes) -> None:
+        if self._closed or self._inbox.closed:
+            raise TransportClosed(self._inbox.reason or "transport closed")
+        if self.legacy is not None:
+            await self.legacy.send(message)
+            return
+        info = peek(message)
+        if info.is_request:
+            if info.method == "initialize":
+                self._init_request = message
+            # The answer may take as long as the server likes: read it in the background,
+            # so the session's own deadline (not this send) decides how long to wait.
+            extra = stateless_headers(message, info.method, self.tool_headers)
+            self._tasks.spawn(lambda: self._tracked(message, info, extra))
+            return
+        if info.method == "notifications/initialized":
+            self._init_notification = message
+        target = cancelled_request(message) if info.method == "notifications/cancelled" else None
+        if target is None:
+            await self._post_other(message, info)
+            return
+        # The caller gave up: stop reading that request's stream too.
+        scope = self._inflight.get(target)
+        if scope is not None:
+            scope.cancel()
+        if target not in self._stateless:
+            # 2026-07-28 (basic/patterns/cancellation.mdx): closing the request's response
+            # stream is the cancellation; there is no notification to POST. Before that, the
+            # notification goes in the background (best effort): the caller must not wait on
+            # a server that stopped answering, which may be why it gave up.
+            self._tasks.spawn(lambda: self._post_quietly(message, info))
+
+    async def receive(self) -> bytes:
+        return await self._inbox.get()
+
+    # ------------------------------------------------------------------ HTTP plumbing
+    def _headers(self, accept: str | None, last_event_id: str | None = None) -> dict[str, str]:
+        headers = dict(self.headers)
+        if accept is not None:
+            headers["accept"] = accept
+        if self.session_id is not None:
+            headers["mcp-session-id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["mcp-protocol-version"] = self.protocol_version
+        if last_event_id:
+            headers["last-event-id"] = last_event_id
+        return headers
+
+    async def _open(
+        self,
+        method: str,
+        body: bytes | None = None,
+        last_event_id: str | None = None,
+        extra: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+    ) -> httpx2.Response:
+        """Send one request and return the response with its body not yet read."""
+        accept = ACCEPT_POST if method == "POST" else ACCEPT_SSE
+        headers = self._headers(accept, last_event_id)
+        if body is not None:
+            headers["content-type"] = "application/json"
+        if extra:
+            headers.update(extra)
+        request = self._client.build_request(
+            method, self.url, content=body, headers=headers, timeout=timeout or self._timeout
+        )
+        return await self._client.send(request, stream=True)
+
+    async def _unreachable(self, exc: BaseException) -> None:
+        """After a stream broke without a way to resume: is the server still there?"""
+        try:
+            response = await self._client.request(
+                "HEAD", self.url, headers=self._headers(None), timeout=self._short_timeout
+            )
+            await response.aclose()
+        except (httpx2.ConnectError, httpx2.RemoteProtocolError, httpx2.ReadError):
+            self._fail(f"server unreachable at {self.url}: {exc}")
+        except httpx2.HTTPError:
+            pass  # a slow answer is still an answer: the server is there
+
+    # ------------------------------------------------------------------ requests
+    async def _tracked(self, message: bytes, info: Peek, extra: dict[str, str]) -> None:
+        with anyio.CancelScope() as scope:
+            for rid in info.request_ids:
+                self._inflight[rid] = scope
+                if extra:
+                    self._stateless.add(rid)
+            try:
+                await self._request(message, info, extra=extra)
+            finally:
+                for rid in info.request_ids:
+                    self._inflight.pop(rid, None)
+                    self._stateless.discard(rid)
+
+    async def _request(
+        self,
+        message: bytes,
+        info: Peek,
+        *,
+        extra: dict[str, str] | None = None,
+        retried: bool = False,
+    ) -> None:
+        """POST one request and deliver what comes back, whatever happens."""
+        sent_session = self.session_id
+        try:
+            response = await self._open("POST", message, extra=extra)
+        except httpx2.ConnectError as exc:
+            self._fail(f"cannot connect to {self.url}: {exc}")
+            return
+        except httpx2.HTTPError as exc:
+            self._deliver(lost_responses(info.request_ids, f"HTTP request failed: {exc!r}"))
+            return
+        try:
+            status = response.status_code
+            if (
+                status == 404
+                and sent_session is not None
+                and not retried
+                and info.method != "initialize"
+                and await self._reinitialize(sent_session)
+            ):
+                await response.aclose()
+                await self._request(message, info, extra=extra, retried=True)
+                return
+            if status >= 400 or status < 200:
+                errors = await http_error_responses(response, info.request_ids)
+                if (
+                    info.method == "initialize"
+                    and status in _FALLBACK_STATUSES
+                    and self.legacy_fallback
+                    and sent_session is None
+                    and await self._fall_back(message)
+                ):
+                    return
+                self._deliver(errors)
+                return
+            if info.method == "initialize":
+                self._learn_session(response)
+            await self._read_answer(response, info)
+        except httpx2.ConnectError as exc:
+            self._fail(f"cannot connect to {self.url}: {exc}")
+        except Exception as exc:  # never leave the caller waiting for an answer
+            logger.exception("handling the answer to %s failed", info.method)
+            self._deliver(lost_responses(info.request_ids, f"HTTP transport error: {exc!r}"))
+        finally:
+            await response.aclose()
+
+    def _learn_session(self, response: httpx2.Response) -> None:
+        session = response.headers.get("mcp-session-id")
+        if session is not None:
+            if not session or not all(0x21 <= ord(c) <= 0x7E for c in session):
+                logger.warning("ignoring a malformed Mcp-Session-Id from the server")
+                return
+            self.session_id = session
+
+    async def _read_answer(self, response: httpx2.Response, info: Peek) -> None:
+        ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        waiting: set[RequestId] = set(info.request_ids)
+        is_init = info.method == "initialize"
+        if response.status_code == 202 or (ctype == "" and response.status_code == 204):
+            self._deliver(lost_responses(waiting, "server accepted the request with no answer"))
+            return
+        if ctype == "application/json":
+            try:
+                body = await read_capped(response, self.max_message_size)
+            except httpx2.HTTPError as exc:
+                why = f"reading the response failed: {exc!r}"
+                self._deliver([error_response(r, CONNECTION_CLOSED, why, _LOST) for r in waiting])
+                return
+            if body is None:
+                why = f"response larger than {self.max_message_size} bytes"
+                self._deliver(lost_responses(waiting, why))
+                return
+            if is_init:
+                self._learn_version(body)
+            self._inbox.put(body)
+            return
+        if ctype != "text/event-stream":
+            why = f"unexpected Content-Type {ctype or '(none)'!r} in the answer to a request"
+            self._deliver(lost_responses(waiting, why))
+            return
+        parser = SSEParser(self.max_message_size)
+        try:
+            await self._read_events(response, parser, waiting, is_init)
+            if not waiting:
+                return
+            raise _StreamEnded(None)
+        except _StreamEnded as ended:
+            await self._resume(parser, waiting, ended.abrupt)
+
+    async def _read_events(
+        self,
+        response: httpx2.Response,
+        parser: SSEParser,
+        waiting: set[RequestId] | None,
+        is_init: bool = False,
+    ) -> int:
+        """Deliver the stream's messages until it ends or every awaited response arrived;
+        return how many events came; raise ``_StreamEnded`` if it broke."""
+        count = 0
+        try:
+            async for chunk in response.aiter_bytes():
+                for event in parser.feed(chunk):
+                    count += 1
+                    if event.event != "message" or not event.data:
+                        continue  # priming events carry only an id
+                    data = event.data.encode()
+                    if waiting:
+                        rid = response_id(data)
+                        if rid in waiting:
+                            waiting.discard(rid)
+                            if is_init:
+                                self._learn_version(data)
+                    self._inbox.put(data)
+                if waiting is not None and not waiting:
+                    return count
+        except (httpx2.TransportError, SSETooLarge) as exc:
+            raise _StreamEnded(exc) from None
+        return count
+
+    def _learn_version(self, body: bytes) -> None:
+        version = result_protocol_version(body)
+        if version:
+            self.protocol_version = version
+
+    async def _resume(
+        self, parser: SSEParser, waiting: set[RequestId], abrupt: BaseException | None
+    ) -> None:
+        """Get the rest of a request's stream by GET + Last-Event-ID (spec §Resumability)."""
+        if not parser.last_event_id:
+            if abrupt is not None:
+                await self._unreachable(abrupt)
+                why = f"the server's stream broke before the response: {abrupt!r}"
+            else:
+                why = "the server ended the stream without a response"
+            # 2026-07-28 streamable-http.mdx: no resumption; the client re-issues the request.
+            self._deliver([error_response(r, CONNECTION_CLOSED, why, _LOST) for r in waiting])
+            return
+        if abrupt is not None:
+            # A broken connection (not a server closing it to make us poll) may be a dead
+            # server: find out now rather than after the retry delay.
+            await self._unreachable(abrupt)
+            if self._inbox.closed:
+                return
+        delay = self._first_delay(parser)
+        failures = 0
+        while waiting:
+            await anyio.sleep(delay)
+            try:
+                response = await self._open("GET", last_event_id=parser.last_event_id)
+            except httpx2.ConnectError as exc:
+                self._fail(f"cannot reconnect to {self.url}: {exc}")
+                return
+            except httpx2.HTTPError as exc:
+                failures += 1
+                if failures > self.max_reconnect_attempts:
+                    self._deliver(lost_responses(waiting, f"cannot resume the stream: {exc!r}"))
+                    return
+                delay = min(delay * 2, self.max_reconnect_delay)
+                continue
+            try:
+                ctype = response.headers.get("content-type", "")
+                if response.status_code != 200 or not ctype.startswith(ACCEPT_SSE):
+                    why = f"the server refused to resume the stream (HTTP {response.status_code})"
+                    self._deliver(lost_responses(waiting, why))
+                    return
+                failures = 0
+                try:
+                    await self._read_events(response, parser, waiting)
+                except _StreamEnded:
+                    failures += 1
+                    if failures > self.max_reconnect_attempts:
+                        self._deliver(lost_responses(waiting, "the stream keeps breaking"))
+                        return
+                delay = self._first_delay(parser)
+            finally:
+                await response.aclose()
+
+    def _first_delay(self, parser: SSEParser) -> float:
+        return parser.retry / 1000 if parser.retry is not None else self.reconnect_delay
+
+    def _deliver(self, messages: list[bytes]) -> None:
+        for message in messages:
+            self._inbox.put(message)
+
+    # ------------------------------------------------------------------ notifications, responses
+    async def _post_quietly(self, message: bytes, info: Peek) -> None:
+        with contextlib.suppress(TransportClosed):  # _fail() has already said why
+            await self._post_other(message, info)
+
+    async def _post_other(self, message: bytes, info: Peek, *, retried: bool = False) -> None:
+        sent_session = self.session_id
+        try:
+            extra = stateless_headers(message, info.method)
+            response = await self._open("POST", message, extra=extra, timeout=self._notify_timeout)
+        except httpx2.ConnectError as exc:
+            self._fail(f"cannot connect to {self.url}: {exc}")
+            raise TransportClosed(self._inbox.reason) from None
+        except httpx2.HTTPError as exc:
+            logger.warning("sending %s failed: %r", info.method or "a response", exc)
+            return
+        try:
+            status = response.status_code
+            if status == 404 and sent_session is not None and not retried:
+                if info.method != "notifications/initialized" and await self._reinitialize(
+                    sent_session
+                ):
+                    await self._post_other(message, info, retried=True)
+                return
+            if status >= 400:
+                body = (await read_capped(response, 512)) or b""
+                logger.warning(
+                    "server rejected %s with HTTP %d: %s",
+                    info.method or "a response",
+                    status,
+                    body.decode("utf-8", "replace"),
+                )
+                return
+        finally:
+            await response.aclose()
+        if info.method == "notifications/initialized":
+            self._start_get_stream()
+
+    # ------------------------------------------------------------------ session renewal
+    async def _reinitialize(self, failed_session: str) -> bool:
+        """Start a new session after a 404 (spec §Session Management, point 4) by replaying
+        the initialize request and initialized notification; their answers are swallowed."""
+        async with self._reinit_lock:
+            if self.session_id != failed_session:
+                return self.session_id is not None  # another task already renewed it
+            self.session_id = None
+            init, notification = self._init_request, self._init_notification
+            if init is None:
+                return False
+            logger.info("session %s expired; starting a new one", failed_session)
+            try:
+                response = await self._open("POST", init)
+                try:
+                    if response.status_code >= 400:
+                        return False
+                    self._learn_session(response)
+                    await self._swallow_answer(response)
+                finally:
+                    await response.aclose()
+                if notification is not None:
+                    response = await self._open("POST", notification)
+                    await response.aclose()
+            except httpx2.ConnectError as exc:
+                self._fail(f"cannot connect to {self.url}: {exc}")
+                return False
+            except (httpx2.HTTPError, SSETooLarge) as exc:
+                logger.warning("re-initializing failed: %r", exc)
+                return False
+            if notification is not None:
+                self._start_get_stream()
+            return self.session_id is not None
+
+    async def _swallow_answer(self, response: httpx2.Response) -> None:
+        ctype = response.headers.get("content-type", "")
+        if ctype.startswith("application/json"):
+            body = await read_capped(response, self.max_message_size)
+            if body is not None:
+                self._learn_version(body)
+            return
+        parser = SSEParser(self.max_message_size)
+        async for chunk in response.aiter_bytes():
+            for event in parser.feed(chunk):
+                if event.event == "message" and event.data:
+                    version = result_protocol_version(event.data)
+                    if version:
+                        self.protocol_version = version
+                        return
+
+    # ------------------------------------------------------------------ GET stream
+    def _start_get_stream(self) -> None:
+        if self.open_get_stream and not self._get_running and not self._closed:
+            self._get_running = True
+            self._tasks.spawn(self._get_stream)
+
+    async def _get_stream(self) -> None:
+        """The standalone server-to-client stream (spec §Listening for Messages)."""
+        try:
+            await self._get_stream_loop()
+        finally:
+            self._get_running = False
+
+    async def _get_stream_loop(self) -> None:
+        parser = SSEParser(self.max_message_size)
+        failures = 0
+        delay = self.reconnect_delay
+        while True:
+            try:
+                response = await self._open("GET", last_event_id=parser.last_event_id or None)
+            except httpx2.ConnectError as exc:
+                self._fail(f"cannot connect to {self.url}: {exc}")
+                return
+            except httpx2.HTTPError as exc:
+                failures += 1
+                if failures > self.max_reconnect_attempts:
+                    logger.warning("giving up on the GET stream: %r", exc)
+                    return
+                await anyio.sleep(delay)
+                delay = min(delay * 2, self.max_reconnect_delay)
+                continue
+            try:
+                ctype = response.headers.get("content-type", "")
+                if response.status_code != 200 or not ctype.startswith(ACCEPT_SSE):
+                    # 405: not offered. Anything else: not usable; requests still work.
+                    logger.debug("no GET stream: HTTP %d", response.status_code)
+                    return
+                try:
+                    last_id = parser.last_event_id
+                    events = await self._read_events(response, parser, None)
+                    if events or parser.last_event_id != last_id or parser.retry is not None:
+                        failures = 0  # a polling server: reconnect after its retry delay
+                    else:
+                        failures += 1  # an empty stream: back off, eventually give up
+                        if failures > self.max_reconnect_attempts:
+                            return
+                except _StreamEnded as ended:
+                    failures += 1
+                    if failures > self.max_reconnect_attempts:
+                        return
+                    if ended.abrupt is not None:
+                        await self._unreachable(ended.abrupt)  # a dead server: fail now
+            finally:
+                await response.aclose()
+            delay = self._first_delay(parser) * (2 ** max(failures - 1, 0))
+            await anyio.sleep(min(delay, self.max_reconnect_delay))
+
+    # ------------------------------------------------------------------ fallback
+    async def _fall_back(self, initialize: bytes) -> bool:
+        """Try the URL as a 2024-11-05 HTTP+SSE server; on success it carries everything."""
+        legacy = LegacySSETransport(
+            self.url,
+            headers=self.headers,
+            client=self._client,
+            timeout=self._timeout,
+            inbox=self._inbox,
+            tasks=self._tasks,
+            max_message_size=self.max_message_size,
+        )
+        try:
+            await legacy.start()
+        except LegacyUnavailable as exc:
+            logger.debug("not a 2024-11-05 server either: %s", exc)
+            return False
+        logger.info("%s is a 2024-11-05 HTTP+SSE server; using that transport", self.url)
+        self.legacy = legacy
+        await legacy.send(initialize)
+        return True
+
+
+@asynccontextmanager
+async def connect_http(url: str, **options: Any) -> AsyncIterator[StreamableHTTPTransport]:
+    """Open a transport to an MCP server URL: Streamable HTTP, falling back to the
+    2024-11-05 HTTP+SSE transport when the server answers the initialize POST with 400,
+    404 or 405 and offers an SSE stream with an ``endpoint`` event instead.
+
+    ``options`` are those of :class:`StreamableHTTPTransport`.
+    """
+    async with StreamableHTTPTransport(url, **options) as transport:
+        yield transport

@@ -1,0 +1,220 @@
+"""Small servers for the Host tests: built in memory, or run over stdio as
+``python tests/host/servers.py KIND`` (KIND: normal, crashy, flood, garbage, brief)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, Literal
+
+import anyio
+
+from mcpbind import Context, Server, serve_stdio
+from mcpbind import types as t
+from mcpbind_types.unified import methods as m
+
+#: sampling.mdx's includeContext values.
+IncludeContext = Literal["none", "thisServer", "allServers"]
+READ_ONLY = t.ToolAnnotations(read_only_hint=True)
+ADDITIVE = t.ToolAnnotations(read_only_hint=False, destructive_hint=False)
+DESTRUCTIVE = t.ToolAnnotations(read_only_hint=False, destructive_hint=True)
+
+
+def normal(name: str = "normal") -> Server:
+    """Answers normally: echo, a read-only search, writes, roots, sampling and elicitation."""
+    server = Server(name, version="1.0.0", instructions=f"Ask {name} things.")
+    server.page_size = 2  # several pages: the host must follow nextCursor
+
+    @server.tool(annotations=READ_ONLY)
+    def echo(text: str) -> str:
+        """Echo the text back."""
+        return f"{name}: {text}"
+
+    @server.tool(annotations=READ_ONLY)
+    def search(query: str) -> str:
+        """Search this server."""
+        return f"{name} results for {query}"
+
+    @server.tool()
+    def write(value: str) -> str:
+        """No annotations: destructiveHint defaults to true."""
+        return f"wrote {value}"
+
+    @server.tool(annotations=ADDITIVE)
+    def append(value: str) -> str:
+        return f"appended {value}"
+
+    @server.tool(annotations=DESTRUCTIVE)
+    def wipe() -> str:
+        return "wiped"
+
+    @server.tool(annotations=READ_ONLY)
+    async def slow() -> str:
+        """Takes far longer than any test waits: the caller cancels it."""
+        await anyio.sleep(60)
+        return "finished"
+
+    @server.tool(annotations=READ_ONLY)
+    async def roots(ctx: Context) -> list[str]:
+        """The roots this server sees."""
+        result = await ctx.list_roots()
+        return [root.uri for root in result.roots]
+
+    @server.tool()
+    async def sample(prompt: str, ctx: Context, context: IncludeContext | None = None) -> str:
+        """Ask the host's model; report the answer or the error code the host sent."""
+        params = t.CreateMessageRequestParams(
+            max_tokens=16,
+            messages=[t.SamplingMessage(role="user", content=t.TextContent(text=prompt))],
+        )
+        if context is not None:
+            params.include_context = context
+        try:
+            result = await ctx.sample(params)
+        except Exception as exc:
+            return f"error {getattr(exc, 'code', '?')}: {getattr(exc, 'message', exc)}"
+        content = result.content
+        text = content.text if isinstance(content, t.TextContent) else "?"
+        return f"{result.model}: {text}"
+
+    @server.tool()
+    async def sample_with_tools(ctx: Context) -> str:
+        params = t.CreateMessageRequestParams(
+            max_tokens=16,
+            messages=[t.SamplingMessage(role="user", content=t.TextContent(text="x"))],
+            tools=[t.Tool(name="calc", input_schema={"type": "object"})],
+        )
+        try:
+            await ctx.sample(params)
+        except Exception as exc:
+            return f"error {getattr(exc, 'code', '?')}"
+        return "sampled"
+
+    @server.tool()
+    async def ask(question: str, ctx: Context) -> str:
+        params = t.ElicitRequestFormParams(
+            message=question,
+            requested_schema=t.ElicitRequestFormParamsRequestedSchema(
+                type="object", properties={"answer": t.StringSchema(type="string")}
+            ),
+        )
+        result = await ctx.elicit(params)
+        content = result.content if isinstance(result.content, dict) else {}
+        return f"{result.action} {json.dumps(content, sort_keys=True)}"
+
+    @server.resource(f"mem://{name}/info", name="info")
+    def info() -> str:
+        return f"info of {name}"
+
+    @server.resource_template(f"mem://{name}/items/{{id}}", name="item")
+    def item(id: str) -> str:
+        return f"item {id} of {name}"
+
+    @server.prompt()
+    def greet(who: str) -> str:
+        """A greeting prompt."""
+        return f"Hello {who} from {name}"
+
+    return server
+
+
+def crashy() -> Server:
+    """Answers ``echo``; ``crash`` kills the process in the middle of the call."""
+    server = Server("crashy", version="1.0.0")
+
+    @server.tool(annotations=READ_ONLY)
+    def echo(text: str) -> str:
+        return f"crashy: {text} (pid {os.getpid()})"
+
+    @server.tool(annotations=READ_ONLY)
+    async def crash() -> str:
+        await anyio.sleep(0.2)
+        os._exit(3)
+
+    return server
+
+
+def flood() -> Server:
+    """``flood`` sends thousands of notifications (logs and list_changed) before answering."""
+    server = Server("flood", version="1.0.0")
+
+    @server.tool(annotations=READ_ONLY)
+    async def flood(count: int, ctx: Context) -> int:
+        for i in range(count):
+            await ctx.peer.send_notification(
+                m.S2C_LOGGING_MESSAGE, t.LoggingMessageNotificationParams(level="info", data=i)
+            )
+            if i % 10 == 0:
+                await ctx.peer.send_notification(m.S2C_TOOL_LIST_CHANGED, None)
+        return count
+
+    @server.tool(annotations=READ_ONLY)
+    def ping_me() -> str:
+        return "flood alive"
+
+    return server
+
+
+def garbage() -> None:
+    """A hand-written stdio server: valid handshake, then garbage, a huge line, and the answer."""
+    out = sys.stdout.buffer
+    for line in sys.stdin.buffer:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if "id" not in message or "method" not in message:
+            continue  # responses to our garbage (parse errors), notifications
+        rid, method = message["id"], message["method"]
+        if method == "initialize":
+            result: Any = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "garbage", "version": "0"},
+            }
+        elif method == "tools/list":
+            tool = {
+                "name": "spew",
+                "inputSchema": {"type": "object"},
+                "annotations": {"readOnlyHint": True},
+            }
+            result = {"tools": [tool]}
+        elif method == "tools/call":
+            out.write(b"this is not json\n\xff\xfe{{{\n")
+            out.write(b'{"jsonrpc": "2.0", "id": 99999, "result": {}}\n')
+            out.write(b'"' + b"x" * 200_000 + b'"\n')
+            result = {"content": [{"type": "text", "text": "spewed"}]}
+        else:
+            result = {}
+        out.write(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode() + b"\n")
+        out.flush()
+
+
+def brief() -> None:
+    """Answers initialize, then exits as soon as the client says initialized (a crash loop)."""
+    for line in sys.stdin.buffer:
+        message = json.loads(line)
+        if message.get("method") == "notifications/initialized":
+            sys.exit(4)
+        if message.get("method") == "initialize":
+            result = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {},
+                "serverInfo": {"name": "brief", "version": "0"},
+            }
+            reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+            sys.stdout.write(json.dumps(reply) + "\n")
+            sys.stdout.flush()
+
+
+BUILDERS = {"normal": normal, "crashy": crashy, "flood": flood}
+
+if __name__ == "__main__":
+    kind = sys.argv[1]
+    if kind == "garbage":
+        garbage()
+    elif kind == "brief":
+        brief()
+    else:
+        serve_stdio(BUILDERS[kind]())

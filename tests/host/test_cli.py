@@ -1,0 +1,254 @@
+"""``mcpbind host``: server/tools.mdx §User Interaction Model ("Present confirmation prompts to
+the user for operations, to ensure a human is in the loop") in a terminal host."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pty
+import re
+import select
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from mcpbind.cli.host_cmd import host
+
+from .helpers import SERVERS
+
+
+def _write_config(folder: Path, servers: dict[str, Any]) -> Path:
+    path = folder / "servers.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+NORMAL = {"command": sys.executable, "args": [SERVERS, "normal"]}
+CRASHY = {
+    "command": sys.executable,
+    "args": [SERVERS, "crashy"],
+    "approval": {"tools": {"echo": "deny"}},
+}
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    """One server, ``s`` (each stdio server costs a Python start: keep the count low)."""
+    return _write_config(tmp_path, {"s": NORMAL})
+
+
+@pytest.fixture
+def two_servers(tmp_path: Path) -> Path:
+    """``s`` and ``c`` (whose ``echo`` the policy denies)."""
+    return _write_config(tmp_path, {"s": NORMAL, "c": CRASHY})
+
+
+def test_run_mode_lists_and_calls(two_servers: Path) -> None:
+    """tools.mdx §User Interaction Model: the catalog shows which tools are exposed (with the
+    policy verdict); --no answers the confirmation prompts; denied calls are reported and make
+    the exit status 1."""
+    runner = CliRunner()
+    result = runner.invoke(
+        host,
+        [
+            "-c",
+            str(two_servers),
+            "--no",
+            "-r",
+            'call s__echo {"text": "hi"}',
+            "-r",
+            'call s__write {"value": "v"}',
+            "-r",
+            'call c__echo {"text": "x"}',
+            "-r",
+            "audit",
+            "-r",
+            "read mem://normal/items/3",
+        ],
+    )
+    out = result.output
+    assert result.exit_code == 1, out  # some commands were denied
+    assert "server c: running, stdio (crashy 1.0.0)" in out
+    assert (
+        "s__write(value) [ask]" in out
+        and "s__echo(text) [allow]" in out
+        and "c__echo(text) [deny]" in out
+    )
+    assert "normal: hi" in out
+    assert "Allow this call? [y/N] n (--no)" in out
+    assert "error [-1]: Tool call s__write was denied" in out
+    assert "error [-1]: Tool call c__echo was denied: per-tool policy: deny" in out
+    assert "tool s/write: deny" in out
+    assert "item 3 of normal" in out
+
+
+def test_yes_mode_and_interactive_input(config: Path) -> None:
+    """tools.mdx §User Interaction Model: --yes approves every confirmation prompt; typed
+    commands and answers work through stdin too."""
+    runner = CliRunner()
+    result = runner.invoke(host, ["-c", str(config), "--yes", "-r", 'call s__write {"value": "v"}'])
+    assert result.exit_code == 0, result.output
+    assert "wrote v" in result.output
+    typed = 'call s__wipe\ny\ncall s__nope\nprompt s__greet {"who": "Bo"}\nbogus\nquit\n'
+    result = runner.invoke(host, ["-c", str(config)], input=typed)
+    assert result.exit_code == 0, result.output
+    assert "wiped" in result.output
+    assert "error [-32602]: Unknown tool: 's__nope'" in result.output
+    assert "Hello Bo from normal" in result.output
+    assert "unknown command 'bogus'" in result.output
+
+
+def test_bad_config_exits_with_usage_error(tmp_path: Path) -> None:
+    """architecture §Host ("Controls client connection permissions"): a configuration error
+    names the server and the key and exits 2."""
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"mcpServers": {"x": {"command": "a", "timeout": -1}}}))
+    result = CliRunner().invoke(host, ["-c", str(path)])
+    assert result.exit_code == 2
+    assert "server 'x', key 'timeout'" in result.output
+
+
+def _read_until(fd: int, needle: bytes, seen: bytearray, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while needle not in seen:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"{needle!r} not seen; got:\n{seen.decode(errors='replace')}")
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                chunk = b""
+            if not chunk:
+                raise AssertionError(f"EOF before {needle!r}:\n{seen.decode(errors='replace')}")
+            seen.extend(chunk)
+
+
+def _wait_exit(pid: int, fd: int, timeout: float = 20.0) -> int:
+    """Wait for the child, draining its terminal output so it never blocks writing."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            with contextlib.suppress(OSError):
+                os.read(fd, 4096)
+    raise AssertionError("the host did not exit")
+
+
+def _spawn_host(config: Path) -> tuple[int, int]:
+    """``mcpbind host --config CONFIG`` in a new pseudo-terminal: (pid, terminal fd)."""
+    argv = [sys.executable, "-m", "mcpbind.cli", "host", "--config", str(config)]
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: becomes the host
+        os.execv(sys.executable, argv)
+    return pid, fd
+
+
+def _server_pids(seen: bytearray) -> list[int]:
+    return [int(pid) for pid in re.findall(rb"server \w+: running, stdio .*, pid (\d+)", seen)]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_host_in_a_real_terminal_answers_an_approval_prompt(two_servers: Path) -> None:
+    """tools.mdx §User Interaction Model, in a pty: the user is asked before a call the policy
+    says to ask about; "y" runs it, "n" refuses it; basic/lifecycle.mdx §Shutdown: quit shuts
+    every server process down."""
+    pid, fd = _spawn_host(two_servers)
+    seen = bytearray()
+    try:
+        _read_until(fd, b"mcpbind> ", seen)
+        assert b"s__write(value) [ask]" in seen
+        servers = _server_pids(seen)
+        assert len(servers) == 2
+        os.write(fd, b'call s__write {"value": "first"}\n')
+        _read_until(fd, b"Allow this call? [y/N] ", seen)
+        os.write(fd, b"y\n")
+        _read_until(fd, b"wrote first", seen)
+        del seen[:]
+        os.write(fd, b'call s__write {"value": "second"}\n')
+        _read_until(fd, b"Allow this call? [y/N] ", seen)
+        os.write(fd, b"n\n")
+        _read_until(fd, b"was denied", seen)
+        assert b"wrote second" not in seen
+        os.write(fd, b"quit\n")
+        status = _wait_exit(pid, fd)
+        pid = 0
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert all(_gone(server) for server in servers)
+    finally:
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(fd)
+
+
+def test_ctrl_c_at_the_prompt_exits_and_stops_the_servers(config: Path) -> None:
+    """basic/lifecycle.mdx §Shutdown (stdio): Ctrl-C while the host waits for input ends it at
+    once (exit 130, no hanging input thread) and the server process is gone."""
+    pid, fd = _spawn_host(config)
+    seen = bytearray()
+    try:
+        _read_until(fd, b"mcpbind> ", seen)
+        (server,) = _server_pids(seen)
+        os.write(fd, b"\x03")  # the terminal turns it into SIGINT for the host
+        status = _wait_exit(pid, fd, timeout=10)
+        pid = 0
+        assert os.waitstatus_to_exitcode(status) == 130
+        assert _gone(server)
+    finally:
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(fd)
+
+
+def test_sampling_and_elicitation_are_shown_for_approval(config: Path) -> None:
+    """client/sampling.mdx §User Interaction Model (view and edit the prompt, then approve) and
+    client/elicitation.mdx §Security Considerations (which server asks, decline possible): the
+    terminal host shows both requests and sends what the user typed."""
+    typed = "\n".join(
+        [
+            'call s__sample {"prompt": "hello"}',
+            "y",  # allow the tool call
+            "e",  # edit the sampling request
+            "hello, edited",
+            "a typed reply",  # the user plays the model
+            'call s__ask {"question": "Colour?"}',
+            "y",  # allow the tool call
+            "y",  # answer the form
+            "blue",
+            'call s__sample {"prompt": "again"}',
+            "y",
+            "n",  # refuse the sampling request
+            "audit",
+            "quit",
+        ]
+    )
+    result = CliRunner().invoke(host, ["-c", str(config)], input=typed + "\n")
+    out = result.output
+    assert result.exit_code == 0, out
+    assert "? server 's' asks the model (sampling/createMessage):" in out
+    assert "  user: hello" in out
+    assert "human: a typed reply" in out
+    assert "? server 's' asks you: Colour?" in out
+    assert 'accept {"answer": "blue"}' in out
+    assert "error -1: User rejected sampling request" in out
+    assert "sampling s/createMessage: edit (edited at the terminal)" in out
+    assert "elicitation s/Colour?: accept (user answered)" in out

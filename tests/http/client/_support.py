@@ -1,0 +1,39 @@
+"""Start a test server process (serve.py) and always stop it by its PID."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from support.live_server import spawn_server
+
+SERVE = str(Path(__file__).resolve().parent / "serve.py")
+
+
+@dataclass
+class Running:
+    process: subprocess.Popen[bytes]
+    base: str
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def log(self) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = json.loads(httpx2.get(self.base + "/admin/log").content)
+        return entries
+
+
+@contextmanager
+def server(kind: str) -> Iterator[Running]:
+    with spawn_server(SERVE, kind) as (process, base):
+        yield Running(process, base)

@@ -1,0 +1,185 @@
+"""The client on 2026-07-28: results without or with unknown resultType (basic/index.mdx
+§ResultType), request-scoped notifications (basic/patterns/progress.mdx,
+server/utilities/logging.mdx), and the low-level request path."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+
+from mcpbind import Client, ClientHandlers, McpError, RequestOptions
+from mcpbind import types as t
+from mcpbind.transports import Transport, TransportClosed, memory_pair
+
+from .app import build
+from .helpers import client
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_progress_and_logs_reach_the_application(transport: str) -> None:
+    """progress.mdx and logging.mdx (2026-07-28): progress for the request's token; log
+    messages because the client set a per-request log level; both on the request's channel."""
+    logs: list[Any] = []
+    progress: list[tuple[float, float | None]] = []
+
+    async def on_log(params: t.LoggingMessageNotificationParams) -> None:
+        logs.append(params.data)
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, total))
+
+    handlers = ClientHandlers(logging=on_log)
+    async with client(transport, protocol_version="auto", handlers=handlers, log_level="info") as c:
+        result = await c.call_tool(
+            t.CallToolRequestParams(name="chatty", arguments={"count": 3}),
+            options=RequestOptions(on_progress=on_progress),
+        )
+        assert c.era == "stateless"
+        await anyio.sleep(0.05)  # notifications precede the response; give the callbacks a turn
+    assert not result.is_error
+    assert progress == [(1, 3), (2, 3), (3, 3)]
+    assert logs == ["step 1", "step 2", "step 3"]
+
+
+@pytest.mark.memory_only
+async def test_no_logs_without_a_level() -> None:
+    """logging.mdx (2026-07-28): servers MUST NOT emit notifications/message for a request
+    without io.modelcontextprotocol/logLevel."""
+    logs: list[Any] = []
+
+    async def on_log(params: t.LoggingMessageNotificationParams) -> None:
+        logs.append(params.data)
+
+    async with Client(
+        build(), protocol_version="2026-07-28", handlers=ClientHandlers(logging=on_log)
+    ) as c:
+        await c.call("chatty", {"count": 2})
+    assert logs == []
+
+
+@pytest.mark.memory_only
+async def test_low_level_request_carries_meta() -> None:
+    """basic/index.mdx §_meta: ``client.request`` (plain JSON) also sends the protocol fields."""
+    server = build()
+
+    @server.method("x/meta")
+    async def echo_meta(params: Any, ctx: Any) -> dict[str, Any]:
+        return {"version": params["_meta"]["io.modelcontextprotocol/protocolVersion"]}
+
+    async with Client(server, protocol_version="2026-07-28") as c:
+        result = await c.request("tools/list", {})
+        custom = await c.request("x/meta", {"_meta": {"mine": 1}})
+    assert result.result_type == "complete"
+    assert result.tools[0].name == "add"
+    assert custom["version"] == "2026-07-28" and custom["resultType"] == "complete"
+
+
+async def _fake_server(transport: Transport, tools_result: dict[str, Any]) -> None:
+    """Answers server/discover, then every tools/list with ``tools_result`` verbatim."""
+    try:
+        await _answer_all(transport, tools_result)
+    except TransportClosed:
+        pass
+    finally:
+        await transport.aclose()
+
+
+async def _answer_all(transport: Transport, tools_result: dict[str, Any]) -> None:
+    while True:
+        message = json.loads(await transport.receive())
+        if "id" not in message:
+            continue
+        if message["method"] == "server/discover":
+            result: dict[str, Any] = {
+                "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+            }
+        else:
+            result = tools_result
+        reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        await transport.send(json.dumps(reply).encode())
+
+
+@pytest.mark.memory_only
+@pytest.mark.parametrize(
+    ("result", "ok"),
+    [
+        ({"tools": []}, True),
+        ({"tools": [], "resultType": "complete"}, True),
+        ({"tools": [], "resultType": "task"}, False),
+    ],
+    ids=["absent", "complete", "unknown"],
+)
+async def test_result_type(result: dict[str, Any], ok: bool) -> None:
+    """basic/index.mdx §ResultType: absent means complete; an unrecognized value is invalid."""
+    client_end, server_end = memory_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_fake_server, server_end, result)
+        async with Client(client_end, protocol_version="2026-07-28", cache=False) as c:
+            if ok:
+                assert (await c.list_tools()).tools == []
+            else:
+                with pytest.raises(McpError, match="resultType"):
+                    await c.list_tools()
+
+
+@pytest.mark.memory_only
+async def test_handshake_only_methods_fail_clearly() -> None:
+    """changelog.mdx (Major change 4): resources/subscribe is gone in 2026-07-28; the client
+    says so instead of sending it."""
+    async with Client(build(), protocol_version="2026-07-28") as c:
+        with pytest.raises(McpError, match="not part of protocol 2026-07-28"):
+            await c.subscribe(t.SubscribeRequestParams(uri="mem://greeting"))
+
+
+async def _version_picky_server(transport: Transport) -> None:
+    """Refuses 2026-07-28 with -32022 (listing only 2025-11-25), then serves initialize."""
+    try:
+        while True:
+            message = json.loads(await transport.receive())
+            if "id" not in message:
+                continue
+            if message["method"] == "server/discover":
+                error = {
+                    "code": -32022,
+                    "message": "Unsupported protocol version",
+                    "data": {"supported": ["2025-11-25"], "requested": "2026-07-28"},
+                }
+                reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "error": error}
+            else:
+                result = {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "serverInfo": {"name": "picky", "version": "1"},
+                }
+                reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+            await transport.send(json.dumps(reply).encode())
+    except TransportClosed:
+        pass
+    finally:
+        await transport.aclose()
+
+
+@pytest.mark.memory_only
+@pytest.mark.parametrize("version", ["auto", "2026-07-28"])
+async def test_unsupported_version_from_discover(version: str) -> None:
+    """transports/stdio.mdx §Backward Compatibility and versioning.mdx §Protocol Version
+    Negotiation: -32022 listing no modern version we speak: ``auto`` uses the handshake
+    version it lists; a forced 2026-07-28 fails with the server's list."""
+    client_end, server_end = memory_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_version_picky_server, server_end)
+        if version == "auto":
+            async with Client(client_end, protocol_version=version) as c:
+                assert (c.era, c.protocol_version) == ("handshake", "2025-11-25")
+        else:
+            with pytest.raises(McpError) as caught:
+                async with Client(client_end, protocol_version=version):
+                    pass
+            assert caught.value.code == -32022
+            assert caught.value.data["supported"] == ["2025-11-25"]

@@ -1,0 +1,1 @@
+"""Helpers shared by several test areas (importable as ``support`` with tests/ on sys.path)."""
