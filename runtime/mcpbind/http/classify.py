@@ -51,6 +51,8 @@ class Classified:
     cancelled: list[Any] = field(default_factory=list)
     #: ``_meta["io.modelcontextprotocol/protocolVersion"]`` of a stateless-era request.
     meta_version: str | None = None
+    #: The raw params of the body's first request (kept so nothing decodes the body again).
+    params: msgspec.Raw | None = None
     error: tuple[int, int, str] | None = None
 
 
@@ -74,6 +76,8 @@ def _add(out: Classified, env: Envelope, *, batch: bool, era_marker: bool) -> st
             if env.id is None:
                 return "Invalid Request: a request id must be a string or an integer"
             assert isinstance(env.id, int | str)
+            if not out.request_ids and not isinstance(env.params, UnsetType):
+                out.params = env.params
             out.request_ids.append(env.id)
             out.methods.append(env.method)  # type: ignore[arg-type]
             # Params are decoded here only when they matter to the transport.

@@ -62,19 +62,7 @@ def _frame(message: bytes) -> bytes:
     return b"event: message\ndata: " + message + b"\n\n"
 
 
-class _Envelope(msgspec.Struct):
-    params: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"{}"))
-
-
-_ENVELOPE = msgspec.json.Decoder(_Envelope)
-
-
-def _params(body: bytes) -> msgspec.Raw | None:
-    """The request's raw params (the body was already decoded once: this cannot fail)."""
-    try:
-        return _ENVELOPE.decode(body).params
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
+_NO_PARAMS = msgspec.Raw(b"{}")
 
 
 async def _send_json(send: Send, status: int, data: bytes) -> None:
@@ -111,7 +99,7 @@ async def serve_stateless_era(
     if reason is not None:
         await _send_json(send, 400, encode_error(rid, McpError(HEADER_MISMATCH, reason)))
         return
-    raw = _params(body)
+    raw = classified.params if classified.params is not None else _NO_PARAMS
     if method == LISTEN:
         await _listen(app, receive, send, rid, raw)
         return
