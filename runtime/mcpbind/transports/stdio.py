@@ -204,19 +204,26 @@ class _LoopFdSource:
         """Whether :meth:`wait_pushed` can work here (asyncio, fd registrable, nothing held)."""
         return self._fallback is None and self._chunk is None and self._error is None
 
+    def _register(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Register the fd with ``loop`` once; ``False`` (and the thread fallback from then on)
+        where that cannot be done, e.g. a regular file."""
+        if self._loop is None:
+            try:
+                loop.add_reader(self._fd, self._on_readable)
+            except (NotImplementedError, OSError, ValueError):
+                self._fallback = _FdSource(self._fd)
+                return False
+            self._loop = loop
+        return True
+
     async def wait_pushed(self) -> None:
         """Register the fd and wait once: until :attr:`push` asked to stop, or a chunk it did
         not take (the end of the stream), an error or ``close()`` is waiting for ``receive``."""
         if self._closed or not self.pushable:
             return
         loop = asyncio.get_running_loop()
-        if self._loop is None:
-            try:
-                loop.add_reader(self._fd, self._on_readable)
-            except (NotImplementedError, OSError, ValueError):
-                self._fallback = _FdSource(self._fd)
-                return
-            self._loop = loop
+        if not self._register(loop):
+            return
         self._waiter = waiter = loop.create_future()
         try:
             await waiter
@@ -242,13 +249,8 @@ class _LoopFdSource:
             except RuntimeError:
                 self._fallback = _FdSource(self._fd)
                 continue
-            if self._loop is None:
-                try:
-                    loop.add_reader(self._fd, self._on_readable)
-                except (NotImplementedError, OSError, ValueError):
-                    self._fallback = _FdSource(self._fd)
-                    continue
-                self._loop = loop
+            if not self._register(loop):
+                continue
             self._waiter = waiter = loop.create_future()
             try:
                 await waiter
