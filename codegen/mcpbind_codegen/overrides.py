@@ -47,6 +47,9 @@ class Versions:
         i = PINNED.index(version)
         return PINNED.index(self.first) <= i and (self.last is None or i <= PINNED.index(self.last))
 
+    def __contains__(self, version: object) -> bool:
+        return isinstance(version, str) and self.covers(version)
+
     @property
     def pinned(self) -> tuple[str, ...]:
         """The pinned versions in range."""
