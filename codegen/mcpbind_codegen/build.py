@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from .constructs import REF_PREFIXES, check_constructs
 from .model import (
     ANY,
     OPEN_OBJECT,
@@ -50,7 +51,7 @@ def schema_definitions(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ref_name(ref: str) -> str:
-    for prefix in ("#/$defs/", "#/definitions/"):
+    for prefix in REF_PREFIXES:
         if ref.startswith(prefix):
             return ref[len(prefix) :]
     raise ValueError(f"unsupported $ref {ref!r}")
@@ -77,14 +78,16 @@ def apply_patches(defs: dict[str, Any], tracker: OverrideTracker) -> dict[str, A
             elif isinstance(node, dict) and part in node:
                 node = node[part]
             else:
-                raise OverrideError(f"patch {o.target}: no such location in {tracker.version}")
+                node = None
+                break
         expected, replacement = o.value
         last = parts[-1]
         if not isinstance(node, dict) or node.get(last, _ABSENT) != expected:
-            found = node.get(last, "<absent>") if isinstance(node, dict) else "<not an object>"
-            raise OverrideError(
-                f"patch {o.target} ({tracker.version}): expected {expected!r}, found {found!r}"
+            found = node.get(last, "<absent>") if isinstance(node, dict) else "<no such location>"
+            tracker.mismatch(
+                o, f"patch {o.target} ({tracker.version}): expected {expected!r}, found {found!r}"
             )
+            continue
         node[last] = replacement
         tracker.use(index)
     return defs
@@ -94,6 +97,7 @@ class Builder:
     def __init__(self, schema: dict[str, Any], tracker: OverrideTracker) -> None:
         self.tracker = tracker
         self.src = apply_patches(schema_definitions(schema), tracker)
+        check_constructs(self.src)
         self.defs: dict[str, Definition] = {}
         self._shapes: dict[str, str] = {}
 
@@ -147,7 +151,9 @@ class Builder:
                         if isinstance(params, StructDef):
                             added |= self._add_meta(params)
         if not added:
-            raise OverrideError(f"inherit *.params._meta: nothing to add in {self.tracker.version}")
+            self.tracker.mismatch(
+                o, f"inherit *.params._meta: nothing to add in {self.tracker.version}"
+            )
 
     @staticmethod
     def _add_meta(params: StructDef) -> bool:
@@ -207,10 +213,14 @@ class Builder:
             t = self._property_type(name, wire, sub, hint)
             req = wire in required
             default = None
+            if req and isinstance(sub.get("default"), str | int | bool):
+                req, default = False, sub["default"]  # the schema says what absent means
             tol = self.tracker.find("tolerate", f"{name}.{wire}")
-            if tol is not None:
-                if not req:
-                    raise OverrideError(f"tolerate {name}.{wire}: not required in the schema")
+            if tol is not None and not req:
+                self.tracker.mismatch(
+                    tol, f"tolerate {name}.{wire}: not required, or has a default, in the schema"
+                )
+            elif tol is not None:
                 req, default = False, tol.value
             struct.fields.append(
                 Field(wire, field_name(wire, taken), t, req, sub.get("description"), default)
@@ -219,9 +229,9 @@ class Builder:
     def _property_type(self, owner: str, wire: str, sub: dict[str, Any], hint: str) -> TypeExpr:
         t = self._declared_type(owner, wire, sub, hint)
         lazy = self.tracker.find("lazy", f"{owner}.{wire}")
-        if lazy is not None:
-            if t not in (OPEN_OBJECT, ANY):
-                raise OverrideError(f"lazy {owner}.{wire}: not free-form JSON")
+        if lazy is not None and t not in (OPEN_OBJECT, ANY):
+            self.tracker.mismatch(lazy, f"lazy {owner}.{wire}: not free-form JSON")
+        elif lazy is not None:
             return Prim("raw") if t == OPEN_OBJECT else Prim("rawany")
         return t
 
@@ -232,9 +242,9 @@ class Builder:
                 self.tracker.use(index)
                 return OPEN_OBJECT
         named = self.tracker.find("name", f"{owner}.{wire}")
-        if named is not None:
-            if not (isinstance(sub, dict) and sub.get("properties")):
-                raise OverrideError(f"name {owner}.{wire}: not an inline object")
+        if named is not None and not (isinstance(sub, dict) and sub.get("properties")):
+            self.tracker.mismatch(named, f"name {owner}.{wire}: not an inline object")
+        elif named is not None:
             return Ref(self._inline_struct(sub, hint, named.value))
         return self._type(sub, hint)
 
@@ -353,7 +363,9 @@ class Builder:
         names = {m.name for m in members if isinstance(m, Ref)}
         wanted = set(by_value.values()) | ({default} if default else set())
         if not wanted <= names:
-            raise OverrideError(f"discriminate {target}: {sorted(wanted - names)} not in union")
+            missing = sorted(wanted - names)
+            self.tracker.mismatch(o, f"discriminate {target}: {missing} not in union")
+            return None
         return Discriminator(field, tuple(sorted(by_value.items())), default)
 
     def _resolve_alias(self, t: TypeExpr) -> TypeExpr:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import keyword
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 from .methods import UNMAPPED
+from .overrides import OverrideError, OverrideTracker
 from .pipeline import diff_files, generate_all, generate_version, write_files
 from .schemas import sync_schemas
 
@@ -48,21 +52,46 @@ def _report_unmapped() -> None:
         )
 
 
+@contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """A schema or override the generator cannot handle is one clear message, not a traceback."""
+    try:
+        yield
+    except (OverrideError, ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 @main.command()
 @click.argument("schema", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--version", "version", required=True, help="Protocol version, e.g. 2025-11-25.")
+@click.option(
+    "--version",
+    "version",
+    required=True,
+    help="Version label, e.g. 2025-11-25, or draft-2026-03-31 for an unpinned draft.",
+)
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
     required=True,
-    help="Folder that receives the v<version>/ package.",
+    help="The package folder that receives v<version>/, _common.py and __init__.py.",
 )
 def generate(schema: Path, version: str, out: Path) -> None:
     """Generate the bindings of one schema file (for a new or unpinned version)."""
-    files = generate_version(schema, version, out)
+    package = out.resolve().name
+    if not package.isidentifier() or keyword.iskeyword(package):
+        raise click.BadParameter(f"{package!r} is not a Python package name", param_hint="--out")
+    tracker = OverrideTracker(version)
+    with _one_line_errors():
+        files = generate_version(schema, version, out, tracker=tracker)
     write_files(files)
     _report_unmapped()
-    click.echo(f"wrote {len(files)} files for {version} under {out}")
+    if not tracker.strict:
+        click.echo(
+            f"note: {version} is not a pinned version: {len(tracker.applied)} overrides applied, "
+            f"{len(tracker.skipped)} in range matched nothing and were skipped",
+            err=True,
+        )
+    click.echo(f"wrote {len(files)} files for {version} under {out} (import {package})")
 
 
 @main.command("generate-all")
@@ -71,7 +100,8 @@ def generate(schema: Path, version: str, out: Path) -> None:
 @_OUT
 def generate_all_cmd(manifest: Path, schemas: Path, out: Path) -> None:
     """Regenerate every pinned version and the unified superset."""
-    files = generate_all(manifest, schemas, out)
+    with _one_line_errors():
+        files = generate_all(manifest, schemas, out)
     stale = [p for p in out.rglob("*.py") if p not in files]
     for p in stale:
         p.unlink()
@@ -86,7 +116,8 @@ def generate_all_cmd(manifest: Path, schemas: Path, out: Path) -> None:
 @_OUT
 def check(manifest: Path, schemas: Path, out: Path) -> None:
     """Fail if the committed bindings differ from what the generator emits."""
-    problems = diff_files(generate_all(manifest, schemas, out), out)
+    with _one_line_errors():
+        problems = diff_files(generate_all(manifest, schemas, out), out)
     if problems:
         click.echo("generated/ is out of date (run `make gen`):", err=True)
         for p in problems:

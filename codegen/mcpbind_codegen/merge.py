@@ -29,7 +29,7 @@ from .model import (
     UnionDef,
     UnionOf,
 )
-from .overrides import OVERRIDES, OverrideTracker
+from .overrides import ALL, OVERRIDES, OverrideTracker
 
 UNIFIED = "unified"
 
@@ -51,9 +51,7 @@ def merge_models(models: list[Model]) -> Model:
     for name, d in list(defs.items()):
         if isinstance(d, UnionDef):
             defs[name] = AliasDef(name, UnionOf(d.members), d.doc)
-    table = [
-        dataclasses.replace(o, versions=(UNIFIED,)) for o in OVERRIDES if o.kind == "discriminate"
-    ]
+    table = [dataclasses.replace(o, versions=ALL) for o in OVERRIDES if o.kind == "discriminate"]
     builder = Builder.for_defs(defs, OverrideTracker(UNIFIED, table))
     builder.classify()
     defs = dict(sorted(builder.defs.items()))

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from .build import schema_definitions
 from .model import Definition, Direction, Kind, Lit, MethodDef, Ref, StructDef
-from .overrides import OverrideError, OverrideTracker
+from .overrides import OverrideTracker
 
 Owner = Literal["client", "server", "receiver"]
 
@@ -115,7 +115,9 @@ def extract_methods(
             if not isinstance(method, str):
                 raise ValueError(f"{version}: {name} has no constant `method`")
             params_type, params_required = _params(struct)
-            result_type = _result(name, defs, tracker) if kind != "notification" else None
+            result_type = (
+                _result(name, direction, src, defs, tracker) if kind != "notification" else None
+            )
             owner, cap = _gate(method, direction, src, version)
             out.append(
                 MethodDef(
@@ -150,18 +152,50 @@ def _params(struct: StructDef) -> tuple[str | None, bool]:
     return None, False
 
 
-def _result(request: str, defs: dict[str, Definition], tracker: OverrideTracker) -> str:
+def derive_result(
+    request: str, direction: Direction, src: dict[str, Any], defs: dict[str, Definition]
+) -> str | None:
+    """The result of a request as the schema says it, or None where it does not.
+
+    In order: a ``<Name>Result`` definition; the ``result`` of a ``<Name>ResultResponse``; else
+    the empty result (``EmptyResult``, or the base ``Result``), where the union of results sent
+    back in that direction (``ServerResult`` for a client's requests) has it as a member.
+    """
+    base = request.removesuffix("Request")
+    if base + "Result" in defs:
+        return base + "Result"
+    response = defs.get(base + "ResultResponse")
+    if isinstance(response, StructDef):
+        for f in response.fields:
+            if f.wire == "result" and isinstance(f.type, Ref):
+                return f.type.name
+    union = "ServerResult" if direction == "client_to_server" else "ClientResult"
+    if {"EmptyResult", "Result"} & set(_members(src, union)):
+        return "EmptyResult" if "EmptyResult" in defs else "Result"
+    return None
+
+
+def _result(
+    request: str,
+    direction: Direction,
+    src: dict[str, Any],
+    defs: dict[str, Definition],
+    tracker: OverrideTracker,
+) -> str:
+    derived = derive_result(request, direction, src, defs)
     o = tracker.find("result", request)
-    if o is not None:
-        if o.value not in defs:
-            raise OverrideError(f"result {request}: {o.value} is not defined")
-        derived = request.removesuffix("Request") + "Result"
-        if derived in defs:
-            raise OverrideError(f"result {request}: {derived} exists; the override is stale")
+    if o is not None and (o.value not in defs or o.value == derived):
+        why = f"{o.value} is not defined" if o.value not in defs else "the schema says so already"
+        tracker.mismatch(o, f"result {request} -> {o.value} ({tracker.version}): {why}")
+    elif o is not None:
         return str(o.value)
-    derived = request.removesuffix("Request") + "Result"
-    if derived not in defs:
-        raise ValueError(f"no result type for {request}: add a `result` override")
+    if derived is None:
+        base = request.removesuffix("Request")
+        raise ValueError(
+            f"{tracker.version}: no result type for {request}: the schema has no {base}Result, "
+            f"no {base}ResultResponse and no empty Result among the results of its direction; "
+            "add a `result` override"
+        )
     return derived
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,8 @@ def read_manifest(path: Path) -> tuple[dict[str, Any], list[Pinned]]:
 
 
 def package_name(version: str) -> str:
-    return "v" + version.replace("-", "_")
+    """``2025-11-25`` -> ``v2025_11_25``; ``draft-2026-03-31`` -> ``vdraft_2026_03_31``."""
+    return "v" + re.sub(r"\W", "_", version)
 
 
 def load_schema(path: Path, expected_sha256: str | None = None) -> tuple[dict[str, Any], str]:
@@ -48,8 +50,14 @@ def load_schema(path: Path, expected_sha256: str | None = None) -> tuple[dict[st
     return schema, sha
 
 
-def build_model(schema: dict[str, Any], version: str, source_path: str, sha256: str) -> Model:
-    tracker = OverrideTracker(version)
+def build_model(
+    schema: dict[str, Any],
+    version: str,
+    source_path: str,
+    sha256: str,
+    tracker: OverrideTracker | None = None,
+) -> Model:
+    tracker = tracker or OverrideTracker(version)
     defs = Builder(schema, tracker).build()
     methods = extract_methods(schema, defs, version, tracker)
     tracker.check_all_used()
@@ -57,15 +65,35 @@ def build_model(schema: dict[str, Any], version: str, source_path: str, sha256: 
 
 
 def generate_version(
-    schema_path: Path, version: str, out_dir: Path, source_path: str | None = None
+    schema_path: Path,
+    version: str,
+    out_dir: Path,
+    source_path: str | None = None,
+    tracker: OverrideTracker | None = None,
 ) -> dict[Path, str]:
+    """One version's package under ``out_dir``, and ``out_dir``'s own ``__init__.py`` and
+    ``_common.py``, so the result imports as written. Versions generated into ``out_dir``
+    before stay listed in its ``VERSIONS``."""
     schema, sha = load_schema(schema_path)
-    model = build_model(schema, version, source_path or f"schema/{version}/schema.json", sha)
+    source = source_path or f"schema/{version}/schema.json"
+    model = build_model(schema, version, source, sha, tracker)
     files = emit_package(model, out_dir / package_name(version))
-    files.update(
-        {p: s for p, s in emit_shared({version: sha}, out_dir).items() if p.name == "_common.py"}
-    )
+    versions = {v: s for v, s in generated_versions(out_dir).items() if v != version}
+    files.update(emit_shared({**versions, version: sha}, out_dir, pinned=False))
     return files
+
+
+_VERSION_HEADER = re.compile(r"^# Schema version: (.+)\n(?:#.*\n)*?# sha256: (\w+)$", re.MULTILINE)
+
+
+def generated_versions(out_dir: Path) -> dict[str, str]:
+    """Version -> sha256 of the per-version packages already generated into ``out_dir``."""
+    found: dict[str, str] = {}
+    for init in sorted(out_dir.glob("v*/__init__.py")):
+        m = _VERSION_HEADER.search(init.read_text())
+        if m and package_name(m[1]) == init.parent.name:
+            found[m[1]] = m[2]
+    return found
 
 
 def generate_all(manifest: Path, schema_root: Path, out_dir: Path) -> dict[Path, str]:
