@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from .errors import DEBUG_KEY, EXIT_CODES, main_with_one_line_errors
+from .errors import DEBUG_KEY, EXIT_CODES, ReaderGone, main_with_one_line_errors
 from .lazy import LazyCommand, LazyGroup
 
 __all__ = ["COMMANDS", "EXIT_CODES", "LazyGroup", "main"]
@@ -67,6 +67,12 @@ class CliGroup(LazyGroup):
             return super(CliGroup, self).main(argv, prog_name, complete_var, False, **extra)
 
         main_with_one_line_errors(run, argv, _debug_requested(argv))
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:  # raised past click, which would exit 1 on it
+            raise ReaderGone from exc
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:

@@ -28,6 +28,7 @@ __all__ = [
     "EXIT_TOOL_ERROR",
     "EXIT_USAGE",
     "CliFailure",
+    "ReaderGone",
     "exit_code_for",
     "main_with_one_line_errors",
     "missing_dependency",
@@ -139,6 +140,10 @@ def translate(exc: BaseException) -> NoReturn:
     raise CliFailure(message, code) from exc
 
 
+class ReaderGone(Exception):
+    """stdout's reader went away (``| head -1``): not a failure."""
+
+
 def _silence_stdout() -> None:
     """Point stdout at /dev/null, so the interpreter's final flush after a closed pipe
     neither fails nor prints."""
@@ -168,7 +173,7 @@ def main_with_one_line_errors(
     try:
         code = run(list(args))
         sys.stdout.flush()
-    except BrokenPipeError:
+    except (BrokenPipeError, ReaderGone):
         _silence_stdout()
         sys.exit(EXIT_OK)
     except click.UsageError as exc:

@@ -130,7 +130,11 @@ def server_options(command: Callable[..., T]) -> Callable[..., T]:
         help="Seconds to wait for each answer (0: no limit).",
     )
     @click.option(
-        "--verbose", "-v", is_flag=True, help="Echo a stdio server's stderr to this stderr."
+        "--verbose",
+        "-v",
+        is_flag=True,
+        help="Show the server's log messages of every level (not only warnings and worse), "
+        "and echo a stdio server's stderr.",
     )
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> T:
@@ -150,10 +154,17 @@ def server_options(command: Callable[..., T]) -> Callable[..., T]:
 
 @contextlib.asynccontextmanager
 async def connect(target: ServerTarget, **client_options: Any) -> AsyncIterator[Client]:
-    """A connected, initialized :class:`mcpbind.Client` for ``target``."""
+    """A connected, initialized :class:`mcpbind.Client` for ``target``, answering and showing
+    what the server sends first as :mod:`.handlers` says."""
     from ..client import Client
+    from .handlers import cli_handlers, set_log_level
 
-    options: dict[str, Any] = {"name": "mcpbind-cli", "timeout": target.timeout, **client_options}
+    options: dict[str, Any] = {
+        "name": "mcpbind-cli",
+        "timeout": target.timeout,
+        "handlers": cli_handlers(target.verbose),
+        **client_options,
+    }
     if target.url is not None:
         try:
             import mcpbind.transports.http  # noqa: F401  (open_server(url) uses it)
@@ -169,6 +180,7 @@ async def connect(target: ServerTarget, **client_options: Any) -> AsyncIterator[
         ) as transport,
         Client(transport, **options) as client,
     ):
+        await set_log_level(client, target.verbose)
         yield client
 
 
