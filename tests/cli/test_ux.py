@@ -249,8 +249,6 @@ def test_generate_outside_a_checkout_is_one_line(tmp_path: Path) -> None:
     """``mcpbind generate check`` where there is no schema/ folder: one line that says why."""
     result = _cli("generate", "check", cwd=tmp_path)
     assert result.returncode != 0
-    assert result.stderr.splitlines() == [
-        "Error: the generator failed: FileNotFoundError: [Errno 2] No such file or directory: "
-        "'schema/manifest.json' (this command runs in an mcpbind source checkout, which has "
-        "schema/)"
-    ]
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("Error: the generator failed: ")
+    assert "'schema/manifest.json'" in line and "mcpbind source checkout" in line

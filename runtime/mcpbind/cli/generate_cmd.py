@@ -46,13 +46,15 @@ def generate(args: tuple[str, ...]) -> None:
     # Re-emitted through click so that callers capturing our output (tests, pipes) see it.
     if completed.stdout:
         click.echo(completed.stdout, nl=False)
-    crashed = "Traceback (most recent call last)" in completed.stderr
-    if completed.returncode and crashed and not click.get_current_context().meta.get(DEBUG_KEY):
-        last = completed.stderr.strip().splitlines()[-1]
-        hint = ""
-        if last.startswith("FileNotFoundError") and "schema" in last:
+    if completed.returncode and not click.get_current_context().meta.get(DEBUG_KEY):
+        lines = completed.stderr.strip().splitlines()
+        last = lines[-1].removeprefix("Error: ") if lines else ""
+        outside = "No such file" in last and "schema" in last
+        if outside or "Traceback (most recent call last)" in completed.stderr:
             hint = " (this command runs in an mcpbind source checkout, which has schema/)"
-        raise CliFailure(f"the generator failed: {last}{hint}", completed.returncode)
+            raise CliFailure(
+                f"the generator failed: {last}{hint if outside else ''}", completed.returncode
+            )
     if completed.stderr:
         click.echo(completed.stderr, nl=False, err=True)
     if completed.returncode:
