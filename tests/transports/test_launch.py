@@ -56,3 +56,25 @@ async def test_client_spawns_a_command_line_or_a_server_file(
         assert client.server_info is not None and client.server_info.name == "mcpbind-notes"
         found = await client.call("search_notes", {"query": "welcome"})
         assert found.is_error is not True
+
+
+def test_the_client_type_takes_server_strings_and_rejects_other_values(tmp_path: Path) -> None:
+    """mypy --strict: a command line, a file or a URL is a valid ``Client`` argument; a value
+    that is neither a string, a Server nor a transport is rejected before it runs."""
+    from mypy import api
+
+    snippet = tmp_path / "use_client.py"
+    snippet.write_text(
+        "from mcpbind import Client\n"
+        "Client('python server.py')\n"
+        "Client('server.py')\n"
+        "Client('https://example.com/mcp')\n"
+        "Client(8080)\n"
+    )
+    stdout, _, _ = api.run(
+        ["--strict", "--no-error-summary", "--cache-dir", str(ROOT / ".mypy_cache"), str(snippet)]
+    )
+    errors = [line for line in stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 1 and 'use_client.py:5: error: Argument 1 to "Client"' in errors[0], (
+        stdout
+    )
