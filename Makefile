@@ -2,7 +2,7 @@
 PY ?= python
 export MYPYPATH := runtime:generated:codegen
 
-.PHONY: help setup demo schema gen gen-check lint typecheck test check ci bench-codec bench-rt bench-http conformance
+.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http conformance
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -29,6 +29,13 @@ lint:  ## ruff lint (all code) and format check (hand-written code)
 typecheck:  ## mypy --strict over the three layers and the examples
 	mypy --strict -p mcpbind_codegen -p mcpbind_types -p mcpbind -p examples
 	mypy --strict conformance/everything_server.py conformance/everything_client.py conformance/run.py conformance/stateless_tools.py
+
+tests/typing/installed/node_modules/.installed: tests/typing/installed/package.json tests/typing/installed/package-lock.json
+	npm ci --prefix tests/typing/installed --no-audit --no-fund
+	touch $@
+
+typecheck-installed: tests/typing/installed/node_modules/.installed  ## sdist+wheel and an editable install in fresh venvs: a user's typed script passes mypy --strict and pyright
+	$(PY) tests/typing/installed/run.py
 
 test: schema  ## the test suite, warnings as errors
 	$(PY) -m pytest -W error -q

@@ -16,7 +16,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import msgspec
@@ -55,6 +55,7 @@ from .stateless.meta import (
 from .stateless.subscription import Subscription, filter_from
 from .transports import Transport, memory_pair
 from .transports._peek import STREAM_LOST
+from .transports.launch import ServerLocation, open_server, parse_server
 from .transports.tool_headers import InvalidToolHeaders, header_paths
 from .versions import (
     AUTO,
@@ -64,6 +65,9 @@ from .versions import (
     STATELESS_VERSIONS,
     is_stateless,
 )
+
+if TYPE_CHECKING:
+    from .server.app import Server
 
 __all__ = ["Client", "ClientHandlers", "Subscription", "UnsupportedVersion"]
 
@@ -101,7 +105,10 @@ class ClientHandlers:
 
 
 class Client(ServerMethods):
-    """A typed MCP client. ``Client(server)`` connects in memory to an mcpbind ``Server``.
+    """A typed MCP client. ``Client(server)`` connects in memory to an mcpbind ``Server``;
+    ``Client("python server.py")``, ``Client("server.py")`` and ``Client("https://.../mcp")``
+    spawn or reach one as the CLI does (:mod:`mcpbind.transports.launch`); a ``Transport``, or
+    a context manager that opens one (``connect_http(url, headers=...)``), is used as given.
 
     ``protocol_version``: ``"auto"`` (the default) probes with ``server/discover``
     (``probe_timeout``) and falls back to ``initialize`` on the same connection, so each
@@ -120,7 +127,7 @@ class Client(ServerMethods):
 
     def __init__(
         self,
-        transport: Transport | Any,
+        transport: str | Server | Transport | contextlib.AbstractAsyncContextManager[Transport],
         *,
         name: str = "mcpbind",
         version: str = "0.1.0",
@@ -135,7 +142,10 @@ class Client(ServerMethods):
         log_level: str | None = None,
         max_reissues: int = 2,
     ) -> None:
-        self._target = transport
+        # A bad command line fails here, not on enter.
+        self._target: (
+            ServerLocation | Server | Transport | contextlib.AbstractAsyncContextManager[Transport]
+        ) = parse_server(transport) if isinstance(transport, str) else transport
         self.handlers = handlers or ClientHandlers()
         self._info = t.Implementation(name=name, version=version)
         self._offer = protocol_version
@@ -304,10 +314,8 @@ class Client(ServerMethods):
 
     async def _open_transport(self) -> Transport:
         target = self._target
-        if isinstance(target, str) and target.startswith(("http://", "https://")):
-            from .transports.http import connect_http  # httpx2 is the optional "http" extra
-
-            return await self._stack.enter_async_context(connect_http(target))
+        if isinstance(target, ServerLocation):
+            return await self._stack.enter_async_context(open_server(target))
         factory = target if isinstance(target, contextlib.AbstractAsyncContextManager) else None
         if factory is not None and not hasattr(factory, "send"):
             # A transport factory, such as connect_http(url, headers=...): opened here.
@@ -324,7 +332,7 @@ class Client(ServerMethods):
             tg.start_soon(session.run)
             self._stack.callback(tg.cancel_scope.cancel)
             return client_end
-        return target
+        return cast(Transport, target)  # a transport, perhaps also a context manager: as given
 
     def capabilities(self) -> t.ClientCapabilities:
         caps = t.ClientCapabilities()

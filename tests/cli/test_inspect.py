@@ -31,8 +31,8 @@ def test_ls_lists_tools_resources_templates_and_prompts() -> None:
     out = result.stdout
     assert out.startswith("Notes (mcpbind-notes) 1.0.0, protocol 2026-07-28\n")
     assert "Tools (4):" in out
-    assert "add_note(title, body, tags?)  Add a note and return it" in out
-    assert "slow_count(to, delay?)" in out
+    assert "add_note(title: string, body: string, tags?: string[]|null)  Add a note" in out
+    assert "slow_count(to: integer, delay?: number)" in out
     assert "Resources (2):" in out and "notes://index" in out and "notes://welcome" in out
     assert "Resource templates (1):\n  notes://{id}  A note [text/markdown]" in out
     assert "Prompts (1):\n  summarize_notes(tag?)  Ask the model" in out
@@ -101,7 +101,7 @@ def test_call_arguments_from_a_file(tmp_path: Path) -> None:
     path.write_text('{"query": "welcome"}')
     result = run("call", NOTES, "search_notes", "--args", f"@{path}")
     assert result.exit_code == 0, result.output
-    assert [note["id"] for note in json.loads(result.stdout)["result"]] == ["welcome"]
+    assert [note["id"] for note in json.loads(result.stdout)] == ["welcome"]
 
 
 def test_tool_error_exits_1_with_its_text_on_stderr() -> None:
@@ -144,7 +144,7 @@ def test_progress_bar_for_a_long_call() -> None:
     stderr (progress/total, percentage, message); stdout keeps only the result."""
     result = run("call", NOTES, "slow_count", "--args", '{"to": 5, "delay": 0.02}', "--progress")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {"result": 5}
+    assert result.stdout == "5\n"
     frames = [frame for frame in result.stderr.split("\r") if frame.strip()]
     assert len(frames) == 5
     assert frames[0].startswith("slow_count [######------------------------] 1/5  20%")

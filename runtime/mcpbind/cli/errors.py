@@ -7,14 +7,19 @@ reach (3).
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Final, NoReturn
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any, Final, NoReturn
 
 import click
 
 __all__ = [
+    "DEBUG_KEY",
     "EXIT_CODES",
     "EXIT_CONNECTION",
+    "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
     "EXIT_MISSING_DEPENDENCY",
     "EXIT_OK",
@@ -23,7 +28,9 @@ __all__ = [
     "EXIT_TOOL_ERROR",
     "EXIT_USAGE",
     "CliFailure",
+    "ReaderGone",
     "exit_code_for",
+    "main_with_one_line_errors",
     "missing_dependency",
     "translate",
 ]
@@ -35,7 +42,11 @@ EXIT_PROTOCOL: Final = 2
 EXIT_CONNECTION: Final = 3
 EXIT_TIMEOUT: Final = 4
 EXIT_MISSING_DEPENDENCY: Final = 5
+EXIT_INTERNAL: Final = 70  # EX_SOFTWARE
 EXIT_INTERRUPTED: Final = 130
+
+#: ``click.Context.meta`` key: ``--debug`` was given (tracebacks wanted).
+DEBUG_KEY: Final = "mcpbind.debug"
 
 EXIT_CODES: Final[dict[int, str]] = {
     EXIT_OK: "success",
@@ -44,6 +55,7 @@ EXIT_CODES: Final[dict[int, str]] = {
     EXIT_CONNECTION: "could not start or reach the server, or it went away",
     EXIT_TIMEOUT: "the server did not answer in time (--timeout)",
     EXIT_MISSING_DEPENDENCY: "an optional dependency is not installed (the message names it)",
+    EXIT_INTERNAL: "an unexpected error inside mcpbind (a bug): --debug shows the traceback",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
 }
 
@@ -126,3 +138,58 @@ def translate(exc: BaseException) -> NoReturn:
         raise exc
     code, message = known
     raise CliFailure(message, code) from exc
+
+
+class ReaderGone(Exception):
+    """stdout's reader went away (``| head -1``): not a failure."""
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush after a closed pipe
+    neither fails nor prints."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(devnull)
+
+
+def _fail(message: str, code: int, cause: BaseException | None, debug: bool) -> NoReturn:
+    if debug and cause is not None:
+        traceback.print_exception(cause)
+    click.echo(f"Error: {message.strip() or 'failed'}", err=True)
+    sys.exit(code)
+
+
+def main_with_one_line_errors(
+    run: Callable[[list[str]], Any], args: Sequence[str], debug: bool
+) -> NoReturn:
+    """Run the CLI (``run(args)``, click in non-standalone mode) so that every failure is one
+    line on stderr and an exit code of :data:`EXIT_CODES`; with ``debug`` the traceback of
+    the cause comes first. A reader that stops reading (``mcpbind ls ... | head -1``) is not
+    a failure: exit 0, quietly."""
+    try:
+        code = run(list(args))
+        sys.stdout.flush()
+    except (BrokenPipeError, ReaderGone):
+        _silence_stdout()
+        sys.exit(EXIT_OK)
+    except click.UsageError as exc:
+        where = f" (try '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        _fail(exc.format_message() + where, exc.exit_code, exc.__cause__, debug)
+    except click.ClickException as exc:
+        _fail(exc.format_message(), exc.exit_code, exc.__cause__, debug)
+    except (click.Abort, KeyboardInterrupt):
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception as exc:
+        if debug:
+            raise
+        _fail(
+            f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+            EXIT_INTERNAL,
+            None,
+            debug,
+        )
+    sys.exit(code if isinstance(code, int) else EXIT_OK)

@@ -1,7 +1,8 @@
 """``mcpbind generate ...``: the protocol schema generator, run as ``python -m mcpbind_codegen``.
 
 The runtime never imports the generator (tests/test_layering.py): it runs in a subprocess of
-the same interpreter, with every argument passed through unchanged (``--help`` included).
+the same interpreter, with every argument passed through unchanged (``--help`` included). A
+generator crash is one line (its exception) unless ``mcpbind --debug generate ...``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 
 import click
 
-from .errors import EXIT_MISSING_DEPENDENCY, CliFailure
+from .errors import DEBUG_KEY, EXIT_MISSING_DEPENDENCY, CliFailure
 
 __all__ = ["generate"]
 
@@ -45,6 +46,15 @@ def generate(args: tuple[str, ...]) -> None:
     # Re-emitted through click so that callers capturing our output (tests, pipes) see it.
     if completed.stdout:
         click.echo(completed.stdout, nl=False)
+    if completed.returncode and not click.get_current_context().meta.get(DEBUG_KEY):
+        lines = completed.stderr.strip().splitlines()
+        last = lines[-1].removeprefix("Error: ") if lines else ""
+        outside = "No such file" in last and "schema" in last
+        if outside or "Traceback (most recent call last)" in completed.stderr:
+            hint = " (this command runs in an mcpbind source checkout, which has schema/)"
+            raise CliFailure(
+                f"the generator failed: {last}{hint if outside else ''}", completed.returncode
+            )
     if completed.stderr:
         click.echo(completed.stderr, nl=False, err=True)
     if completed.returncode:

@@ -120,7 +120,7 @@ def _catalog_lines(catalog: dict[str, Any]) -> Any:
     sections: list[tuple[str, list[tuple[str, object]]]] = []
     if "tools" in catalog:
         tools: list[t.Tool] = catalog["tools"]
-        sections.append(("Tools", [(tool_signature(x), x.description) for x in tools]))
+        sections.append(("Tools", [(tool_signature(x, types=True), x.description) for x in tools]))
     if "resources" in catalog:
         resources: list[t.Resource] = catalog["resources"]
         sections.append(("Resources", [(r.uri, _resource_note(r)) for r in resources]))

@@ -21,6 +21,7 @@ __all__ = [
     "pretty_json",
     "prompt_lines",
     "resource_contents_lines",
+    "schema_type",
     "size_text",
     "tool_signature",
     "wire",
@@ -87,26 +88,38 @@ def resource_contents_lines(contents: Iterable[Any], *, header: bool) -> Iterato
 
 
 def call_result_lines(result: t.CallToolResult) -> Iterator[str]:
-    """A tool result: its content blocks, then structured content as pretty JSON (a text
-    block that is only the JSON of the structured content is not repeated)."""
+    """A tool result, each thing once: its content blocks, then structured content as pretty
+    JSON. A text block that is only the JSON of the structured content is not repeated; for
+    a non-object output wrapped as ``{"result": value}``, the value is shown in place of the
+    text block that carries it, without the wrapping (a ``str`` tool prints its string once,
+    a list tool its pretty JSON)."""
     structured: Any = msgspec.UNSET
     if _set(result.structured_content):
         structured = json_value(result.structured_content)
-    # The text form of structured output (the spec's backwards-compatible copy), including
-    # the ``{"result": value}`` wrapping of a non-object output, is not shown twice.
-    copies = [structured]
-    if isinstance(structured, dict) and list(structured) == ["result"]:
-        copies.append(structured["result"])
+    wrapped = isinstance(structured, dict) and list(structured) == ["result"]
+    shown_as_text = False
     for block in result.content:
         if structured is not msgspec.UNSET and isinstance(block, t.TextContent):
-            try:
-                if json.loads(block.text) in copies:
-                    continue
-            except ValueError:
-                pass
+            value = structured["result"] if wrapped else None
+            if wrapped and _carries(block.text, value):
+                shown_as_text = True
+                yield value if isinstance(value, str) else pretty_json(value)
+                continue
+            if _carries(block.text, structured):
+                continue
         yield from content_lines(block)
-    if structured is not msgspec.UNSET:
+    if structured is not msgspec.UNSET and not shown_as_text:
         yield pretty_json(structured)
+
+
+def _carries(text: str, value: Any) -> bool:
+    """Whether ``text`` is ``value`` itself (a string) or its JSON form."""
+    if text == value:
+        return True
+    try:
+        return bool(json.loads(text) == value)
+    except ValueError:
+        return False
 
 
 def prompt_lines(result: t.GetPromptResult) -> Iterator[str]:
@@ -118,12 +131,38 @@ def prompt_lines(result: t.GetPromptResult) -> Iterator[str]:
         yield from lines[1:]
 
 
-def tool_signature(tool: t.Tool) -> str:
-    """``name(a, b?, c?)``: the tool's arguments from its input schema, optional ones with ``?``."""
+def tool_signature(tool: t.Tool, *, types: bool = False) -> str:
+    """``name(a, b?)``: the tool's arguments from its input schema, optional ones with ``?``;
+    with ``types``, their JSON Schema types too: ``name(a: string, b?: integer)``."""
     schema = json_object(tool.input_schema)
     properties = schema.get("properties")
-    names = list(properties) if isinstance(properties, dict) else []
+    props: dict[str, Any] = properties if isinstance(properties, dict) else {}
     required = schema.get("required")
     needed = set(required) if isinstance(required, list) else set()
-    args = ", ".join(name if name in needed else f"{name}?" for name in names)
+    args = ", ".join(
+        f"{name}{'' if name in needed else '?'}" + (f": {schema_type(prop)}" if types else "")
+        for name, prop in props.items()
+    )
     return f"{tool.name}({args})"
+
+
+def schema_type(schema: object) -> str:
+    """A short name for a JSON Schema's type: ``string``, ``integer|null``, ``string[]``,
+    ``"a"|"b"`` for an enum, the definition's name for a ``$ref``."""
+    if not isinstance(schema, dict):
+        return "any"
+    if isinstance(schema.get("enum"), list) and len(schema["enum"]) <= 4:
+        return "|".join(json.dumps(value) for value in schema["enum"])
+    kind = schema.get("type")
+    if kind == "array":
+        return f"{schema_type(schema.get('items'))}[]"
+    if isinstance(kind, str):
+        return kind
+    if isinstance(kind, list):
+        return "|".join(str(k) for k in kind)
+    if isinstance(schema.get("$ref"), str):
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            return "|".join(schema_type(option) for option in schema[key])
+    return "any"

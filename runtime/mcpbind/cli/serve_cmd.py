@@ -1,16 +1,21 @@
-"""``mcpbind serve MODULE:ATTR``: run a server written with mcpbind, over stdio or HTTP.
+"""``mcpbind serve FILE.py[:ATTR]`` or ``MODULE[:ATTR]``: run a server written with mcpbind,
+over stdio or HTTP.
 
-ATTR names a :class:`mcpbind.Server`, or a callable that takes no arguments and returns one
-(a factory such as ``create_server``); without ``:ATTR`` the module's ``server`` is used. The
-current directory is importable, as with ``python -m``, so ``examples.notes_server`` works from
-the repository root whichever way the CLI was started.
+APP is a Python file (loaded as a script would be, its folder importable, its
+``if __name__ == "__main__"`` block not run) or a module name (the current directory is
+importable, as with ``python -m``). ATTR names a :class:`mcpbind.Server`, or a callable that
+takes no arguments and returns one (a factory such as ``create_server``); without ``:ATTR``
+the one ``Server`` the module defines at top level is used (``server`` when there are
+several; ``create_server()`` when there is none).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
+from types import ModuleType
 from typing import Any
 
 import click
@@ -22,26 +27,19 @@ __all__ = ["load_server", "serve"]
 
 
 def load_server(spec: str) -> Server:
-    """Import ``module[:attr]`` and return the :class:`Server` it names (or builds)."""
-    module_name, _, attr = spec.partition(":")
-    attr = attr or "server"
-    if not module_name:
-        raise click.BadParameter("expected MODULE:ATTR", param_hint="APP")
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise click.BadParameter(
-            f"cannot import {module_name!r}: {exc}", param_hint="APP"
-        ) from None
+    """Load ``FILE.py[:attr]`` or ``module[:attr]`` and return the :class:`Server` it names
+    (or builds)."""
+    source, attr = _split(spec)
+    module = _load_file(source) if source.endswith(".py") else _import(source)
+    if attr is None:
+        return _only_server(module, source)
     try:
         value: Any = module
         for part in attr.split("."):
             value = getattr(value, part)
     except AttributeError:
         raise click.BadParameter(
-            f"{module_name!r} has no attribute {attr!r}", param_hint="APP"
+            f"{source!r} has no attribute {attr!r}", param_hint="APP"
         ) from None
     if not isinstance(value, Server) and callable(value):
         value = value()
@@ -53,8 +51,67 @@ def load_server(spec: str) -> Server:
     return value
 
 
+def _split(spec: str) -> tuple[str, str | None]:
+    """``path/to/app.py:server`` -> (``path/to/app.py``, ``server``); a Windows drive's colon
+    is part of the path."""
+    source, sep, attr = spec.rpartition(":")
+    named = all(part.isidentifier() for part in attr.split("."))
+    if not sep or not named or os.path.exists(spec):
+        source, attr = spec, ""
+    if not source:
+        raise click.BadParameter("expected FILE.py[:ATTR] or MODULE[:ATTR]", param_hint="APP")
+    return source, attr or None
+
+
+def _load_file(path: str) -> ModuleType:
+    if not os.path.isfile(path):
+        raise click.BadParameter(f"no such file: {path}", param_hint="APP")
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # as `python path/to/app.py` would
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise click.BadParameter(f"cannot load {path}", param_hint="APP")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _import(name: str) -> ModuleType:
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise click.BadParameter(f"cannot import {name!r}: {exc}", param_hint="APP") from None
+
+
+def _only_server(module: ModuleType, source: str) -> Server:
+    """The one ``Server`` defined at the top of ``module``; ``server`` among several; else
+    what its ``create_server()`` returns."""
+    found = {name: value for name, value in vars(module).items() if isinstance(value, Server)}
+    if len(found) == 1:
+        return next(iter(found.values()))
+    if "server" in found:
+        return found["server"]
+    factory = getattr(module, "create_server", None)
+    if not found and callable(factory) and isinstance(server := factory(), Server):
+        return server
+    if found:
+        names = ", ".join(sorted(found))
+        raise click.BadParameter(
+            f"{source} defines several Servers ({names}): add :NAME", param_hint="APP"
+        )
+    raise click.BadParameter(
+        f"{source} defines no mcpbind Server at top level; name a factory with {source}:NAME",
+        param_hint="APP",
+    )
+
+
 @click.command()
-@click.argument("app", metavar="MODULE[:ATTR]")
+@click.argument("app", metavar="FILE.py[:ATTR] | MODULE[:ATTR]")
 @click.option(
     "--http",
     "port",
@@ -70,9 +127,11 @@ def load_server(spec: str) -> Server:
 )
 @click.option("--path", default="/mcp", show_default=True, help="The MCP endpoint for --http.")
 def serve(app: str, port: int | None, host: str, path: str) -> None:
-    """Serve the mcpbind Server MODULE:ATTR over stdio, or over HTTP with --http PORT.
+    """Serve the mcpbind Server in APP (a file or a module) over stdio, or over HTTP with
+    --http PORT.
 
     \b
+    mcpbind serve examples/notes_server.py
     mcpbind serve examples.notes_server:server
     mcpbind serve examples.files_server:create_server --http 8000
     """

@@ -1,8 +1,10 @@
 """The SERVER argument shared by ls, call, read, prompt and bind: how to reach one server.
 
-A SERVER is an ``http://`` or ``https://`` URL (Streamable HTTP, from the ``http`` extra,
-imported only then) or a command line that starts a stdio server, split like a shell would
-(``"python -m examples.notes_server"``). The spawned server sees only the few inherited
+A SERVER is parsed as ``Client("...")`` parses it (:mod:`mcpbind.transports.launch`): an
+``http://`` or ``https://`` URL (Streamable HTTP, from the ``http`` extra, imported only then,
+with ``--header`` on every request), a ``.py`` file (run with this interpreter) or a ``.js``
+file (run with ``node``), or a command line that starts a stdio server, split like a shell
+would (``"python -m examples.notes_server"``). The spawned server sees only the few inherited
 variables of :data:`mcpbind.transports.INHERITED_ENV` plus ``--env``, so secrets in this
 shell do not leak into it.
 """
@@ -11,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import click
 
+from ..transports.launch import ServerLocation, open_server, parse_server
 from .errors import EXIT_USAGE, CliFailure, missing_dependency, translate
 
 if TYPE_CHECKING:
@@ -37,6 +39,7 @@ class ServerTarget:
     argv: tuple[str, ...] = ()
     url: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
     timeout: float | None = 60.0
     verbose: bool = False
@@ -47,28 +50,49 @@ class ServerTarget:
         spec: str,
         *,
         env: tuple[str, ...] = (),
+        headers: tuple[str, ...] = (),
         cwd: str | None = None,
         timeout: float | None = 60.0,
         verbose: bool = False,
     ) -> ServerTarget:
-        """Validate SERVER and ``--env`` values; raise :class:`click.BadParameter` if bad."""
+        """Validate SERVER, ``--env`` and ``--header`` values; raise
+        :class:`click.BadParameter` if bad."""
         variables: dict[str, str] = {}
         for item in env:
             name, sep, value = item.partition("=")
             if not sep or not name:
                 raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--env")
             variables[name] = value
+        fields: dict[str, str] = {}
+        for item in headers:
+            name, sep, value = item.partition(":")
+            if not sep or not name.strip() or any(c.isspace() for c in name.strip()):
+                raise click.BadParameter(
+                    f"expected 'Name: value', got {item!r}", param_hint="--header"
+                )
+            fields[name.strip()] = value.strip()
         if timeout is not None and timeout <= 0:
             timeout = None
-        if spec.startswith(("http://", "https://")):
-            return cls(spec, url=spec, env=variables, cwd=cwd, timeout=timeout, verbose=verbose)
         try:
-            argv = tuple(shlex.split(spec))
+            location = parse_server(spec)
         except ValueError as exc:
-            raise click.BadParameter(f"cannot split {spec!r}: {exc}", param_hint="SERVER") from None
-        if not argv:
-            raise click.BadParameter("empty command line", param_hint="SERVER")
-        return cls(spec, argv=argv, env=variables, cwd=cwd, timeout=timeout, verbose=verbose)
+            raise click.BadParameter(str(exc), param_hint="SERVER") from None
+        if location.url is None and fields:
+            raise CliFailure(
+                "--header applies to http(s) URLs only, not to stdio servers", EXIT_USAGE
+            )
+        if location.url is not None and variables:
+            raise CliFailure("--env applies to stdio servers only, not to URLs", EXIT_USAGE)
+        return cls(
+            spec,
+            argv=location.argv,
+            url=location.url,
+            env=variables,
+            headers=fields,
+            cwd=cwd,
+            timeout=timeout,
+            verbose=verbose,
+        )
 
 
 def server_options(command: Callable[..., T]) -> Callable[..., T]:
@@ -85,6 +109,14 @@ def server_options(command: Callable[..., T]) -> Callable[..., T]:
         help="Environment variable for a stdio server (repeatable).",
     )
     @click.option(
+        "--header",
+        "-H",
+        "headers",
+        multiple=True,
+        metavar="'NAME: VALUE'",
+        help="HTTP header sent with every request to an http(s) SERVER (repeatable).",
+    )
+    @click.option(
         "--cwd",
         type=click.Path(exists=True, file_okay=False),
         default=None,
@@ -98,13 +130,18 @@ def server_options(command: Callable[..., T]) -> Callable[..., T]:
         help="Seconds to wait for each answer (0: no limit).",
     )
     @click.option(
-        "--verbose", "-v", is_flag=True, help="Echo a stdio server's stderr to this stderr."
+        "--verbose",
+        "-v",
+        is_flag=True,
+        help="Show the server's log messages of every level (not only warnings and worse), "
+        "and echo a stdio server's stderr.",
     )
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> T:
         target = ServerTarget.parse(
             kwargs.pop("server"),
             env=tuple(kwargs.pop("env")),
+            headers=tuple(kwargs.pop("headers")),
             cwd=kwargs.pop("cwd"),
             timeout=kwargs.pop("timeout"),
             verbose=kwargs.pop("verbose"),
@@ -117,30 +154,33 @@ def server_options(command: Callable[..., T]) -> Callable[..., T]:
 
 @contextlib.asynccontextmanager
 async def connect(target: ServerTarget, **client_options: Any) -> AsyncIterator[Client]:
-    """A connected, initialized :class:`mcpbind.Client` for ``target``."""
+    """A connected, initialized :class:`mcpbind.Client` for ``target``, answering and showing
+    what the server sends first as :mod:`.handlers` says."""
     from ..client import Client
+    from .handlers import cli_handlers, set_log_level
 
-    options: dict[str, Any] = {"name": "mcpbind-cli", "timeout": target.timeout, **client_options}
+    options: dict[str, Any] = {
+        "name": "mcpbind-cli",
+        "timeout": target.timeout,
+        "handlers": cli_handlers(target.verbose),
+        **client_options,
+    }
     if target.url is not None:
-        if target.env:
-            raise CliFailure("--env applies to stdio servers only, not to URLs", EXIT_USAGE)
         try:
-            import mcpbind.transports.http  # noqa: F401  (Client(url) uses it)
+            import mcpbind.transports.http  # noqa: F401  (open_server(url) uses it)
         except ImportError as exc:
             raise missing_dependency("an http(s) SERVER", exc, "http") from None
-        async with Client(target.url, **options) as client:
-            yield client
-        return
-    from ..transports import StdioClientTransport
-
-    on_stderr = _echo_stderr if target.verbose else None
-    command, *args = target.argv
     async with (
-        StdioClientTransport.spawn(
-            command, args, env=target.env, cwd=target.cwd, on_stderr=on_stderr
+        open_server(
+            ServerLocation(target.spec, url=target.url, argv=target.argv),
+            env=target.env,
+            cwd=target.cwd,
+            on_stderr=_echo_stderr if target.verbose else None,
+            headers=target.headers,
         ) as transport,
         Client(transport, **options) as client,
     ):
+        await set_log_level(client, target.verbose)
         yield client
 
 

@@ -161,9 +161,19 @@ async def http_error_responses(
             data = extra  # as the server sent it (e.g. the versions it supports)
     else:
         code = INTERNAL_ERROR
-        snippet = body[:200].decode("utf-8", "replace").strip()
+        snippet = _plain_snippet(body, response.headers.get("content-type", ""))
         text = f"{detail}: {snippet}" if snippet else detail
     return [error_response(rid, code, text, data) for rid in request_ids]
+
+
+def _plain_snippet(body: bytes, content_type: str) -> str:
+    """The start of a plain-text error body on one line; nothing for an HTML page (a proxy's
+    or web server's error page says no more than its status line)."""
+    text = body[:400].decode("utf-8", "replace").strip()
+    if "html" in content_type.lower() or text.startswith("<"):
+        return ""
+    line = " ".join(text.split())
+    return line if len(line) <= 160 else line[:157] + "..."
 
 
 def lost_responses(request_ids: tuple[RequestId, ...] | set[RequestId], why: str) -> list[bytes]:

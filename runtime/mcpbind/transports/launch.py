@@ -1,0 +1,93 @@
+"""One string that says where a server is, as the CLI and ``Client("...")`` both take it.
+
+* ``http://`` or ``https://``: a Streamable HTTP endpoint (the ``http`` extra, imported only
+  then), falling back to the 2024-11-05 HTTP+SSE transport.
+* a path to a ``.py`` file: run with this Python interpreter (``sys.executable``); a ``.js``,
+  ``.mjs`` or ``.cjs`` file: run with ``node``. A command line whose first word is such a
+  file gets the same treatment (``"server.py --debug"``).
+* anything else: a command line that starts a stdio server, split like a POSIX shell would
+  (``"python -m examples.notes_server"``, ``"npx -y @modelcontextprotocol/server-everything"``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+
+from .base import Transport
+from .stdio import StdioClientTransport
+
+__all__ = ["ServerLocation", "open_server", "parse_server"]
+
+_INTERPRETERS = {".py": None, ".js": "node", ".mjs": "node", ".cjs": "node"}
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLocation:
+    """A parsed server string: a ``url``, or the ``argv`` of a stdio server."""
+
+    text: str
+    url: str | None = None
+    argv: tuple[str, ...] = ()
+
+
+def _interpreter_for(path: str) -> str | None:
+    """The program that runs the script ``path``, or ``None`` when it is not a script file."""
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix not in _INTERPRETERS or not os.path.isfile(path):
+        return None
+    return _INTERPRETERS[suffix] or sys.executable
+
+
+def parse_server(text: str) -> ServerLocation:
+    """Parse a server string (see the module docstring); :class:`ValueError` when it is empty
+    or cannot be split."""
+    if text.startswith(("http://", "https://")):
+        return ServerLocation(text, url=text)
+    interpreter = _interpreter_for(text)  # a script path, spaces and all
+    if interpreter is not None:
+        return ServerLocation(text, argv=(interpreter, text))
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise ValueError(f"cannot split the server command {text!r}: {exc}") from None
+    if not argv:
+        raise ValueError("empty server command line")
+    interpreter = _interpreter_for(argv[0])
+    if interpreter is not None:
+        argv.insert(0, interpreter)
+    return ServerLocation(text, argv=tuple(argv))
+
+
+@contextlib.asynccontextmanager
+async def open_server(
+    server: str | ServerLocation,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    on_stderr: Callable[[str], object] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> AsyncIterator[Transport]:
+    """The open transport to ``server``: spawned (``env``, ``cwd``, ``on_stderr``: see
+    :meth:`StdioClientTransport.spawn`) or connected over HTTP (``headers`` on every request);
+    closed (the process shut down) on exit."""
+    location = parse_server(server) if isinstance(server, str) else server
+    if location.url is not None:
+        if env:
+            raise ValueError("environment variables apply to stdio servers only, not to URLs")
+        from .http import connect_http  # httpx2 is the optional "http" extra
+
+        async with connect_http(location.url, headers=headers) as transport:
+            yield transport
+        return
+    if headers:
+        raise ValueError("HTTP headers apply to http(s) URLs only, not to stdio servers")
+    command, *args = location.argv
+    async with StdioClientTransport.spawn(
+        command, args, env=env, cwd=cwd, on_stderr=on_stderr
+    ) as spawned:
+        yield spawned
