@@ -219,10 +219,12 @@ def test_ctrl_c_at_the_prompt_exits_and_stops_the_servers(config: Path) -> None:
         os.close(fd)
 
 
-def test_sampling_and_elicitation_are_shown_for_approval(config: Path) -> None:
+def test_sampling_and_elicitation_are_shown_for_approval(tmp_path: Path) -> None:
     """client/sampling.mdx §User Interaction Model (view and edit the prompt, then approve) and
     client/elicitation.mdx §Security Considerations (which server asks, decline possible): the
-    terminal host shows both requests and sends what the user typed."""
+    terminal host shows both requests and sends what the user typed. The server is pinned to
+    the handshake era (``protocolVersion``), where a refusal goes back to the tool."""
+    config = _write_config(tmp_path, {"s": {**NORMAL, "protocolVersion": "handshake"}})
     typed = "\n".join(
         [
             'call s__sample {"prompt": "hello"}',

@@ -12,7 +12,9 @@
 
 A server is stdio (``command``, ``args``, ``env``, ``cwd``) or HTTP (``url``, ``headers``);
 ``type`` may say which. mcpbind's own keys are all optional: ``enabled`` (``disabled`` is also
-read, as some hosts write it), ``timeout`` (seconds per request), ``roots`` (paths or
+read, as some hosts write it), ``protocolVersion`` (pin one: ``handshake``, ``stateless`` or a
+version such as ``2025-06-18``; the default ``auto`` negotiates per server), ``timeout``
+(seconds per request), ``roots`` (paths or
 ``file://`` URIs the server may see), ``approval`` (see :mod:`mcpbind.host.approval`) and
 ``maxMessageSize``. A ``command`` of ``python`` or ``python3`` runs the host's own
 interpreter (so a file written for a virtualenv works from it). Unknown keys, and keys of the
@@ -26,11 +28,13 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 
 from mcpbind_types import unified as t
+
+from ..versions import ALL_VERSIONS, LATEST_HANDSHAKE, LATEST_STATELESS
 
 __all__ = [
     "ApprovalPolicy",
@@ -42,6 +46,7 @@ __all__ = [
     "load_config",
     "parse_config",
     "parse_server",
+    "pinned_version",
 ]
 
 PolicyValue = Literal["allow", "deny", "ask"]
@@ -99,6 +104,7 @@ class ServerConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, ren
         default_factory=ApprovalPolicy
     )
     max_message_size: int | None = None
+    protocol_version: str | None = None
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -107,6 +113,10 @@ class ServerConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, ren
     @property
     def active(self) -> bool:
         return self.enabled and not self.disabled
+
+    def pinned_version(self) -> str | None:
+        """The version to connect with (``None``: negotiate, as ``protocol_version="auto"``)."""
+        return pinned_version(self.protocol_version)
 
     def policy(self) -> ApprovalPolicy:
         if isinstance(self.approval, str):
@@ -134,6 +144,20 @@ class HostConfig(msgspec.Struct, kw_only=True, rename="camel"):
 
 
 _NAME = re.compile(r"\S(?:.{0,62}\S)?")
+
+
+_ERAS: Final = {"auto": None, "handshake": LATEST_HANDSHAKE, "stateless": LATEST_STATELESS}
+
+
+def pinned_version(value: str | None) -> str | None:
+    """``protocolVersion``: ``auto`` (or absent), an era (``handshake``, ``stateless``) or a
+    version this runtime speaks; ``None`` means negotiate. Raises ``ValueError`` otherwise."""
+    if value is None or value in ALL_VERSIONS:
+        return None if value is None else value
+    if value in _ERAS:
+        return _ERAS[value]
+    choices = ", ".join((*_ERAS, *ALL_VERSIONS))
+    raise ValueError(f"unknown protocol version {value!r}; one of {choices}")
 
 
 def _root_uri(value: str, cwd: str | None) -> str:
@@ -187,6 +211,10 @@ def check_server(name: str, config: ServerConfig) -> ServerConfig:
         )
     if config.max_message_size is not None and config.max_message_size < 1024:
         raise ConfigError(name, "maxMessageSize", "must be at least 1024 bytes")
+    try:
+        pinned_version(config.protocol_version)
+    except ValueError as exc:
+        raise ConfigError(name, "protocolVersion", str(exc)) from None
     for root in config.roots or ():
         uri = root if isinstance(root, str) else root.uri
         if "://" in uri and not uri.startswith("file://"):

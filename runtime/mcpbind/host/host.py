@@ -47,6 +47,7 @@ from .config import (
     load_config,
     parse_config,
     parse_server,
+    pinned_version,
 )
 from .state import (
     Backoff,
@@ -58,7 +59,7 @@ from .state import (
     Target,
     UnknownName,
 )
-from .supervisor import Supervisor
+from .supervisor import LISTS, Supervisor
 
 __all__ = ["Host"]
 
@@ -146,17 +147,25 @@ class Host(Supervisor):
         approval: ApprovalPolicy | None = None,
         roots: list[t.Root] | None = None,
         timeout: float | None = None,
+        protocol_version: str | None = None,
         wait: bool = True,
     ) -> None:
-        """Start one more server. For a ``Server`` or connector, policy and roots come from the
-        keywords; a :class:`ServerConfig` carries its own."""
+        """Start one more server. For a ``Server`` or connector, policy, roots and a pinned
+        ``protocol_version`` (an era or a version; default: negotiate) come from the keywords;
+        a :class:`ServerConfig` carries its own."""
         if name in self._handles:
             raise ConfigError(name, None, "a server with this name already exists")
         if isinstance(target, Mapping):
             target = parse_server(name, target)
         elif isinstance(target, ServerConfig):
             check_server(name, target)
-        handle = self._start(name, target, approval=approval, roots=roots, timeout=timeout)
+        try:
+            pinned = pinned_version(protocol_version)
+        except ValueError as exc:
+            raise ConfigError(name, "protocolVersion", str(exc)) from None
+        handle = self._start(
+            name, target, approval=approval, roots=roots, timeout=timeout, protocol_version=pinned
+        )
         if wait:
             with anyio.move_on_after(self.startup_timeout):
                 await handle.settled.wait()
@@ -182,6 +191,7 @@ class Host(Supervisor):
                 approval=handle.policy,
                 roots=handle.roots,
                 timeout=handle.timeout,
+                protocol_version=handle.protocol_version,
                 force=True,
             )
             if wait:
@@ -221,25 +231,25 @@ class Host(Supervisor):
         approval: ApprovalPolicy | None = None,
         roots: list[t.Root] | None = None,
         timeout: float | None = None,
+        protocol_version: str | None = None,
         force: bool = False,
     ) -> Handle:
         if self._tg is None:
             raise RuntimeError("use the host as `async with Host(...) as host`")
-        if isinstance(target, ServerConfig) and not force:
+        if isinstance(target, ServerConfig):
             handle = Handle(
                 name,
                 target,
-                target.policy(),
-                target.root_list(),
-                target.timeout,
+                approval if force and approval is not None else target.policy(),
+                roots if force else target.root_list(),
+                timeout if force else target.timeout,
                 target.max_message_size,
-            )
-        elif isinstance(target, ServerConfig):
-            handle = Handle(
-                name, target, approval or target.policy(), roots, timeout, target.max_message_size
+                protocol_version if force else target.pinned_version(),
             )
         else:
-            handle = Handle(name, target, approval or ApprovalPolicy(), roots, timeout, None)
+            handle = Handle(
+                name, target, approval or ApprovalPolicy(), roots, timeout, None, protocol_version
+            )
         self._handles[name] = handle
         if isinstance(target, ServerConfig) and not target.active and not force:
             handle.status = "stopped"
@@ -255,9 +265,18 @@ class Host(Supervisor):
         out = []
         for name, h in sorted(self._handles.items()):
             info = h.client.server_info if h.client is not None else None
+            version = h.client.protocol_version if h.client is not None else None
             out.append(
                 ServerState(
-                    name, h.status, h.transport, h.error, h.connects, h.pid, info, h.notifications
+                    name,
+                    h.status,
+                    h.transport,
+                    h.error,
+                    h.connects,
+                    h.pid,
+                    info,
+                    h.notifications,
+                    version,
                 )
             )
         return out
@@ -287,6 +306,21 @@ class Host(Supervisor):
             for name, h in sorted(self._handles.items())
             if h.client is not None and h.client.instructions
         }
+
+    async def refresh(self, server: str | None = None) -> None:
+        """Bring the catalog up to date where it may be stale (caching.mdx: check freshness
+        when the data is needed): each 2026-07-28 server's lists are fetched through its
+        client's cache, so pages still within their ``ttlMs`` cost nothing and stale ones are
+        fetched again. Handshake-era lists have no TTL and follow ``list_changed``."""
+        names = [server] if server is not None else sorted(self._handles)
+        for name in names:
+            handle = self._handle(name)
+            client = handle.client
+            if client is None or client.era != "stateless":
+                continue
+            for kind in LISTS:
+                await self._load(handle, client, kind)
+        self._rebuild()
 
     async def call_tool(
         self,

@@ -23,6 +23,7 @@ from mcpbind_types import unified as t
 from ..client import Client
 from ..protocol import CONNECTION_CLOSED, INVALID_PARAMS, McpError
 from ..server.app import Server
+from ..stateless.subscription import Subscription
 from ..transports import StdioClientTransport, Transport
 from .catalog import ServerLists
 from .config import ApprovalPolicy, ServerConfig
@@ -106,6 +107,8 @@ class ServerState:
     pid: int | None
     server_info: t.Implementation | None
     notifications: int
+    #: The negotiated protocol version (``None`` while not connected).
+    protocol_version: str | None = None
 
 
 @dataclass(eq=False)
@@ -118,6 +121,8 @@ class Handle:
     roots: list[t.Root] | None
     timeout: float | None
     max_message_size: int | None
+    #: A pinned protocol version (``None``: negotiated, as ``Client(protocol_version="auto")``).
+    protocol_version: str | None = None
     status: Status = "starting"
     client: Client | None = None
     lists: ServerLists = field(default_factory=ServerLists)
@@ -133,6 +138,10 @@ class Handle:
     done: anyio.Event = field(default_factory=anyio.Event)
     dirty: set[str] = field(default_factory=set)
     dirty_event: anyio.Event = field(default_factory=anyio.Event)
+    #: 2026-07-28: the ``subscriptions/listen`` stream that carries list changes.
+    subscription: Subscription | None = None
+    #: How many times that stream was opened again after it ended.
+    listens: int = 0
     logs: deque[t.LoggingMessageNotificationParams] = field(
         default_factory=lambda: deque(maxlen=200)
     )

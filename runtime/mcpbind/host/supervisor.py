@@ -1,5 +1,12 @@
 """The supervision half of the Host: one task per server that connects, loads every list,
-follows ``list_changed``, and retries with backoff when the server fails or dies.
+follows list changes, and retries with backoff when the server fails or dies.
+
+Each server gets the era it speaks (``Client(protocol_version="auto")``: ``server/discover``,
+then ``initialize`` for older servers), unless its configuration pins one. List changes arrive
+unsolicited on the handshake era and on a ``subscriptions/listen`` stream on 2026-07-28
+(basic/patterns/subscriptions.mdx), which is opened before the first fetch and opened again,
+with backoff, whenever it ends while the server is still connected; both feed the same
+debounced refresh. Sampling and elicitation reach the same hooks (:mod:`.gate`) in both eras.
 
 Kept apart from :mod:`.host` (the public API: lifecycle calls and routing) so each stays
 readable; the Host inherits it. Events go to ``on_event`` and the ``mcpbind.host`` logger.
@@ -18,13 +25,15 @@ import anyio
 from mcpbind_types import unified as t
 
 from ..client import Client, ClientHandlers
-from ..protocol import McpError
-from ..versions import LATEST_HANDSHAKE
+from ..protocol import METHOD_NOT_FOUND, McpError
+from ..versions import AUTO
 from .catalog import Catalog, ServerLists
 from .gate import Gate
 from .state import Backoff, EventKind, Handle, HostEvent, describe, open_target
 
-__all__ = ["Supervisor"]
+__all__ = ["LISTS", "Supervisor"]
+
+LISTS = ("tools", "resources", "prompts")
 
 logger = logging.getLogger("mcpbind.host")
 
@@ -100,7 +109,10 @@ class Supervisor(Gate):
 
     async def _serve(self, handle: Handle, client: Client) -> str:
         """Run one connected session until it closes or a restart is asked; say why it ended."""
-        for kind in ("tools", "resources", "prompts"):
+        listening = False
+        if client.era == "stateless":  # before the first fetch: no change is missed
+            listening = await self._listen(handle, client, first=True)
+        for kind in LISTS:
             await self._load(handle, client, kind)
         handle.client = client
         handle.status = "running"
@@ -123,6 +135,8 @@ class Supervisor(Gate):
             tg.start_soon(until, connection.wait_closed)
             tg.start_soon(until, handle.wake.wait)
             tg.start_soon(self._refresher, handle, client)
+            if listening:
+                tg.start_soon(self._keep_listening, handle, client)
         if connection.closed:
             return connection.close_reason or "connection closed"
         return "restart requested" if handle.restart else "stopped"
@@ -149,16 +163,13 @@ class Supervisor(Gate):
             logging=self._logging_for(handle),
             notification=self._notification_for(handle),
         )
-        # The handshake era, pinned on purpose (Client's default is "auto"): the Host's
-        # features are built on it. Its catalog follows unsolicited list_changed (2026-07-28
-        # sends them only on a subscriptions/listen stream), and a refused sampling or
-        # elicitation goes back to the server as an error the tool reports, while on
-        # 2026-07-28 a declined input round just ends the call (sampling.mdx §Error
-        # Handling). Negotiating the era is a later step: listen + per-era approval results.
+        # "auto" unless pinned: the server's newest era. A refused sampling request goes back
+        # to a handshake-era server as an error its tool reports; on 2026-07-28 the server is
+        # not waiting, so the call just ends with that error (sampling.mdx §Error Handling).
         options: dict[str, Any] = {
             "name": self.client_name,
             "handlers": handlers,
-            "protocol_version": LATEST_HANDSHAKE,
+            "protocol_version": handle.protocol_version or AUTO,
         }
         options["timeout"] = handle.timeout if handle.timeout is not None else 60.0
         async with open_target(handle) as target, Client(target, **options) as client:
@@ -180,6 +191,58 @@ class Supervisor(Gate):
             if client.connection is not None and client.connection.closed:
                 raise
             logger.warning("server %r: listing %s failed: %s", handle.name, kind, exc)
+
+    async def _listen(self, handle: Handle, client: Client, *, first: bool = False) -> bool:
+        """Open a ``subscriptions/listen`` stream for the lists the server says can change;
+        False when there is nothing to follow (or, the first time, the server refuses).
+        A stream that cannot be opened later is retried by :meth:`_keep_listening`."""
+        handle.subscription = None
+        wanted = {k: client.peer_has_capability((k, "listChanged")) for k in LISTS}
+        if not any(wanted.values()):
+            return False
+        try:
+            with anyio.fail_after(handle.timeout or 60.0):
+                handle.subscription = await client.listen(
+                    tools_list_changed=wanted["tools"],
+                    prompts_list_changed=wanted["prompts"],
+                    resources_list_changed=wanted["resources"],
+                )
+        except (McpError, TimeoutError) as exc:
+            if client.connection is not None and client.connection.closed:
+                raise
+            refused = isinstance(exc, McpError) and exc.code == METHOD_NOT_FOUND
+            message = f"cannot listen for list changes: {describe(exc)}"
+            self._emit("warning", handle.name, message, level=logging.WARNING)
+            return not (first and refused)
+        return True
+
+    async def _keep_listening(self, handle: Handle, client: Client) -> None:
+        """Open the listen stream again, with backoff, whenever it ends while the server is
+        connected (subscriptions.mdx §Graceful Closure: the client MAY reconnect); changes
+        made meanwhile were missed, so every list is fetched again once it is back."""
+        connection = client.connection
+        assert connection is not None
+        failures = 0
+        while True:
+            since = anyio.current_time()
+            sub = handle.subscription
+            why = "it could not be opened"
+            if sub is not None:
+                await sub.wait_ended()
+                if connection.closed:
+                    return
+                why = describe(sub.error) if sub.error is not None else "the server ended it"
+            if anyio.current_time() - since >= self.backoff.reset_after:
+                failures = 0
+            delay = self.backoff.delay(failures)
+            failures += 1
+            message = f"list-change stream ended ({why}); listening again in {delay:.2g}s"
+            self._emit("warning", handle.name, message, level=logging.INFO)
+            await anyio.sleep(delay)
+            handle.listens += 1
+            if await self._listen(handle, client) and handle.subscription is not None:
+                handle.dirty.update(LISTS)
+                handle.dirty_event.set()
 
     async def _refresher(self, handle: Handle, client: Client) -> None:
         """Refetch lists marked dirty by list_changed; a flood costs one refresh per interval."""
