@@ -74,7 +74,7 @@ def test_run_mode_lists_and_calls(two_servers: Path) -> None:
     )
     out = result.output
     assert result.exit_code == 1, out  # some commands were denied
-    assert "server c: running, stdio (crashy 1.0.0)" in out
+    assert "server c: running, stdio (crashy 1.0.0), protocol 2026-07-28, pid" in out
     assert (
         "s__write(value) [ask]" in out
         and "s__echo(text) [allow]" in out

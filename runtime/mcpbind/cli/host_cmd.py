@@ -171,9 +171,12 @@ class _Shell:
         for state in self.host.servers():
             info = state.server_info
             label = f" ({info.name} {info.version})" if info is not None else ""
+            version = f", protocol {state.protocol_version}" if state.protocol_version else ""
             pid = f", pid {state.pid}" if state.pid is not None else ""
             error = f" - {state.error.splitlines()[0]}" if state.error else ""
-            line = f"server {state.name}: {state.status}, {state.transport}{label}{pid}{error}"
+            line = (
+                f"server {state.name}: {state.status}, {state.transport}{label}{version}{pid}{error}"
+            )
             self.term.say(line)
 
     def show_tools(self) -> None:
