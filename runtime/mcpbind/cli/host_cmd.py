@@ -174,9 +174,7 @@ class _Shell:
             version = f", protocol {state.protocol_version}" if state.protocol_version else ""
             pid = f", pid {state.pid}" if state.pid is not None else ""
             error = f" - {state.error.splitlines()[0]}" if state.error else ""
-            line = (
-                f"server {state.name}: {state.status}, {state.transport}{label}{version}{pid}{error}"
-            )
+            line = f"server {state.name}: {state.status}, {state.transport}{label}{version}{pid}{error}"
             self.term.say(line)
 
     def show_tools(self) -> None:

@@ -41,14 +41,13 @@ from .catalog import Catalog, LlmFormat, llm_tools
 from .config import (
     ApprovalPolicy,
     ConfigError,
+    ConfigWarning,
     HostConfig,
     ServerConfig,
     check_server,
-    load_config,
-    parse_config,
-    parse_server,
     pinned_version,
 )
+from .config_file import load_config, parse_config, parse_server
 from .state import (
     Backoff,
     Handle,
@@ -92,7 +91,7 @@ class Host(Supervisor):
         refresh_interval: float = 0.05,
         client_name: str = "mcpbind-host",
     ) -> None:
-        self._initial = _targets(config)
+        self._initial, self._warnings = _targets(config)
         self.approve = approve
         self.check = check
         self.sampler = sampler
@@ -115,6 +114,8 @@ class Host(Supervisor):
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         try:
+            for warning in self._warnings:
+                self._warn(warning)
             for name, target in self._initial.items():
                 self._start(name, target)
             await self.wait_settled(self.startup_timeout)
@@ -156,7 +157,7 @@ class Host(Supervisor):
         if name in self._handles:
             raise ConfigError(name, None, "a server with this name already exists")
         if isinstance(target, Mapping):
-            target = parse_server(name, target)
+            target = parse_server(name, target, self._warn)
         elif isinstance(target, ServerConfig):
             check_server(name, target)
         try:
@@ -216,6 +217,10 @@ class Host(Supervisor):
             await handle.client.set_roots(roots)
         elif not had_roots:
             await self.restart_server(name)  # the roots capability is declared at initialize
+
+    def _warn(self, warning: ConfigWarning) -> None:
+        message = f"key {warning.key!r}: {warning.message}" if warning.key else warning.message
+        self._emit("warning", warning.server or "*", message)
 
     def _handle(self, name: str) -> Handle:
         handle = self._handles.get(name)
@@ -382,21 +387,37 @@ class Host(Supervisor):
 
 def _targets(
     config: HostConfig | str | os.PathLike[str] | Mapping[str, Any] | None,
-) -> dict[str, Target]:
+) -> tuple[dict[str, Target], list[ConfigWarning]]:
+    """The servers to start, and the configuration's warnings."""
     if config is None:
-        return {}
+        return {}, []
     if isinstance(config, str | os.PathLike):
         config = load_config(config)
+    elif not isinstance(config, HostConfig) and _is_file_shape(config):
+        config = parse_config(config)
     if isinstance(config, HostConfig):
-        return dict(config.mcp_servers)
-    if "mcpServers" in config:
-        return dict(parse_config(config).mcp_servers)
+        return dict(config.mcp_servers), list(config.warnings)
+    warnings: list[ConfigWarning] = []
     out: dict[str, Target] = {}
     for name, target in config.items():
         if isinstance(target, Mapping):
-            out[name] = parse_server(name, target)
+            out[name] = parse_server(name, target, warnings.append)
         elif isinstance(target, ServerConfig):
             out[name] = check_server(name, target)
         else:
             out[name] = target
-    return out
+    return out, warnings
+
+
+def _is_file_shape(config: Mapping[str, Any]) -> bool:
+    """Whether a mapping is a whole configuration (``mcpServers``, VS Code's ``servers``, its
+    ``mcp.servers``) rather than server name -> target; a server named ``servers`` has a
+    settings object, not an object of objects, as its value."""
+    if "mcpServers" in config:
+        return True
+    nested = config.get("mcp")
+    vscode_settings = nested.get("servers") if isinstance(nested, Mapping) else None
+    for section in (config.get("servers"), vscode_settings):
+        if isinstance(section, Mapping) and all(isinstance(v, Mapping) for v in section.values()):
+            return True
+    return False
