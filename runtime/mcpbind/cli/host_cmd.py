@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import shlex
 import sys
 import threading
@@ -39,6 +40,8 @@ from .errors import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_TOOL_ERROR, EXIT_USA
 from .render import call_result_lines, prompt_lines, resource_contents_lines, tool_signature
 
 __all__ = ["HELP", "Terminal", "host"]
+
+_STDERR_LINES = 20  # of a failing server's stderr, shown once per cause
 
 HELP = """\
 commands:
@@ -159,7 +162,13 @@ class _Shell:
         return t.ElicitResult(action="accept", content=content)
 
     def on_event(self, event: HostEvent) -> None:
-        if event.kind in ("failed", "disconnected", "retrying", "warning"):
+        """Problems on stderr, one line each; a failing server's stderr once per cause."""
+        if event.kind == "stderr":
+            lines = event.message.splitlines()[-_STDERR_LINES:]
+            click.echo(f"[host] server {event.server!r} stderr (last lines):", err=True)
+            for line in lines:
+                click.echo(f"    {line}", err=True)
+        elif event.kind in ("failed", "disconnected", "retrying", "warning"):
             click.echo(f"[host] server {event.server!r} {event.kind}: {event.message}", err=True)
 
     # ------------------------------------------------------------------ display
@@ -168,14 +177,19 @@ class _Shell:
         self.show_tools()
 
     def show_servers(self) -> None:
+        """One line per server: state, transport, what it is, and its last error."""
         for state in self.host.servers():
             info = state.server_info
             label = f" ({info.name} {info.version})" if info is not None else ""
             version = f", protocol {state.protocol_version}" if state.protocol_version else ""
             pid = f", pid {state.pid}" if state.pid is not None else ""
-            error = f" - {state.error.splitlines()[0]}" if state.error else ""
-            line = f"server {state.name}: {state.status}, {state.transport}{label}{version}{pid}{error}"
-            self.term.say(line)
+            plural = "s" if state.attempts != 1 else ""
+            tries = f", {state.attempts} failed attempt{plural}" if state.attempts else ""
+            error = f" - last error: {state.error.splitlines()[0]}" if state.error else ""
+            self.term.say(
+                f"server {state.name}: {state.status}, {state.transport}"
+                f"{label}{version}{pid}{tries}{error}"
+            )
 
     def show_tools(self) -> None:
         """One line per tool: host name, arguments, the policy's verdict, first line of help."""
@@ -373,6 +387,9 @@ def host(
     except ConfigError as exc:
         raise CliFailure(f"invalid configuration: {exc}", EXIT_USAGE) from None
     term = Terminal(answer)
+    # Host events are shown by the shell (on_event): keep Python's last-resort handler from
+    # printing each one a second time.
+    logging.getLogger("mcpbind.host").addHandler(logging.NullHandler())
 
     async def main() -> int:
         shell = _Shell(term)

@@ -282,6 +282,8 @@ class Host(Supervisor):
                     info,
                     h.notifications,
                     version,
+                    h.attempts,
+                    h.stderr,
                 )
             )
         return out

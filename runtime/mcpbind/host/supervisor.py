@@ -28,12 +28,14 @@ from ..client import Client, ClientHandlers
 from ..protocol import METHOD_NOT_FOUND, McpError
 from ..versions import AUTO
 from .catalog import Catalog, ServerLists
+from .failures import Failure
 from .gate import Gate
 from .state import Backoff, EventKind, Handle, HostEvent, describe, open_target
 
 __all__ = ["LISTS", "Supervisor"]
 
 LISTS = ("tools", "resources", "prompts")
+_NOT_RETRIED = "not retried: fix the configuration, then restart the server"
 
 logger = logging.getLogger("mcpbind.host")
 
@@ -55,41 +57,42 @@ class Supervisor(Gate):
             try:
                 await self._supervise(handle)
             finally:
-                handle.status = "stopped"
                 handle.client = None
                 handle.settled.set()
                 handle.done.set()
-                self._emit("stopped", handle.name, "stopped")
+                if handle.status != "failed":
+                    handle.status = "stopped"
+                    self._emit("stopped", handle.name, "stopped")
 
     async def _supervise(self, handle: Handle) -> None:
         """Connect, serve until the connection ends, then restart at once (asked for) or after
-        a backoff delay (a failure), until the server is stopped."""
-        attempt = 0
+        a backoff delay (a failure), until the server is stopped or the host gives up on it: a
+        command that cannot be started, or ``backoff.max_attempts`` failures in a row."""
+        last: Failure | None = None
         while not handle.stopping:
             handle.status = "starting"
             handle.wake = anyio.Event()
             self._emit("starting", handle.name, f"connecting ({handle.transport})")
             connected = False
-            reason = "closed"
+            failure = Failure("closed")
             try:
                 async with self._connect(handle) as client:
                     connected = True
                     since = anyio.current_time()
-                    reason = await self._serve(handle, client)
+                    failure = Failure.of_reason(await self._serve(handle, client))
                     if anyio.current_time() - since >= self.backoff.reset_after:
-                        attempt = 0  # it ran for a while: not a crash loop
+                        handle.attempts = 0  # it ran for a while: not a crash loop
             except Exception as exc:
-                reason = describe(exc)
+                failure = Failure.of(exc)
             finally:
                 handle.client = None
                 handle.pid = None
                 if handle.lists != ServerLists():
                     handle.lists = ServerLists()
                     self._rebuild()
-            handle.error = None if handle.restart else reason
-            kind: EventKind = "disconnected" if connected else "failed"
             expected = handle.restart or handle.stopped()
-            self._emit(kind, handle.name, reason, level=logging.INFO if expected else None)
+            handle.error = None if handle.restart else failure.summary
+            again = self._report(handle, failure, connected, expected, last)
             if not connected:
                 handle.settled.set()
             if handle.stopped():
@@ -97,15 +100,57 @@ class Supervisor(Gate):
             if handle.restart:
                 handle.restart = False
                 continue
-            delay = self.backoff.delay(attempt)
-            attempt += 1
+            last = failure
+            handle.attempts += 1
+            if self._give_up(handle, failure):
+                return
+            delay = self.backoff.delay(handle.attempts - 1)
             handle.status = "backoff"
-            self._emit("retrying", handle.name, f"retrying in {delay:.2g}s (attempt {attempt})")
+            same = ", same error" if again else ""
+            message = f"retrying in {delay:.2g}s (attempt {handle.attempts}{same})"
+            self._emit("retrying", handle.name, message)
             with anyio.move_on_after(delay):
                 await handle.wake.wait()
             handle.restart = False
             if handle.settled.is_set():
                 handle.settled = anyio.Event()
+
+    def _report(
+        self,
+        handle: Handle,
+        failure: Failure,
+        connected: bool,
+        expected: bool,
+        last: Failure | None,
+    ) -> bool:
+        """Report the end of an attempt: one line, and the server's stderr once per cause;
+        the same cause again is only said in the retry line. True when it was the same."""
+        if not expected and failure.same_as(last):
+            handle.stderr = failure.stderr or handle.stderr
+            return True
+        kind: EventKind = "disconnected" if connected else "failed"
+        message = failure.summary
+        if failure.permanent:
+            message += f" ({_NOT_RETRIED})"
+        self._emit(kind, handle.name, message, level=logging.INFO if expected else None)
+        if failure.stderr and not expected:
+            handle.stderr = failure.stderr
+            self._emit("stderr", handle.name, failure.stderr, level=logging.WARNING)
+        return False
+
+    def _give_up(self, handle: Handle, failure: Failure) -> bool:
+        """Whether to stop retrying: retrying cannot help, or it failed too often in a row."""
+        limit = self.backoff.max_attempts
+        if failure.permanent:
+            handle.error = f"{failure.summary} (not retried)"
+        elif limit is not None and handle.attempts >= limit:
+            why = f"gave up after {handle.attempts} failed attempts; restart the server to retry"
+            handle.error = f"{failure.summary} (gave up after {handle.attempts} attempts)"
+            self._emit("failed", handle.name, why)
+        else:
+            return False
+        handle.status = "failed"
+        return True
 
     async def _serve(self, handle: Handle, client: Client) -> str:
         """Run one connected session until it closes or a restart is asked; say why it ended."""
