@@ -143,6 +143,55 @@ def _unknown(rid: Any, method: str) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": rid, "error": error}).encode() + b"\n"
 
 
+PROFILE_FIELDS: dict[str, t.PrimitiveSchemaDefinition] = {
+    "name": t.StringSchema(type="string", title="Your name", min_length=2),
+    "colour": t.TitledSingleSelectEnumSchema(
+        type="string",
+        title="Colour",
+        one_of=[
+            t.TitledSingleSelectEnumSchemaOneOfItem(const="r", title="Red"),
+            t.TitledSingleSelectEnumSchemaOneOfItem(const="g", title="Green"),
+        ],
+        default="g",
+    ),
+    "age": t.NumberSchema(type="integer", minimum=0, maximum=150, description="in years"),
+    "ratio": t.NumberSchema(type="number", default=0.5),
+    "subscribe": t.BooleanSchema(type="boolean", title="Subscribe?", default=True),
+    "tags": t.UntitledMultiSelectEnumSchema(
+        type="array",
+        items=t.UntitledMultiSelectEnumSchemaItems(type="string", enum=["a", "b", "c"]),
+    ),
+    "size": t.LegacyTitledEnumSchema(type="string", enum=["S", "L"], enum_names=["Small", "Large"]),
+    "note": t.StringSchema(type="string"),
+}
+PROFILE = t.ElicitRequestFormParamsRequestedSchema(
+    type="object", properties=PROFILE_FIELDS, required=["name", "age", "tags", "size"]
+)
+
+
+def forms() -> Server:
+    """``profile`` asks for a form with every kind of field elicitation.mdx defines."""
+    server = Server("forms", version="1.0.0")
+
+    @server.tool(annotations=READ_ONLY)
+    async def profile(ctx: Context) -> str:
+        result = await ctx.elicit(
+            t.ElicitRequestFormParams(message="Tell us about you", requested_schema=PROFILE)
+        )
+        content = result.content if isinstance(result.content, dict) else {}
+        return f"{result.action} {json.dumps(content, sort_keys=True)}"
+
+    @server.tool(annotations=READ_ONLY)
+    async def count(ctx: Context, steps: int = 3) -> str:
+        """Reports progress at each step."""
+        for i in range(1, steps + 1):
+            await ctx.report_progress(i, steps, f"step {i}")
+            await anyio.sleep(0.05)
+        return f"counted {steps}"
+
+    return server
+
+
 def crashy() -> Server:
     """Answers ``echo``; ``crash`` kills the process in the middle of the call."""
     server = Server("crashy", version="1.0.0")
@@ -245,6 +294,7 @@ BUILDERS = {
     "modern": modern,
     "crashy": crashy,
     "flood": flood,
+    "forms": forms,
 }
 
 if __name__ == "__main__":
