@@ -29,6 +29,8 @@ class Wire:
 
     def __init__(self) -> None:
         self.received: list[dict[str, Any]] = []
+        #: The server side of each connection, newest last.
+        self.sessions: list[ServerSession] = []
 
     def methods(self) -> list[str]:
         return [m["method"] for m in self.received if "method" in m]
@@ -62,6 +64,7 @@ def recorded(server: Server) -> tuple[Callable[[], AbstractAsyncContextManager[T
     async def connect() -> AsyncIterator[Transport]:
         client_end, server_end = memory_pair()
         session = ServerSession(server, _Recording(server_end, wire))
+        wire.sessions.append(session)
         async with anyio.create_task_group() as tg:
             tg.start_soon(session.run)
             try:

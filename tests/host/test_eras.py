@@ -7,10 +7,6 @@ to the client; 2026-07-28: basic/patterns/mrtr.mdx input rounds), cache hints
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
-
-import anyio
 import pytest
 
 from mcpbind import types as t
@@ -26,9 +22,7 @@ from mcpbind.host import (
     parse_server,
 )
 from mcpbind.protocol import McpError
-from mcpbind.server import ServerSession
 from mcpbind.stateless.options import CacheHint
-from mcpbind.transports import Transport, memory_pair
 
 from .helpers import recorded, stdio, text_of, wait_for
 from .servers import legacy, modern, normal
@@ -170,27 +164,14 @@ async def test_a_dropped_listen_stream_is_opened_again() -> None:
     connection lives, the host listens again (with backoff) and refetches the lists, since a
     change in between would have been missed; later changes still reach the catalog."""
     server = modern("new")
-    sessions: list[ServerSession] = []
-
-    @contextlib.asynccontextmanager
-    async def connect() -> AsyncIterator[Transport]:
-        client_end, server_end = memory_pair()
-        session = ServerSession(server, server_end)
-        sessions.append(session)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(session.run)
-            try:
-                yield client_end
-            finally:
-                tg.cancel_scope.cancel()
-
+    connect, wire = recorded(server)
     events: list[HostEvent] = []
     async with Host({"new": connect}, on_event=events.append) as host:
         handle = host._handles["new"]
         first = handle.subscription
         assert first is not None and first.acknowledged is not None
         assert first.acknowledged.tools_list_changed is True
-        router = sessions[0].router
+        router = wire.sessions[0].router
         assert router is not None
         router.close_listeners()  # the server ends the stream gracefully
         await wait_for(lambda: handle.listens == 1 and handle.subscription is not first)

@@ -166,6 +166,18 @@ def _key_of(message: str) -> str | None:
     return found.group(1) if found else None
 
 
+def _json_object(
+    data: Mapping[str, Any] | bytes | str, server: str | None, not_object: str
+) -> Mapping[str, Any]:
+    try:
+        raw: Any = msgspec.json.decode(data) if isinstance(data, bytes | str) else data
+    except msgspec.DecodeError as exc:
+        raise ConfigError(server, None, f"invalid JSON: {exc}") from None
+    if not isinstance(raw, Mapping):
+        raise ConfigError(server, None, not_object)
+    return raw
+
+
 def parse_server(
     name: str,
     data: Mapping[str, Any] | bytes | str,
@@ -173,12 +185,7 @@ def parse_server(
 ) -> ServerConfig:
     """One server entry from a dict or JSON text, in any shape :data:`SERVER_KEYS` reads.
     Unknown keys go to ``warn`` (default: the ``mcpbind.host`` logger)."""
-    try:
-        raw: Any = msgspec.json.decode(data) if isinstance(data, bytes | str) else data
-    except msgspec.DecodeError as exc:
-        raise ConfigError(name, None, f"invalid JSON: {exc}") from None
-    if not isinstance(raw, Mapping):
-        raise ConfigError(name, None, "a server entry must be a JSON object")
+    raw = _json_object(data, name, "a server entry must be a JSON object")
     fields = translate_server(name, raw, warn or (lambda w: logger.warning("%s", w)))
     try:
         config = msgspec.convert(fields, ServerConfig)
@@ -189,12 +196,7 @@ def parse_server(
 
 def parse_config(data: Mapping[str, Any] | bytes | str) -> HostConfig:
     """A whole configuration from a dict or JSON text; see :func:`server_entries`."""
-    try:
-        raw: Any = msgspec.json.decode(data) if isinstance(data, bytes | str) else data
-    except msgspec.DecodeError as exc:
-        raise ConfigError(None, None, f"invalid JSON: {exc}") from None
-    if not isinstance(raw, Mapping):
-        raise ConfigError(None, None, "the configuration must be a JSON object")
+    raw = _json_object(data, None, "the configuration must be a JSON object")
     warnings: list[ConfigWarning] = []
     parsed = {
         name: parse_server(name, entry, warnings.append)
