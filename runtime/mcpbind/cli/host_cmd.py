@@ -1,10 +1,12 @@
 """``mcpbind host --config FILE``: an interactive host over several servers in the terminal.
 
-It shows the aggregated catalog, calls tools by their host names, asks the user (y/n) before
-the calls the approval policy says to ask about, and shows sampling and elicitation requests
-for approval (you play the model for sampling: you type the reply). ``--run`` executes
-commands and exits, for scripts (exit status 1 when a command failed: an error, a denial or
-a tool error); ``--yes``/``--no`` answer every tool-call question. Ctrl-C exits with 130.
+It starts with a summary (the catalog is one command away), calls tools by their host names
+(with a progress bar when the server reports progress), asks the user (y/n) before the calls
+the approval policy says to ask about, and shows sampling requests for approval (you play the
+model: you type the reply) and elicitation forms that follow the requested schema
+(:mod:`.host_form`); line editing, history and completion are :mod:`.host_terminal`'s.
+``--run`` executes commands and exits, for scripts (exit status 1 when a command failed: an
+error, a denial or a tool error); ``--yes``/``--no`` answer every tool-call question. Ctrl-C exits with 130.
 """
 
 from __future__ import annotations
@@ -254,6 +256,8 @@ class _Shell:
         if command in ("quit", "exit"):
             return False
         if command in simple:
+            if command in ("tools", "resources", "prompts", "catalog"):
+                await self.host.refresh()  # refetches only lists past their ttlMs
             simple[command]()
         elif command == "call":
             name, args = _name_and_json(rest)

@@ -167,7 +167,7 @@ def pinned_version(value: str | None) -> str | None:
     """``protocolVersion``: ``auto`` (or absent), an era (``handshake``, ``stateless``) or a
     version this runtime speaks; ``None`` means negotiate. Raises ``ValueError`` otherwise."""
     if value is None or value in ALL_VERSIONS:
-        return None if value is None else value
+        return value
     if value in _ERAS:
         return _ERAS[value]
     choices = ", ".join((*_ERAS, *ALL_VERSIONS))
