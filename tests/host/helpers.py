@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -17,6 +18,13 @@ from mcpbind.server import ServerSession
 from mcpbind.transports import Transport, memory_pair
 
 SERVERS = str(Path(__file__).with_name("servers.py"))
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def node_binary() -> str | None:
+    """Node.js from PATH, else the one the conformance suite installs (Node 24 from npm)."""
+    bundled = ROOT / "conformance" / "node_modules" / ".bin" / "node"
+    return shutil.which("node") or (str(bundled) if bundled.exists() else None)
 
 
 def stdio(kind: str, **extra: Any) -> ServerConfig:

@@ -6,7 +6,6 @@ found is not retried, and each server's state and last error are there to show."
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from mcpbind.cli.host_cmd import host as host_command
 from mcpbind.host import Backoff, Host, HostEvent, ServerConfig
 from mcpbind.host.failures import Failure
 
-from .helpers import wait_for
+from .helpers import node_binary, wait_for
 
 FAST = Backoff(initial=0.02, factor=2.0, maximum=0.1, max_attempts=3)
 NODE_TRACE = """node:internal/modules/cjs/loader:1210
@@ -112,7 +111,7 @@ async def test_stderr_once_and_bounded_retries(tmp_path: Path) -> None:
 def test_the_shell_shows_node_stderr_once(tmp_path: Path) -> None:
     """The issue's case: ``node missing.js``. The stack trace appears once (not once per
     handler and again per retry); ``servers`` shows state and last error in one line."""
-    node = shutil.which("node")
+    node = node_binary()
     if node is None:
         pytest.skip("node is not installed")
     config = tmp_path / "servers.json"

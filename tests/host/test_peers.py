@@ -15,7 +15,7 @@ from mcpbind import types as t
 from mcpbind.host import Host, SamplingReview, ServerConfig, ToolCallRequest
 from mcpbind.protocol import McpError
 
-from .helpers import text_of, wait_for
+from .helpers import node_binary, text_of, wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -26,7 +26,7 @@ TS_MODULES = ROOT / "bench" / "rt" / "peers" / "ts" / "node_modules"
 
 def ts_server(folder: Path) -> ServerConfig:
     """The TS peer beside a link to the bench's node_modules (ESM resolves from the file)."""
-    node = shutil.which("node")
+    node = node_binary()
     if node is None or not (TS_MODULES / "@modelcontextprotocol" / "sdk").is_dir():
         pytest.skip("node or the TypeScript SDK (bench/rt/peers/ts) is not installed")
     shutil.copy(PEERS / "ts_server.mjs", folder / "ts_server.mjs")
