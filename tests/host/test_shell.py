@@ -15,6 +15,7 @@ import msgspec
 import pytest
 
 from mcpbind.cli.host_form import OMIT, fields_of, parse_answer
+from mcpbind.cli.host_terminal import Terminal
 
 from .helpers import SERVERS
 from .pty_helpers import HostTerminal
@@ -147,3 +148,20 @@ def test_form_fields_from_the_schema() -> None:
     mail = fields_of({"properties": {"m": {"type": "string", "format": "email"}}})[0]
     assert parse_answer(mail, "a@b.example") == ("a@b.example", None)
     assert parse_answer(mail, "nope")[1] == "not an email address"
+
+
+def test_without_prompt_toolkit_lines_are_read_plainly(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """prompt_toolkit is an extra (``mcpbind[shell]``): without it the shell still works,
+    reading plain lines (with readline's editing where Python has it)."""
+    history = tmp_path / "history"
+    for name in [m for m in sys.modules if m.startswith(("prompt_toolkit", "mcpbind.cli.host_e"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "prompt_toolkit", None)
+    assert not Terminal(None, editor=True).editing
+    monkeypatch.undo()
+    monkeypatch.setenv("MCPBIND_HOST_HISTORY", str(history))
+    assert Terminal(None, editor=True).editing
+    assert history.exists()
+    assert not Terminal(None, editor=False).editing
