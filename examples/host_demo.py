@@ -173,7 +173,10 @@ async def run(config: HostConfig) -> None:
         for state in host.servers():
             info = state.server_info
             label = f"{info.name} {info.version}" if info else "?"
-            print(f"   {state.name}: {state.status} over {state.transport} ({label})")
+            print(
+                f"   {state.name}: {state.status} over {state.transport} ({label}), "
+                f"protocol {state.protocol_version}"
+            )
         show_catalog(host)
         tools = host.tools_for_llm("openai")
         print(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -17,6 +18,13 @@ from mcpbind.server import ServerSession
 from mcpbind.transports import Transport, memory_pair
 
 SERVERS = str(Path(__file__).with_name("servers.py"))
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def node_binary() -> str | None:
+    """Node.js from PATH, else the one the conformance suite installs (Node 24 from npm)."""
+    bundled = ROOT / "conformance" / "node_modules" / ".bin" / "node"
+    return shutil.which("node") or (str(bundled) if bundled.exists() else None)
 
 
 def stdio(kind: str, **extra: Any) -> ServerConfig:
@@ -29,6 +37,8 @@ class Wire:
 
     def __init__(self) -> None:
         self.received: list[dict[str, Any]] = []
+        #: The server side of each connection, newest last.
+        self.sessions: list[ServerSession] = []
 
     def methods(self) -> list[str]:
         return [m["method"] for m in self.received if "method" in m]
@@ -62,6 +72,7 @@ def recorded(server: Server) -> tuple[Callable[[], AbstractAsyncContextManager[T
     async def connect() -> AsyncIterator[Transport]:
         client_end, server_end = memory_pair()
         session = ServerSession(server, _Recording(server_end, wire))
+        wire.sessions.append(session)
         async with anyio.create_task_group() as tg:
             tg.start_soon(session.run)
             try:

@@ -1,5 +1,7 @@
 """Small servers for the Host tests: built in memory, or run over stdio as
-``python tests/host/servers.py KIND`` (KIND: normal, crashy, flood, garbage, brief)."""
+``python tests/host/servers.py KIND`` (KIND: normal, legacy, modern, crashy, flood, garbage,
+brief). ``normal`` speaks both eras; ``legacy`` only the initialize handshake; ``modern`` only
+2026-07-28."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ import anyio
 
 from mcpbind import Context, Server, serve_stdio
 from mcpbind import types as t
+from mcpbind.stateless.options import StatelessOptions
+from mcpbind.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from mcpbind_types.unified import methods as m
 
 #: sampling.mdx's includeContext values.
@@ -119,6 +123,75 @@ def normal(name: str = "normal") -> Server:
     return server
 
 
+def legacy(name: str = "legacy") -> Server:
+    """``normal``, speaking only the handshake era (initialize)."""
+    server = normal(name)
+    server.stateless = StatelessOptions(versions=HANDSHAKE_VERSIONS)
+    return server
+
+
+def modern(name: str = "modern") -> Server:
+    """``normal``, speaking only 2026-07-28 (server/discover, input rounds, listen)."""
+    server = normal(name)
+    server.stateless = StatelessOptions(versions=STATELESS_VERSIONS)
+    return server
+
+
+def _unknown(rid: Any, method: str) -> bytes:
+    """A legacy server's answer to a method it does not know (such as server/discover)."""
+    error = {"code": -32601, "message": f"Method not found: {method}"}
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "error": error}).encode() + b"\n"
+
+
+PROFILE_FIELDS: dict[str, t.PrimitiveSchemaDefinition] = {
+    "name": t.StringSchema(type="string", title="Your name", min_length=2),
+    "colour": t.TitledSingleSelectEnumSchema(
+        type="string",
+        title="Colour",
+        one_of=[
+            t.TitledSingleSelectEnumSchemaOneOfItem(const="r", title="Red"),
+            t.TitledSingleSelectEnumSchemaOneOfItem(const="g", title="Green"),
+        ],
+        default="g",
+    ),
+    "age": t.NumberSchema(type="integer", minimum=0, maximum=150, description="in years"),
+    "ratio": t.NumberSchema(type="number", default=0.5),
+    "subscribe": t.BooleanSchema(type="boolean", title="Subscribe?", default=True),
+    "tags": t.UntitledMultiSelectEnumSchema(
+        type="array",
+        items=t.UntitledMultiSelectEnumSchemaItems(type="string", enum=["a", "b", "c"]),
+    ),
+    "size": t.LegacyTitledEnumSchema(type="string", enum=["S", "L"], enum_names=["Small", "Large"]),
+    "note": t.StringSchema(type="string"),
+}
+PROFILE = t.ElicitRequestFormParamsRequestedSchema(
+    type="object", properties=PROFILE_FIELDS, required=["name", "age", "tags", "size"]
+)
+
+
+def forms() -> Server:
+    """``profile`` asks for a form with every kind of field elicitation.mdx defines."""
+    server = Server("forms", version="1.0.0")
+
+    @server.tool(annotations=READ_ONLY)
+    async def profile(ctx: Context) -> str:
+        result = await ctx.elicit(
+            t.ElicitRequestFormParams(message="Tell us about you", requested_schema=PROFILE)
+        )
+        content = result.content if isinstance(result.content, dict) else {}
+        return f"{result.action} {json.dumps(content, sort_keys=True)}"
+
+    @server.tool(annotations=READ_ONLY)
+    async def count(ctx: Context, steps: int = 3) -> str:
+        """Reports progress at each step."""
+        for i in range(1, steps + 1):
+            await ctx.report_progress(i, steps, f"step {i}")
+            await anyio.sleep(0.05)
+        return f"counted {steps}"
+
+    return server
+
+
 def crashy() -> Server:
     """Answers ``echo``; ``crash`` kills the process in the middle of the call."""
     server = Server("crashy", version="1.0.0")
@@ -185,8 +258,12 @@ def garbage() -> None:
             out.write(b'{"jsonrpc": "2.0", "id": 99999, "result": {}}\n')
             out.write(b'"' + b"x" * 200_000 + b'"\n')
             result = {"content": [{"type": "text", "text": "spewed"}]}
-        else:
+        elif method == "ping":
             result = {}
+        else:
+            out.write(_unknown(rid, method))
+            out.flush()
+            continue
         out.write(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode() + b"\n")
         out.flush()
 
@@ -197,6 +274,9 @@ def brief() -> None:
         message = json.loads(line)
         if message.get("method") == "notifications/initialized":
             sys.exit(4)
+        if message.get("method") not in (None, "initialize") and "id" in message:
+            sys.stdout.buffer.write(_unknown(message["id"], message["method"]))
+            sys.stdout.flush()
         if message.get("method") == "initialize":
             result = {
                 "protocolVersion": message["params"]["protocolVersion"],
@@ -208,7 +288,14 @@ def brief() -> None:
             sys.stdout.flush()
 
 
-BUILDERS = {"normal": normal, "crashy": crashy, "flood": flood}
+BUILDERS = {
+    "normal": normal,
+    "legacy": legacy,
+    "modern": modern,
+    "crashy": crashy,
+    "flood": flood,
+    "forms": forms,
+}
 
 if __name__ == "__main__":
     kind = sys.argv[1]

@@ -21,7 +21,7 @@ from mcpbind.host import (
 )
 
 from .helpers import recorded, text_of
-from .servers import normal
+from .servers import legacy, normal
 
 pytestmark = pytest.mark.anyio
 
@@ -177,7 +177,7 @@ async def test_sampling_approve_edit_deny() -> None:
         )
         return SamplingReview.edit(edited)
 
-    connect, wire = recorded(normal("s"))
+    connect, wire = recorded(legacy("s"))
     async with Host(
         {"s": connect}, sampler=model, review_sampling=review, approve=Approver(True)
     ) as host:
@@ -199,7 +199,7 @@ async def test_sampling_without_reviewer_or_with_tools_is_refused() -> None:
     host denies (-1); tool use without the sampling.tools capability is -32602; a host without
     a sampler does not declare sampling at all (§Capabilities)."""
     model = Model()
-    connect, wire = recorded(normal("s"))
+    connect, wire = recorded(legacy("s"))
     async with Host({"s": connect}, sampler=model, approve=Approver(True)) as host:
         assert text_of(await host.call_tool("s__sample", {"prompt": "x"})).startswith("error -1")
         host.review_sampling = approve_all
@@ -208,7 +208,7 @@ async def test_sampling_without_reviewer_or_with_tools_is_refused() -> None:
     init = next(m for m in wire.received if m.get("method") == "initialize")
     assert "sampling" in init["params"]["capabilities"]
 
-    connect, wire = recorded(normal("s"))
+    connect, wire = recorded(legacy("s"))
     async with Host({"s": connect}, approve=Approver(True)) as host:
         result = await host.call_tool("s__sample", {"prompt": "x"})
         assert result.is_error is True or text_of(result).startswith("error")
@@ -260,7 +260,7 @@ async def test_sampling_response_review() -> None:
         return verdicts.pop(0)
 
     async with Host(
-        {"s": normal("s")},
+        {"s": legacy("s")},
         sampler=Model(),
         review_sampling=approve_all,
         review_sampling_result=review_result,
@@ -281,7 +281,7 @@ async def test_sampling_never_includes_other_context() -> None:
     conversation or another server): the host does not declare it, and the model gets such a
     request with includeContext "none"; the audit says so."""
     model = Model()
-    connect, wire = recorded(normal("s"))
+    connect, wire = recorded(legacy("s"))
     async with Host(
         {"s": connect}, sampler=model, review_sampling=approve_all, approve=Approver(True)
     ) as host:

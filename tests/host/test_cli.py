@@ -3,15 +3,11 @@ the user for operations, to ensure a human is in the loop") in a terminal host."
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import pty
 import re
-import select
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +17,7 @@ from click.testing import CliRunner
 from mcpbind.cli.host_cmd import host
 
 from .helpers import SERVERS
+from .pty_helpers import read_until, screen_text, spawn_host, wait_exit
 
 
 def _write_config(folder: Path, servers: dict[str, Any]) -> Path:
@@ -61,6 +58,10 @@ def test_run_mode_lists_and_calls(two_servers: Path) -> None:
             str(two_servers),
             "--no",
             "-r",
+            "servers",
+            "-r",
+            "tools",
+            "-r",
             'call s__echo {"text": "hi"}',
             "-r",
             'call s__write {"value": "v"}',
@@ -74,7 +75,7 @@ def test_run_mode_lists_and_calls(two_servers: Path) -> None:
     )
     out = result.output
     assert result.exit_code == 1, out  # some commands were denied
-    assert "server c: running, stdio (crashy 1.0.0)" in out
+    assert "server c: running, stdio (crashy 1.0.0), protocol 2026-07-28, pid" in out
     assert (
         "s__write(value) [ask]" in out
         and "s__echo(text) [allow]" in out
@@ -114,48 +115,9 @@ def test_bad_config_exits_with_usage_error(tmp_path: Path) -> None:
     assert "server 'x', key 'timeout'" in result.output
 
 
-def _read_until(fd: int, needle: bytes, seen: bytearray, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while needle not in seen:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise AssertionError(f"{needle!r} not seen; got:\n{seen.decode(errors='replace')}")
-        ready, _, _ = select.select([fd], [], [], left)
-        if ready:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:  # EIO: the child closed the terminal
-                chunk = b""
-            if not chunk:
-                raise AssertionError(f"EOF before {needle!r}:\n{seen.decode(errors='replace')}")
-            seen.extend(chunk)
-
-
-def _wait_exit(pid: int, fd: int, timeout: float = 20.0) -> int:
-    """Wait for the child, draining its terminal output so it never blocks writing."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status
-        ready, _, _ = select.select([fd], [], [], 0.1)
-        if ready:
-            with contextlib.suppress(OSError):
-                os.read(fd, 4096)
-    raise AssertionError("the host did not exit")
-
-
-def _spawn_host(config: Path) -> tuple[int, int]:
-    """``mcpbind host --config CONFIG`` in a new pseudo-terminal: (pid, terminal fd)."""
-    argv = [sys.executable, "-m", "mcpbind.cli", "host", "--config", str(config)]
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: becomes the host
-        os.execv(sys.executable, argv)
-    return pid, fd
-
-
 def _server_pids(seen: bytearray) -> list[int]:
-    return [int(pid) for pid in re.findall(rb"server \w+: running, stdio .*, pid (\d+)", seen)]
+    text = screen_text(seen)
+    return [int(pid) for pid in re.findall(rb"server \w+: running, stdio .*, pid (\d+)", text)]
 
 
 def _gone(pid: int) -> bool:
@@ -170,25 +132,28 @@ def test_host_in_a_real_terminal_answers_an_approval_prompt(two_servers: Path) -
     """tools.mdx §User Interaction Model, in a pty: the user is asked before a call the policy
     says to ask about; "y" runs it, "n" refuses it; basic/lifecycle.mdx §Shutdown: quit shuts
     every server process down."""
-    pid, fd = _spawn_host(two_servers)
+    pid, fd = spawn_host(two_servers)
     seen = bytearray()
     try:
-        _read_until(fd, b"mcpbind> ", seen)
-        assert b"s__write(value) [ask]" in seen
+        read_until(fd, b"mcpbind>", seen)
+        assert b"2 of 2 servers running (c, s)" in screen_text(seen)
+        os.write(fd, b"servers\r")
+        read_until(fd, b"server s: running", seen)
+        read_until(fd, b"mcpbind>", seen)
         servers = _server_pids(seen)
         assert len(servers) == 2
         os.write(fd, b'call s__write {"value": "first"}\n')
-        _read_until(fd, b"Allow this call? [y/N] ", seen)
+        read_until(fd, b"Allow this call? [y/N]", seen)
         os.write(fd, b"y\n")
-        _read_until(fd, b"wrote first", seen)
+        read_until(fd, b"wrote first", seen)
         del seen[:]
         os.write(fd, b'call s__write {"value": "second"}\n')
-        _read_until(fd, b"Allow this call? [y/N] ", seen)
+        read_until(fd, b"Allow this call? [y/N]", seen)
         os.write(fd, b"n\n")
-        _read_until(fd, b"was denied", seen)
+        read_until(fd, b"was denied", seen)
         assert b"wrote second" not in seen
         os.write(fd, b"quit\n")
-        status = _wait_exit(pid, fd)
+        status = wait_exit(pid, fd)
         pid = 0
         assert os.waitstatus_to_exitcode(status) == 0
         assert all(_gone(server) for server in servers)
@@ -202,13 +167,16 @@ def test_host_in_a_real_terminal_answers_an_approval_prompt(two_servers: Path) -
 def test_ctrl_c_at_the_prompt_exits_and_stops_the_servers(config: Path) -> None:
     """basic/lifecycle.mdx §Shutdown (stdio): Ctrl-C while the host waits for input ends it at
     once (exit 130, no hanging input thread) and the server process is gone."""
-    pid, fd = _spawn_host(config)
+    pid, fd = spawn_host(config)
     seen = bytearray()
     try:
-        _read_until(fd, b"mcpbind> ", seen)
+        read_until(fd, b"mcpbind>", seen)
+        os.write(fd, b"servers\r")
+        read_until(fd, b"server s: running", seen)
+        read_until(fd, b"mcpbind>", seen)
         (server,) = _server_pids(seen)
         os.write(fd, b"\x03")  # the terminal turns it into SIGINT for the host
-        status = _wait_exit(pid, fd, timeout=10)
+        status = wait_exit(pid, fd, timeout=10)
         pid = 0
         assert os.waitstatus_to_exitcode(status) == 130
         assert _gone(server)
@@ -219,10 +187,12 @@ def test_ctrl_c_at_the_prompt_exits_and_stops_the_servers(config: Path) -> None:
         os.close(fd)
 
 
-def test_sampling_and_elicitation_are_shown_for_approval(config: Path) -> None:
+def test_sampling_and_elicitation_are_shown_for_approval(tmp_path: Path) -> None:
     """client/sampling.mdx §User Interaction Model (view and edit the prompt, then approve) and
     client/elicitation.mdx §Security Considerations (which server asks, decline possible): the
-    terminal host shows both requests and sends what the user typed."""
+    terminal host shows both requests and sends what the user typed. The server is pinned to
+    the handshake era (``protocolVersion``), where a refusal goes back to the tool."""
+    config = _write_config(tmp_path, {"s": {**NORMAL, "protocolVersion": "handshake"}})
     typed = "\n".join(
         [
             'call s__sample {"prompt": "hello"}',

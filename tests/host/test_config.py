@@ -77,7 +77,7 @@ def test_mcpbind_keys() -> None:
 @pytest.mark.parametrize(
     ("entry", "key", "words"),
     [
-        ({"comand": "x"}, "comand", "unknown field"),
+        ({"comand": "x"}, "command", "exactly one"),  # the typo is warned about, see below
         ({"command": 3}, "command", "Expected `str | null`"),
         ({"command": "x", "args": "-v"}, "args", "Expected `array`"),
         ({"command": "x", "url": "http://h/mcp"}, "url", "exactly one"),

@@ -11,7 +11,7 @@ from mcpbind import types as t
 from mcpbind.host import ApprovalPolicy, Host
 
 from .helpers import recorded, stdio, text_of, wait_for
-from .servers import normal
+from .servers import legacy, normal
 
 pytestmark = pytest.mark.anyio
 
@@ -21,9 +21,9 @@ async def test_no_server_sees_another_servers_data_or_roots() -> None:
     server whose roots changed is told; call arguments go only to the server called; a
     cancelled call is cancelled on its own server only (basic/utilities/cancellation.mdx); one
     server's list_changed refreshes only that server (server/tools.mdx §List Changed)."""
-    server_a = normal("a")
+    server_a = legacy("a")
     a, wire_a = recorded(server_a)
-    b, wire_b = recorded(normal("b"))
+    b, wire_b = recorded(legacy("b"))
     allow = ApprovalPolicy(default="allow")
     async with Host() as host:
         await host.add_server("a", a, roots=[t.Root(uri="file:///data/a")], approval=allow)
@@ -55,7 +55,7 @@ async def test_roots_not_configured_are_not_declared() -> None:
     capability, so it cannot list any (the host exposes nothing by default); likewise
     client/sampling.mdx and client/elicitation.mdx §Capabilities: without a sampler or an
     elicitation hook the host declares neither. With the hook, both elicitation modes are."""
-    connect, wire = recorded(normal("s"))
+    connect, wire = recorded(legacy("s"))
     async with Host({"s": connect}) as host:
         result = await host.call_tool("s__roots")
     assert result.is_error is True
@@ -65,7 +65,7 @@ async def test_roots_not_configured_are_not_declared() -> None:
     async def never(server: str, params: object) -> t.ElicitResult:
         return t.ElicitResult(action="decline")
 
-    connect, wire = recorded(normal("s"))
+    connect, wire = recorded(legacy("s"))
     async with Host({"s": connect}, elicit=never):
         pass
     init = next(m for m in wire.received if m.get("method") == "initialize")

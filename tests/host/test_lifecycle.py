@@ -142,7 +142,8 @@ async def test_servers_connect_concurrently() -> None:
 
 async def test_failed_start_is_retried_with_backoff() -> None:
     """lifecycle.mdx §Initialization: a server that cannot start is reported (event and reason)
-    and retried with growing delays, while the others work."""
+    and retried with growing delays, while the others work; a command that does not exist is
+    reported once and not retried (see test_failures.py)."""
     events: list[HostEvent] = []
     config = {
         "missing": ServerConfig(command="/nonexistent/mcp-server"),
@@ -151,20 +152,25 @@ async def test_failed_start_is_retried_with_backoff() -> None:
     }
     async with Host(config, backoff=FAST, on_event=events.append) as host:
         assert text_of(await host.call_tool("ok__echo", {"text": "hi"})) == "ok: hi"
-        await wait_for(lambda: sum(e.kind == "failed" and e.server == "exits" for e in events) >= 3)
+        await wait_for(
+            lambda: sum(e.kind == "retrying" and e.server == "exits" for e in events) >= 3
+        )
         states = {s.name: s for s in host.servers()}
-        assert states["missing"].status in ("backoff", "starting")
-        assert "No such file" in (states["missing"].error or "")
+        assert states["missing"].status == "failed"
+        assert (
+            states["missing"].error == "command not found: '/nonexistent/mcp-server' (not retried)"
+        )
         assert "exited with code 2" in (states["exits"].error or "")
         with pytest.raises(ServerUnavailable, match="not connected"):
             host.client("exits")
         assert sorted(host.catalog.tools)[0].startswith("ok__")
-    delays = [e.message for e in events if e.kind == "retrying" and e.server == "missing"]
+    delays = [e.message for e in events if e.kind == "retrying" and e.server == "exits"]
     assert delays[:3] == [
         "retrying in 0.02s (attempt 1)",
-        "retrying in 0.04s (attempt 2)",
-        "retrying in 0.08s (attempt 3)",
+        "retrying in 0.04s (attempt 2, same error)",
+        "retrying in 0.08s (attempt 3, same error)",
     ]
+    assert not any(e.kind == "retrying" and e.server == "missing" for e in events)
 
 
 async def test_a_crash_loop_keeps_backing_off() -> None:
@@ -177,8 +183,8 @@ async def test_a_crash_loop_keeps_backing_off() -> None:
     delays = [e.message for e in events if e.kind == "retrying"]
     assert delays[:3] == [
         "retrying in 0.02s (attempt 1)",
-        "retrying in 0.04s (attempt 2)",
-        "retrying in 0.08s (attempt 3)",
+        "retrying in 0.04s (attempt 2, same error)",
+        "retrying in 0.08s (attempt 3, same error)",
     ]
     assert any(e.kind == "disconnected" and "exited with code 4" in e.message for e in events)
 
@@ -228,7 +234,7 @@ async def test_add_restart_remove_at_runtime_and_clean_shutdown() -> None:
             await host.remove_server("two")
         await host.restart_server("off")  # a disabled server is started on request
         off = {s.name: s for s in host.servers()}["off"]
-        assert off.status in ("backoff", "starting") and "never-run" in (off.error or "")
+        assert off.status == "failed" and "never-run" in (off.error or "")
     assert new_pid is not None and not alive(new_pid)
 
 

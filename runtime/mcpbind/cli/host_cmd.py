@@ -1,29 +1,29 @@
 """``mcpbind host --config FILE``: an interactive host over several servers in the terminal.
 
-It shows the aggregated catalog, calls tools by their host names, asks the user (y/n) before
-the calls the approval policy says to ask about, and shows sampling and elicitation requests
-for approval (you play the model for sampling: you type the reply). ``--run`` executes
-commands and exits, for scripts (exit status 1 when a command failed: an error, a denial or
-a tool error); ``--yes``/``--no`` answer every tool-call question. Ctrl-C exits with 130.
+It starts with a summary (the catalog is one command away), calls tools by their host names
+(with a progress bar when the server reports progress), asks the user (y/n) before the calls
+the approval policy says to ask about, and shows sampling requests for approval (you play the
+model: you type the reply) and elicitation forms that follow the requested schema
+(:mod:`.host_form`); line editing, history and completion are :mod:`.host_terminal`'s.
+``--run`` executes commands and exits, for scripts (exit status 1 when a command failed: an
+error, a denial or a tool error); ``--yes``/``--no`` answer every tool-call question. Ctrl-C exits with 130.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
+import logging
 import shlex
 import sys
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
 import click
 import msgspec
 
 from mcpbind_types import unified as t
+from mcpbind_types._common import RequestOptions
 
 from ..host import (
     ConfigError,
@@ -36,12 +36,22 @@ from ..host import (
 )
 from ..protocol import McpError
 from .errors import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_TOOL_ERROR, EXIT_USAGE, CliFailure
+from .host_form import OMIT, fields_of, parse_answer
+from .host_terminal import Terminal
+from .progress import ProgressBar
 from .render import call_result_lines, prompt_lines, resource_contents_lines, tool_signature
 
-__all__ = ["HELP", "Terminal", "host"]
+__all__ = ["HELP", "host"]
+
+_STDERR_LINES = 20  # of a failing server's stderr, shown once per cause
+
+COMMANDS = (
+    *("tools", "resources", "prompts", "servers", "call", "read", "prompt", "restart"),
+    *("audit", "catalog", "help", "quit"),
+)
 
 HELP = """\
-commands:
+commands (Tab completes commands and names; Up/Down and Ctrl-R search the history):
   tools | resources | prompts | servers   show the catalog / server states
   call NAME [JSON]                        call a tool by its host name
   read URI [SERVER]                       read a resource
@@ -49,39 +59,6 @@ commands:
   restart SERVER                          restart one server
   audit                                   approval decisions so far
   help | quit"""
-
-
-class Terminal:
-    """Line input from a worker thread (the event loop keeps running), one question at a time."""
-
-    def __init__(self, answer: bool | None) -> None:
-        self.answer = answer
-        self._lock = anyio.Lock()
-        self.eof = False
-
-    def say(self, text: str = "") -> None:
-        click.echo(text)
-
-    async def ask(self, prompt: str) -> str | None:
-        """One line from the user, or ``None`` at end of input."""
-        async with self._lock:
-            if self.eof:
-                return None
-            try:
-                return await _read_line(prompt)
-            except EOFError:
-                self.eof = True
-                click.echo()
-                return None
-
-    async def confirm(self, prompt: str) -> bool:
-        if self.answer is not None:
-            self.say(
-                f"{prompt} [y/N] {'y' if self.answer else 'n'} (--{'yes' if self.answer else 'no'})"
-            )
-            return self.answer
-        reply = await self.ask(f"{prompt} [y/N] ")
-        return reply is not None and reply.strip().lower() in ("y", "yes")
 
 
 class _Shell:
@@ -147,19 +124,46 @@ class _Shell:
             self.term.say(f"  it wants you to open: {params.url}")
             ok = await self.term.confirm("  Open it (accept)?")
             return t.ElicitResult(action="accept" if ok else "decline")
-        if not await self.term.confirm("  Answer this form?"):
+        if not await self.term.confirm("  Answer this form?", default=True):
             return t.ElicitResult(action="decline")
         content: dict[str, Any] = {}
-        for key, schema in params.requested_schema.properties.items():
-            kind = getattr(schema, "type", "string")
-            reply = await self.term.ask(f"  {key} ({kind}): ")
-            if reply is None:
-                return t.ElicitResult(action="cancel")
-            content[key] = _coerce(reply, kind)
+        for item in fields_of(msgspec.to_builtins(params.requested_schema)):
+            while True:
+                reply = await self.term.ask(item.prompt(), words=item.words())
+                if reply is None:
+                    return t.ElicitResult(action="cancel")
+                value, problem = parse_answer(item, reply)
+                if problem is None:
+                    break
+                self.term.say(f"  {problem}; try again")
+            if value is not OMIT:
+                content[item.key] = value
         return t.ElicitResult(action="accept", content=content)
 
+    def completions(self, before: str) -> Sequence[str]:
+        """Tab completion: a command, then the names it takes (tools for ``call``, ...)."""
+        command, space, _ = before.lstrip().partition(" ")
+        if not space:
+            return COMMANDS
+        if self._host is None or " " in before.lstrip()[len(command) + 1 :]:
+            return ()
+        catalog = self.host.catalog
+        names: dict[str, Iterable[str]] = {
+            "call": catalog.tools,
+            "prompt": catalog.prompts,
+            "read": [e.resource.uri for e in catalog.resources],
+            "restart": [s.name for s in self.host.servers()],
+        }
+        return sorted(names.get(command.lower(), ()))
+
     def on_event(self, event: HostEvent) -> None:
-        if event.kind in ("failed", "disconnected", "retrying", "warning"):
+        """Problems on stderr, one line each; a failing server's stderr once per cause."""
+        if event.kind == "stderr":
+            lines = event.message.splitlines()[-_STDERR_LINES:]
+            click.echo(f"[host] server {event.server!r} stderr (last lines):", err=True)
+            for line in lines:
+                click.echo(f"    {line}", err=True)
+        elif event.kind in ("failed", "disconnected", "retrying", "warning"):
             click.echo(f"[host] server {event.server!r} {event.kind}: {event.message}", err=True)
 
     # ------------------------------------------------------------------ display
@@ -167,14 +171,34 @@ class _Shell:
         self.show_servers()
         self.show_tools()
 
+    def show_summary(self) -> None:
+        """What started, in two lines (the catalog itself is one command away)."""
+        states = self.host.servers()
+        running = [s.name for s in states if s.status == "running"]
+        others = [f"{s.name} {s.status}" for s in states if s.status != "running"]
+        line = f"{len(running)} of {len(states)} servers running ({', '.join(running) or '-'})"
+        self.term.say(line + (f"; {', '.join(others)}" if others else ""))
+        catalog = self.host.catalog
+        self.term.say(
+            f"{len(catalog.tools)} tools, {len(catalog.resources)} resources, "
+            f"{len(catalog.templates)} resource templates, {len(catalog.prompts)} prompts "
+            "(tools, resources, prompts, servers show them)"
+        )
+
     def show_servers(self) -> None:
+        """One line per server: state, transport, what it is, and its last error."""
         for state in self.host.servers():
             info = state.server_info
             label = f" ({info.name} {info.version})" if info is not None else ""
+            version = f", protocol {state.protocol_version}" if state.protocol_version else ""
             pid = f", pid {state.pid}" if state.pid is not None else ""
-            error = f" - {state.error.splitlines()[0]}" if state.error else ""
-            line = f"server {state.name}: {state.status}, {state.transport}{label}{pid}{error}"
-            self.term.say(line)
+            plural = "s" if state.attempts != 1 else ""
+            tries = f", {state.attempts} failed attempt{plural}" if state.attempts else ""
+            error = f" - last error: {state.error.splitlines()[0]}" if state.error else ""
+            self.term.say(
+                f"server {state.name}: {state.status}, {state.transport}"
+                f"{label}{version}{pid}{tries}{error}"
+            )
 
     def show_tools(self) -> None:
         """One line per tool: host name, arguments, the policy's verdict, first line of help."""
@@ -232,10 +256,17 @@ class _Shell:
         if command in ("quit", "exit"):
             return False
         if command in simple:
+            if command in ("tools", "resources", "prompts", "catalog"):
+                await self.host.refresh()  # refetches only lists past their ttlMs
             simple[command]()
         elif command == "call":
             name, args = _name_and_json(rest)
-            result = await self.host.call_tool(name, args)
+            bar = ProgressBar(name, enabled=sys.stderr.isatty())
+            options = RequestOptions(on_progress=bar.update, reset_timeout_on_progress=True)
+            try:
+                result = await self.host.call_tool(name, args, options=options)
+            finally:
+                bar.close()
             _print(self.term, call_result_lines(result))
             if result.is_error is True:
                 self.failures += 1
@@ -267,32 +298,6 @@ class _Shell:
             )
 
 
-async def _read_line(prompt: str) -> str:
-    """``input(prompt)`` in a daemon thread, so the event loop keeps running meanwhile.
-
-    Not ``anyio.to_thread``: its worker threads are joined at interpreter exit, and a thread
-    blocked in ``input()`` cannot be interrupted, so Ctrl-C would leave the process hanging
-    until the user pressed Enter. A daemon thread is simply dropped at exit.
-    """
-    done = anyio.Event()
-    outcome: list[str | BaseException] = []
-    token = anyio.lowlevel.current_token()
-
-    def read() -> None:
-        try:
-            outcome.append(input(prompt))
-        except BaseException as exc:  # EOFError, or anything else: re-raised in the loop
-            outcome.append(exc)
-        with contextlib.suppress(RuntimeError):  # the loop already ended (shutdown)
-            anyio.from_thread.run_sync(done.set, token=token)
-
-    threading.Thread(target=read, name="mcpbind-host-input", daemon=True).start()
-    await done.wait()
-    if isinstance(outcome[0], BaseException):
-        raise outcome[0]
-    return outcome[0]
-
-
 def _name_and_json(rest: str) -> tuple[str, dict[str, Any] | None]:
     name, _, raw = rest.strip().partition(" ")
     if not name:
@@ -314,17 +319,6 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         return " ".join(_text(c) for c in content)
     return f"[{getattr(content, 'type', 'content')}]"
-
-
-def _coerce(reply: str, kind: str) -> Any:
-    if kind in ("integer", "number"):
-        try:
-            return int(reply) if kind == "integer" else float(reply)
-        except ValueError:
-            return reply
-    if kind == "boolean":
-        return reply.strip().lower() in ("y", "yes", "true", "1")
-    return reply
 
 
 def _print(term: Terminal, lines: Iterable[str]) -> None:
@@ -371,10 +365,14 @@ def host(
         config = load_config(config_path)
     except ConfigError as exc:
         raise CliFailure(f"invalid configuration: {exc}", EXIT_USAGE) from None
-    term = Terminal(answer)
+    # Host events are shown by the shell (on_event): keep Python's last-resort handler from
+    # printing each one a second time.
+    logging.getLogger("mcpbind.host").addHandler(logging.NullHandler())
 
     async def main() -> int:
+        term = Terminal(answer)
         shell = _Shell(term)
+        term.complete = shell.completions
         async with Host(
             config,
             approve=shell.approve,
@@ -385,8 +383,9 @@ def host(
             startup_timeout=startup_timeout,
         ) as running:
             shell._host = running
-            shell.show_catalog()
+            shell.show_summary()
             if not any(state.status == "running" for state in running.servers()):
+                shell.show_servers()  # each one's state and last error
                 term.say("no server is running")
                 return EXIT_CONNECTION
             if commands:
@@ -397,7 +396,7 @@ def host(
                 return EXIT_TOOL_ERROR if shell.failures else 0
             term.say("type help for commands")
             while True:
-                typed = await term.ask("mcpbind> ")
+                typed = await term.ask("mcpbind> ", command=True)
                 if typed is None or not await shell.run(typed):
                     return 0
 

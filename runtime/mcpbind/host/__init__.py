@@ -1,6 +1,6 @@
 """The Host: many MCP servers under one coordinator (2025-11-25 architecture §Host).
 
-Configuration (:mod:`.config`), the public API and routing (:mod:`.host`), the per-server
+Configuration (:mod:`.config`, files and other hosts' shapes in :mod:`.config_file`), the public API and routing (:mod:`.host`), the per-server
 supervisor (:mod:`.supervisor`), each server's record and transport (:mod:`.state`), the
 aggregated catalog (:mod:`.catalog`), host names (:mod:`.naming`), the approval policy
 (:mod:`.approval`) and the hooks that apply it (:mod:`.gate`).
@@ -25,13 +25,12 @@ from .catalog import Catalog, PromptEntry, ResourceEntry, TemplateEntry, ToolEnt
 from .config import (
     ApprovalPolicy,
     ConfigError,
+    ConfigWarning,
     HostConfig,
     RootConfig,
     ServerConfig,
-    load_config,
-    parse_config,
-    parse_server,
 )
+from .config_file import SERVER_KEYS, load_config, parse_config, parse_server
 from .host import Host
 from .naming import assign_names, host_name, is_portable_name, is_valid_tool_name
 from .state import (
@@ -53,6 +52,7 @@ __all__ = [
     "Backoff",
     "Catalog",
     "ConfigError",
+    "ConfigWarning",
     "Connector",
     "ElicitationHook",
     "Host",
@@ -66,6 +66,7 @@ __all__ = [
     "SamplingResultReviewer",
     "SamplingReview",
     "SamplingReviewer",
+    "SERVER_KEYS",
     "ServerConfig",
     "ServerState",
     "ServerUnavailable",

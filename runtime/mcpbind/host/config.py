@@ -12,36 +12,41 @@
 
 A server is stdio (``command``, ``args``, ``env``, ``cwd``) or HTTP (``url``, ``headers``);
 ``type`` may say which. mcpbind's own keys are all optional: ``enabled`` (``disabled`` is also
-read, as some hosts write it), ``timeout`` (seconds per request), ``roots`` (paths or
+read, as some hosts write it), ``protocolVersion`` (pin one: ``handshake``, ``stateless`` or a
+version such as ``2025-06-18``; the default ``auto`` negotiates per server), ``timeout``
+(seconds per request), ``roots`` (paths or
 ``file://`` URIs the server may see), ``approval`` (see :mod:`mcpbind.host.approval`) and
 ``maxMessageSize``. A ``command`` of ``python`` or ``python3`` runs the host's own
-interpreter (so a file written for a virtualenv works from it). Unknown keys, and keys of the
-other transport (``env`` on a ``url`` server), are errors, so a typo does not silently drop a
-setting; every error names the server and the key.
+interpreter (so a file written for a virtualenv works from it). Keys of the other transport
+(``env`` on a ``url`` server) are errors, so a setting is not silently dropped; every error
+names the server and the key. Reading files, other hosts' shapes and keys, and the warnings
+for unknown keys: :mod:`.config_file`.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Final, Literal
 
 import msgspec
 
 from mcpbind_types import unified as t
 
+from ..versions import ALL_VERSIONS, LATEST_HANDSHAKE, LATEST_STATELESS
+
 __all__ = [
     "ApprovalPolicy",
     "ConfigError",
+    "ConfigWarning",
     "HostConfig",
     "PolicyValue",
     "RootConfig",
     "ServerConfig",
-    "load_config",
-    "parse_config",
-    "parse_server",
+    "check_server",
+    "pinned_version",
 ]
 
 PolicyValue = Literal["allow", "deny", "ask"]
@@ -60,6 +65,18 @@ class ConfigError(ValueError):
         super().__init__(f"{prefix}: {message}" if prefix else message)
         self.server = server
         self.key = key
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigWarning:
+    """Something read but ignored (an unknown key): the server still starts."""
+
+    server: str | None
+    key: str | None
+    message: str
+
+    def __str__(self) -> str:
+        return str(ConfigError(self.server, self.key, self.message))
 
 
 class ApprovalPolicy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, rename="camel"):
@@ -99,6 +116,7 @@ class ServerConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, ren
         default_factory=ApprovalPolicy
     )
     max_message_size: int | None = None
+    protocol_version: str | None = None
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -107,6 +125,10 @@ class ServerConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, ren
     @property
     def active(self) -> bool:
         return self.enabled and not self.disabled
+
+    def pinned_version(self) -> str | None:
+        """The version to connect with (``None``: negotiate, as ``protocol_version="auto"``)."""
+        return pinned_version(self.protocol_version)
 
     def policy(self) -> ApprovalPolicy:
         if isinstance(self.approval, str):
@@ -128,12 +150,28 @@ class ServerConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, ren
 
 
 class HostConfig(msgspec.Struct, kw_only=True, rename="camel"):
-    """A whole configuration file; keys other than ``mcpServers`` are ignored (other hosts')."""
+    """A whole configuration (see :mod:`.config_file` for the file shapes read)."""
 
     mcp_servers: dict[str, ServerConfig] = msgspec.field(default_factory=dict)
+    #: What was read but ignored (unknown keys); the Host reports each as a warning event.
+    warnings: list[ConfigWarning] = msgspec.field(default_factory=list)
 
 
 _NAME = re.compile(r"\S(?:.{0,62}\S)?")
+
+
+_ERAS: Final = {"auto": None, "handshake": LATEST_HANDSHAKE, "stateless": LATEST_STATELESS}
+
+
+def pinned_version(value: str | None) -> str | None:
+    """``protocolVersion``: ``auto`` (or absent), an era (``handshake``, ``stateless``) or a
+    version this runtime speaks; ``None`` means negotiate. Raises ``ValueError`` otherwise."""
+    if value is None or value in ALL_VERSIONS:
+        return value
+    if value in _ERAS:
+        return _ERAS[value]
+    choices = ", ".join((*_ERAS, *ALL_VERSIONS))
+    raise ValueError(f"unknown protocol version {value!r}; one of {choices}")
 
 
 def _root_uri(value: str, cwd: str | None) -> str:
@@ -153,13 +191,6 @@ def _other_transport_keys(config: ServerConfig) -> list[str]:
     else:
         given = {"headers": bool(config.headers)}
     return [key for key, is_set in given.items() if is_set]
-
-
-def _key_of(message: str) -> str | None:
-    found = re.search(r"`\$\.([A-Za-z0-9_]+)", message) or re.search(
-        r"unknown field `([^`]+)`", message
-    )
-    return found.group(1) if found else None
 
 
 def check_server(name: str, config: ServerConfig) -> ServerConfig:
@@ -187,6 +218,10 @@ def check_server(name: str, config: ServerConfig) -> ServerConfig:
         )
     if config.max_message_size is not None and config.max_message_size < 1024:
         raise ConfigError(name, "maxMessageSize", "must be at least 1024 bytes")
+    try:
+        pinned_version(config.protocol_version)
+    except ValueError as exc:
+        raise ConfigError(name, "protocolVersion", str(exc)) from None
     for root in config.roots or ():
         uri = root if isinstance(root, str) else root.uri
         if "://" in uri and not uri.startswith("file://"):
@@ -195,52 +230,4 @@ def check_server(name: str, config: ServerConfig) -> ServerConfig:
             raise ConfigError(name, "roots", "a root must not be empty")
         if ".." in Path(uri.removeprefix("file://")).parts:
             raise ConfigError(name, "roots", f"'..' is not allowed in a root: {uri!r}")
-    return config
-
-
-def parse_server(name: str, data: Mapping[str, Any] | bytes | str) -> ServerConfig:
-    """One server entry from a dict (``from_python``) or JSON text."""
-    try:
-        if isinstance(data, bytes | str):
-            config = msgspec.json.decode(data, type=ServerConfig)
-        else:
-            config = msgspec.convert(dict(data), ServerConfig)
-    except msgspec.ValidationError as exc:
-        raise ConfigError(name, _key_of(str(exc)), str(exc)) from None
-    except msgspec.DecodeError as exc:
-        raise ConfigError(name, None, f"invalid JSON: {exc}") from None
-    return check_server(name, config)
-
-
-def parse_config(data: Mapping[str, Any] | bytes | str) -> HostConfig:
-    """A whole configuration (``{"mcpServers": {...}}``) from a dict or JSON text."""
-    try:
-        raw: Any = msgspec.json.decode(data) if isinstance(data, bytes | str) else dict(data)
-    except msgspec.DecodeError as exc:
-        raise ConfigError(None, None, f"invalid JSON: {exc}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(None, None, "the configuration must be a JSON object")
-    servers = raw.get("mcpServers", {})
-    if not isinstance(servers, dict):
-        raise ConfigError(None, "mcpServers", "must be an object of server name -> settings")
-    parsed = {}
-    for name, entry in servers.items():
-        if not isinstance(entry, dict):
-            raise ConfigError(name, None, "a server entry must be a JSON object")
-        parsed[name] = parse_server(name, entry)
-    return HostConfig(mcp_servers=parsed)
-
-
-def load_config(path: str | os.PathLike[str]) -> HostConfig:
-    """Read a configuration file. Relative ``cwd`` values are taken from the file's folder."""
-    file = Path(path)
-    try:
-        text = file.read_bytes()
-    except OSError as exc:
-        raise ConfigError(None, None, f"cannot read {os.fspath(path)!r}: {exc.strerror}") from None
-    config = parse_config(text)
-    base = file.resolve().parent
-    for entry in config.mcp_servers.values():
-        if entry.cwd is not None and not os.path.isabs(os.path.expanduser(entry.cwd)):
-            entry.cwd = str(base / entry.cwd)
     return config

@@ -41,13 +41,13 @@ from .catalog import Catalog, LlmFormat, llm_tools
 from .config import (
     ApprovalPolicy,
     ConfigError,
+    ConfigWarning,
     HostConfig,
     ServerConfig,
     check_server,
-    load_config,
-    parse_config,
-    parse_server,
+    pinned_version,
 )
+from .config_file import load_config, parse_config, parse_server
 from .state import (
     Backoff,
     Handle,
@@ -58,7 +58,7 @@ from .state import (
     Target,
     UnknownName,
 )
-from .supervisor import Supervisor
+from .supervisor import LISTS, Supervisor
 
 __all__ = ["Host"]
 
@@ -91,7 +91,7 @@ class Host(Supervisor):
         refresh_interval: float = 0.05,
         client_name: str = "mcpbind-host",
     ) -> None:
-        self._initial = _targets(config)
+        self._initial, self._warnings = _targets(config)
         self.approve = approve
         self.check = check
         self.sampler = sampler
@@ -114,6 +114,8 @@ class Host(Supervisor):
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         try:
+            for warning in self._warnings:
+                self._warn(warning)
             for name, target in self._initial.items():
                 self._start(name, target)
             await self.wait_settled(self.startup_timeout)
@@ -146,17 +148,25 @@ class Host(Supervisor):
         approval: ApprovalPolicy | None = None,
         roots: list[t.Root] | None = None,
         timeout: float | None = None,
+        protocol_version: str | None = None,
         wait: bool = True,
     ) -> None:
-        """Start one more server. For a ``Server`` or connector, policy and roots come from the
-        keywords; a :class:`ServerConfig` carries its own."""
+        """Start one more server. For a ``Server`` or connector, policy, roots and a pinned
+        ``protocol_version`` (an era or a version; default: negotiate) come from the keywords;
+        a :class:`ServerConfig` carries its own."""
         if name in self._handles:
             raise ConfigError(name, None, "a server with this name already exists")
         if isinstance(target, Mapping):
-            target = parse_server(name, target)
+            target = parse_server(name, target, self._warn)
         elif isinstance(target, ServerConfig):
             check_server(name, target)
-        handle = self._start(name, target, approval=approval, roots=roots, timeout=timeout)
+        try:
+            pinned = pinned_version(protocol_version)
+        except ValueError as exc:
+            raise ConfigError(name, "protocolVersion", str(exc)) from None
+        handle = self._start(
+            name, target, approval=approval, roots=roots, timeout=timeout, protocol_version=pinned
+        )
         if wait:
             with anyio.move_on_after(self.startup_timeout):
                 await handle.settled.wait()
@@ -182,6 +192,7 @@ class Host(Supervisor):
                 approval=handle.policy,
                 roots=handle.roots,
                 timeout=handle.timeout,
+                protocol_version=handle.protocol_version,
                 force=True,
             )
             if wait:
@@ -207,6 +218,10 @@ class Host(Supervisor):
         elif not had_roots:
             await self.restart_server(name)  # the roots capability is declared at initialize
 
+    def _warn(self, warning: ConfigWarning) -> None:
+        message = f"key {warning.key!r}: {warning.message}" if warning.key else warning.message
+        self._emit("warning", warning.server or "*", message)
+
     def _handle(self, name: str) -> Handle:
         handle = self._handles.get(name)
         if handle is None:
@@ -221,25 +236,25 @@ class Host(Supervisor):
         approval: ApprovalPolicy | None = None,
         roots: list[t.Root] | None = None,
         timeout: float | None = None,
+        protocol_version: str | None = None,
         force: bool = False,
     ) -> Handle:
         if self._tg is None:
             raise RuntimeError("use the host as `async with Host(...) as host`")
-        if isinstance(target, ServerConfig) and not force:
+        if isinstance(target, ServerConfig):
             handle = Handle(
                 name,
                 target,
-                target.policy(),
-                target.root_list(),
-                target.timeout,
+                approval if force and approval is not None else target.policy(),
+                roots if force else target.root_list(),
+                timeout if force else target.timeout,
                 target.max_message_size,
-            )
-        elif isinstance(target, ServerConfig):
-            handle = Handle(
-                name, target, approval or target.policy(), roots, timeout, target.max_message_size
+                protocol_version if force else target.pinned_version(),
             )
         else:
-            handle = Handle(name, target, approval or ApprovalPolicy(), roots, timeout, None)
+            handle = Handle(
+                name, target, approval or ApprovalPolicy(), roots, timeout, None, protocol_version
+            )
         self._handles[name] = handle
         if isinstance(target, ServerConfig) and not target.active and not force:
             handle.status = "stopped"
@@ -255,9 +270,20 @@ class Host(Supervisor):
         out = []
         for name, h in sorted(self._handles.items()):
             info = h.client.server_info if h.client is not None else None
+            version = h.client.protocol_version if h.client is not None else None
             out.append(
                 ServerState(
-                    name, h.status, h.transport, h.error, h.connects, h.pid, info, h.notifications
+                    name,
+                    h.status,
+                    h.transport,
+                    h.error,
+                    h.connects,
+                    h.pid,
+                    info,
+                    h.notifications,
+                    version,
+                    h.attempts,
+                    h.stderr,
                 )
             )
         return out
@@ -287,6 +313,21 @@ class Host(Supervisor):
             for name, h in sorted(self._handles.items())
             if h.client is not None and h.client.instructions
         }
+
+    async def refresh(self, server: str | None = None) -> None:
+        """Bring the catalog up to date where it may be stale (caching.mdx: check freshness
+        when the data is needed): each 2026-07-28 server's lists are fetched through its
+        client's cache, so pages still within their ``ttlMs`` cost nothing and stale ones are
+        fetched again. Handshake-era lists have no TTL and follow ``list_changed``."""
+        names = [server] if server is not None else sorted(self._handles)
+        for name in names:
+            handle = self._handle(name)
+            client = handle.client
+            if client is None or client.era != "stateless":
+                continue
+            for kind in LISTS:
+                await self._load(handle, client, kind)
+        self._rebuild()
 
     async def call_tool(
         self,
@@ -348,21 +389,37 @@ class Host(Supervisor):
 
 def _targets(
     config: HostConfig | str | os.PathLike[str] | Mapping[str, Any] | None,
-) -> dict[str, Target]:
+) -> tuple[dict[str, Target], list[ConfigWarning]]:
+    """The servers to start, and the configuration's warnings."""
     if config is None:
-        return {}
+        return {}, []
     if isinstance(config, str | os.PathLike):
         config = load_config(config)
+    elif not isinstance(config, HostConfig) and _is_file_shape(config):
+        config = parse_config(config)
     if isinstance(config, HostConfig):
-        return dict(config.mcp_servers)
-    if "mcpServers" in config:
-        return dict(parse_config(config).mcp_servers)
+        return dict(config.mcp_servers), list(config.warnings)
+    warnings: list[ConfigWarning] = []
     out: dict[str, Target] = {}
     for name, target in config.items():
         if isinstance(target, Mapping):
-            out[name] = parse_server(name, target)
+            out[name] = parse_server(name, target, warnings.append)
         elif isinstance(target, ServerConfig):
             out[name] = check_server(name, target)
         else:
             out[name] = target
-    return out
+    return out, warnings
+
+
+def _is_file_shape(config: Mapping[str, Any]) -> bool:
+    """Whether a mapping is a whole configuration (``mcpServers``, VS Code's ``servers``, its
+    ``mcp.servers``) rather than server name -> target; a server named ``servers`` has a
+    settings object, not an object of objects, as its value."""
+    if "mcpServers" in config:
+        return True
+    nested = config.get("mcp")
+    vscode_settings = nested.get("servers") if isinstance(nested, Mapping) else None
+    for section in (config.get("servers"), vscode_settings):
+        if isinstance(section, Mapping) and all(isinstance(v, Mapping) for v in section.values()):
+            return True
+    return False

@@ -7,6 +7,8 @@ only then), or serves an in-memory ``Server``.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import logging
 import sys
 import time
@@ -23,6 +25,7 @@ from mcpbind_types import unified as t
 from ..client import Client
 from ..protocol import CONNECTION_CLOSED, INVALID_PARAMS, McpError
 from ..server.app import Server
+from ..stateless.subscription import Subscription
 from ..transports import StdioClientTransport, Transport
 from .catalog import ServerLists
 from .config import ApprovalPolicy, ServerConfig
@@ -36,12 +39,14 @@ __all__ = [
     "HostEvent",
     "ServerState",
     "ServerUnavailable",
+    "StartError",
     "Status",
     "Target",
     "UnknownName",
     "describe",
     "open_http",
     "open_target",
+    "start_error",
 ]
 
 logger = logging.getLogger("mcpbind.host")
@@ -49,9 +54,19 @@ logger = logging.getLogger("mcpbind.host")
 #: Opens a transport for a server the host cannot spawn itself (tests, custom transports).
 Connector = Callable[[], AbstractAsyncContextManager[Transport]]
 Target = ServerConfig | Server | Connector
-Status = Literal["starting", "running", "backoff", "stopped"]
+#: ``failed``: given up (the command cannot be started, or too many failures in a row);
+#: ``restart_server`` tries again.
+Status = Literal["starting", "running", "backoff", "failed", "stopped"]
 EventKind = Literal[
-    "starting", "connected", "failed", "disconnected", "retrying", "stopped", "catalog", "warning"
+    "starting",
+    "connected",
+    "failed",
+    "stderr",
+    "disconnected",
+    "retrying",
+    "stopped",
+    "catalog",
+    "warning",
 ]
 
 
@@ -89,6 +104,8 @@ class Backoff:
     factor: float = 2.0
     maximum: float = 30.0
     reset_after: float = 30.0
+    #: Failed attempts in a row before the host gives up on a server (``None``: never).
+    max_attempts: int | None = 6
 
     def delay(self, attempt: int) -> float:
         return min(self.maximum, self.initial * self.factor ** min(attempt, 64))
@@ -106,6 +123,12 @@ class ServerState:
     pid: int | None
     server_info: t.Implementation | None
     notifications: int
+    #: The negotiated protocol version (``None`` while not connected).
+    protocol_version: str | None = None
+    #: Failed attempts in a row (0 once connected for a while).
+    attempts: int = 0
+    #: The last stderr tail of a failed stdio server ("" if none).
+    stderr: str = ""
 
 
 @dataclass(eq=False)
@@ -118,6 +141,8 @@ class Handle:
     roots: list[t.Root] | None
     timeout: float | None
     max_message_size: int | None
+    #: A pinned protocol version (``None``: negotiated, as ``Client(protocol_version="auto")``).
+    protocol_version: str | None = None
     status: Status = "starting"
     client: Client | None = None
     lists: ServerLists = field(default_factory=ServerLists)
@@ -133,6 +158,12 @@ class Handle:
     done: anyio.Event = field(default_factory=anyio.Event)
     dirty: set[str] = field(default_factory=set)
     dirty_event: anyio.Event = field(default_factory=anyio.Event)
+    #: 2026-07-28: the ``subscriptions/listen`` stream that carries list changes.
+    subscription: Subscription | None = None
+    #: How many times that stream was opened again after it ended.
+    listens: int = 0
+    attempts: int = 0
+    stderr: str = ""
     logs: deque[t.LoggingMessageNotificationParams] = field(
         default_factory=lambda: deque(maxlen=200)
     )
@@ -159,16 +190,22 @@ async def open_target(handle: Handle) -> AsyncIterator[Transport | Server]:
         if handle.max_message_size is not None:
             extra["max_message_size"] = handle.max_message_size
         command = sys.executable if target.command in ("python", "python3") else target.command
-        async with StdioClientTransport.spawn(
-            command,
-            target.args,
-            env=target.env,
-            cwd=target.cwd,
-            on_stderr=lambda line: logger.debug("[%s stderr] %s", handle.name, line),
-            **extra,
-        ) as transport:
-            handle.pid = transport.pid
-            yield transport
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                process = await stack.enter_async_context(
+                    StdioClientTransport.spawn(
+                        command,
+                        target.args,
+                        env=target.env,
+                        cwd=target.cwd,
+                        on_stderr=lambda line: logger.debug("[%s stderr] %s", handle.name, line),
+                        **extra,
+                    )
+                )
+            except OSError as exc:
+                raise start_error(exc, target.command, target.cwd) from None
+            handle.pid = process.pid
+            yield process
     elif isinstance(target, ServerConfig):
         async with open_http(target, handle.max_message_size) as transport:
             yield transport
@@ -193,6 +230,33 @@ async def open_http(config: ServerConfig, max_size: int | None) -> AsyncIterator
         options["max_message_size"] = max_size
     async with connect_http(config.url, **options) as transport:
         yield transport
+
+
+class StartError(Exception):
+    """A server process that could not be started at all; ``permanent``: retrying cannot
+    help until the configuration changes."""
+
+    def __init__(self, message: str, *, permanent: bool) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+
+
+_PERMANENT = {
+    errno.ENOENT: "not found",
+    errno.EACCES: "permission denied",
+    errno.ENOEXEC: "not an executable",
+    errno.ENOTDIR: "not a directory",
+}
+
+
+def start_error(exc: OSError, command: str, cwd: str | None) -> StartError:
+    """One line for ``Popen``'s error: which of command or working directory is wrong."""
+    what = _PERMANENT.get(exc.errno or 0)
+    if what is None:
+        return StartError(f"cannot start {command!r}: {exc.strerror or exc}", permanent=False)
+    if cwd is not None and exc.filename == cwd:
+        return StartError(f"working directory {what}: {cwd!r}", permanent=True)
+    return StartError(f"command {what}: {command!r}", permanent=True)
 
 
 def describe(exc: BaseException) -> str:

@@ -1,5 +1,12 @@
 """The supervision half of the Host: one task per server that connects, loads every list,
-follows ``list_changed``, and retries with backoff when the server fails or dies.
+follows list changes, and retries with backoff when the server fails or dies.
+
+Each server gets the era it speaks (``Client(protocol_version="auto")``: ``server/discover``,
+then ``initialize`` for older servers), unless its configuration pins one. List changes arrive
+unsolicited on the handshake era and on a ``subscriptions/listen`` stream on 2026-07-28
+(basic/patterns/subscriptions.mdx), which is opened before the first fetch and opened again,
+with backoff, whenever it ends while the server is still connected; both feed the same
+debounced refresh. Sampling and elicitation reach the same hooks (:mod:`.gate`) in both eras.
 
 Kept apart from :mod:`.host` (the public API: lifecycle calls and routing) so each stays
 readable; the Host inherits it. Events go to ``on_event`` and the ``mcpbind.host`` logger.
@@ -18,13 +25,17 @@ import anyio
 from mcpbind_types import unified as t
 
 from ..client import Client, ClientHandlers
-from ..protocol import McpError
-from ..versions import LATEST_HANDSHAKE
+from ..protocol import METHOD_NOT_FOUND, McpError
+from ..versions import AUTO
 from .catalog import Catalog, ServerLists
+from .failures import Failure
 from .gate import Gate
 from .state import Backoff, EventKind, Handle, HostEvent, describe, open_target
 
-__all__ = ["Supervisor"]
+__all__ = ["LISTS", "Supervisor"]
+
+LISTS = ("tools", "resources", "prompts")
+_NOT_RETRIED = "not retried: fix the configuration, then restart the server"
 
 logger = logging.getLogger("mcpbind.host")
 
@@ -46,41 +57,42 @@ class Supervisor(Gate):
             try:
                 await self._supervise(handle)
             finally:
-                handle.status = "stopped"
                 handle.client = None
                 handle.settled.set()
                 handle.done.set()
-                self._emit("stopped", handle.name, "stopped")
+                if handle.status != "failed":
+                    handle.status = "stopped"
+                    self._emit("stopped", handle.name, "stopped")
 
     async def _supervise(self, handle: Handle) -> None:
         """Connect, serve until the connection ends, then restart at once (asked for) or after
-        a backoff delay (a failure), until the server is stopped."""
-        attempt = 0
+        a backoff delay (a failure), until the server is stopped or the host gives up on it: a
+        command that cannot be started, or ``backoff.max_attempts`` failures in a row."""
+        last: Failure | None = None
         while not handle.stopping:
             handle.status = "starting"
             handle.wake = anyio.Event()
             self._emit("starting", handle.name, f"connecting ({handle.transport})")
             connected = False
-            reason = "closed"
+            failure = Failure("closed")
             try:
                 async with self._connect(handle) as client:
                     connected = True
                     since = anyio.current_time()
-                    reason = await self._serve(handle, client)
+                    failure = Failure.of_reason(await self._serve(handle, client))
                     if anyio.current_time() - since >= self.backoff.reset_after:
-                        attempt = 0  # it ran for a while: not a crash loop
+                        handle.attempts = 0  # it ran for a while: not a crash loop
             except Exception as exc:
-                reason = describe(exc)
+                failure = Failure.of(exc)
             finally:
                 handle.client = None
                 handle.pid = None
                 if handle.lists != ServerLists():
                     handle.lists = ServerLists()
                     self._rebuild()
-            handle.error = None if handle.restart else reason
-            kind: EventKind = "disconnected" if connected else "failed"
             expected = handle.restart or handle.stopped()
-            self._emit(kind, handle.name, reason, level=logging.INFO if expected else None)
+            handle.error = None if handle.restart else failure.summary
+            again = self._report(handle, failure, connected, expected, last)
             if not connected:
                 handle.settled.set()
             if handle.stopped():
@@ -88,19 +100,64 @@ class Supervisor(Gate):
             if handle.restart:
                 handle.restart = False
                 continue
-            delay = self.backoff.delay(attempt)
-            attempt += 1
+            last = failure
+            handle.attempts += 1
+            if self._give_up(handle, failure):
+                return
+            delay = self.backoff.delay(handle.attempts - 1)
             handle.status = "backoff"
-            self._emit("retrying", handle.name, f"retrying in {delay:.2g}s (attempt {attempt})")
+            same = ", same error" if again else ""
+            message = f"retrying in {delay:.2g}s (attempt {handle.attempts}{same})"
+            self._emit("retrying", handle.name, message)
             with anyio.move_on_after(delay):
                 await handle.wake.wait()
             handle.restart = False
             if handle.settled.is_set():
                 handle.settled = anyio.Event()
 
+    def _report(
+        self,
+        handle: Handle,
+        failure: Failure,
+        connected: bool,
+        expected: bool,
+        last: Failure | None,
+    ) -> bool:
+        """Report the end of an attempt: one line, and the server's stderr once per cause;
+        the same cause again is only said in the retry line. True when it was the same."""
+        if not expected and failure.same_as(last):
+            handle.stderr = failure.stderr or handle.stderr
+            return True
+        kind: EventKind = "disconnected" if connected else "failed"
+        message = failure.summary
+        if failure.permanent:
+            message += f" ({_NOT_RETRIED})"
+        self._emit(kind, handle.name, message, level=logging.INFO if expected else None)
+        if failure.stderr and not expected:
+            handle.stderr = failure.stderr
+            self._emit("stderr", handle.name, failure.stderr, level=logging.WARNING)
+        return False
+
+    def _give_up(self, handle: Handle, failure: Failure) -> bool:
+        """Whether to stop retrying: retrying cannot help, or it failed too often in a row."""
+        limit = self.backoff.max_attempts
+        if failure.permanent:
+            handle.error = f"{failure.summary} (not retried)"
+        elif limit is not None and handle.attempts >= limit:
+            why = f"gave up after {handle.attempts} failed attempts; restart the server to retry"
+            handle.error = f"{failure.summary} (gave up after {handle.attempts} attempts)"
+            self._emit("failed", handle.name, why)
+        else:
+            return False
+        handle.status = "failed"
+        return True
+
     async def _serve(self, handle: Handle, client: Client) -> str:
         """Run one connected session until it closes or a restart is asked; say why it ended."""
-        for kind in ("tools", "resources", "prompts"):
+        listening = False
+        if client.era == "stateless":  # before the first fetch: no change is missed
+            listening = await self._listen(handle, client, first=True)
+        for kind in LISTS:
             await self._load(handle, client, kind)
         handle.client = client
         handle.status = "running"
@@ -123,6 +180,8 @@ class Supervisor(Gate):
             tg.start_soon(until, connection.wait_closed)
             tg.start_soon(until, handle.wake.wait)
             tg.start_soon(self._refresher, handle, client)
+            if listening:
+                tg.start_soon(self._keep_listening, handle, client)
         if connection.closed:
             return connection.close_reason or "connection closed"
         return "restart requested" if handle.restart else "stopped"
@@ -149,16 +208,13 @@ class Supervisor(Gate):
             logging=self._logging_for(handle),
             notification=self._notification_for(handle),
         )
-        # The handshake era, pinned on purpose (Client's default is "auto"): the Host's
-        # features are built on it. Its catalog follows unsolicited list_changed (2026-07-28
-        # sends them only on a subscriptions/listen stream), and a refused sampling or
-        # elicitation goes back to the server as an error the tool reports, while on
-        # 2026-07-28 a declined input round just ends the call (sampling.mdx §Error
-        # Handling). Negotiating the era is a later step: listen + per-era approval results.
+        # "auto" unless pinned: the server's newest era. A refused sampling request goes back
+        # to a handshake-era server as an error its tool reports; on 2026-07-28 the server is
+        # not waiting, so the call just ends with that error (sampling.mdx §Error Handling).
         options: dict[str, Any] = {
             "name": self.client_name,
             "handlers": handlers,
-            "protocol_version": LATEST_HANDSHAKE,
+            "protocol_version": handle.protocol_version or AUTO,
         }
         options["timeout"] = handle.timeout if handle.timeout is not None else 60.0
         async with open_target(handle) as target, Client(target, **options) as client:
@@ -180,6 +236,58 @@ class Supervisor(Gate):
             if client.connection is not None and client.connection.closed:
                 raise
             logger.warning("server %r: listing %s failed: %s", handle.name, kind, exc)
+
+    async def _listen(self, handle: Handle, client: Client, *, first: bool = False) -> bool:
+        """Open a ``subscriptions/listen`` stream for the lists the server says can change;
+        False when there is nothing to follow (or, the first time, the server refuses).
+        A stream that cannot be opened later is retried by :meth:`_keep_listening`."""
+        handle.subscription = None
+        wanted = {k: client.peer_has_capability((k, "listChanged")) for k in LISTS}
+        if not any(wanted.values()):
+            return False
+        try:
+            with anyio.fail_after(handle.timeout or 60.0):
+                handle.subscription = await client.listen(
+                    tools_list_changed=wanted["tools"],
+                    prompts_list_changed=wanted["prompts"],
+                    resources_list_changed=wanted["resources"],
+                )
+        except (McpError, TimeoutError) as exc:
+            if client.connection is not None and client.connection.closed:
+                raise
+            refused = isinstance(exc, McpError) and exc.code == METHOD_NOT_FOUND
+            message = f"cannot listen for list changes: {describe(exc)}"
+            self._emit("warning", handle.name, message, level=logging.WARNING)
+            return not (first and refused)
+        return True
+
+    async def _keep_listening(self, handle: Handle, client: Client) -> None:
+        """Open the listen stream again, with backoff, whenever it ends while the server is
+        connected (subscriptions.mdx §Graceful Closure: the client MAY reconnect); changes
+        made meanwhile were missed, so every list is fetched again once it is back."""
+        connection = client.connection
+        assert connection is not None
+        failures = 0
+        while True:
+            since = anyio.current_time()
+            sub = handle.subscription
+            why = "it could not be opened"
+            if sub is not None:
+                await sub.wait_ended()
+                if connection.closed:
+                    return
+                why = describe(sub.error) if sub.error is not None else "the server ended it"
+            if anyio.current_time() - since >= self.backoff.reset_after:
+                failures = 0
+            delay = self.backoff.delay(failures)
+            failures += 1
+            message = f"list-change stream ended ({why}); listening again in {delay:.2g}s"
+            self._emit("warning", handle.name, message, level=logging.INFO)
+            await anyio.sleep(delay)
+            handle.listens += 1
+            if await self._listen(handle, client) and handle.subscription is not None:
+                handle.dirty.update(LISTS)
+                handle.dirty_event.set()
 
     async def _refresher(self, handle: Handle, client: Client) -> None:
         """Refetch lists marked dirty by list_changed; a flood costs one refresh per interval."""

@@ -1,0 +1,54 @@
+"""prompt_toolkit line editing for the Host shell (imported only in a terminal, and only
+when the ``shell`` extra is installed; see :mod:`.host_terminal`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion, WordCompleter
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.patch_stdout import patch_stdout
+
+__all__ = ["LineEditor"]
+
+
+class _ShellCompleter(Completer):
+    """Completes the word before the cursor from what ``source`` offers for the line."""
+
+    def __init__(self, source: Callable[[str], Sequence[str]]) -> None:
+        self.source = source
+
+    def get_completions(self, document: Document, event: CompleteEvent) -> Iterator[Completion]:
+        before = document.text_before_cursor
+        word = before.rsplit(" ", 1)[-1]
+        for candidate in self.source(before):
+            if candidate.startswith(word):
+                yield Completion(candidate, start_position=-len(word))
+
+
+class LineEditor:
+    """Two sessions: commands (kept history, completion) and answers (no history)."""
+
+    def __init__(self, source: Callable[[str], Sequence[str]], history: Path) -> None:
+        kept: History
+        try:
+            history.parent.mkdir(parents=True, exist_ok=True)
+            history.touch()
+            kept = FileHistory(str(history))
+        except OSError:
+            kept = InMemoryHistory()
+        self.commands: PromptSession[str] = PromptSession(
+            history=kept, completer=_ShellCompleter(source)
+        )
+        self.answers: PromptSession[str] = PromptSession(history=InMemoryHistory())
+
+    async def read(self, prompt: str, command: bool, words: Sequence[str]) -> str:
+        # Output printed while the prompt is up (host events) goes above it.
+        with patch_stdout(raw=True):
+            if command:
+                return await self.commands.prompt_async(prompt)
+            completer = WordCompleter(list(words)) if words else None
+            return await self.answers.prompt_async(prompt, completer=completer)

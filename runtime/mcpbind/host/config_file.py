@@ -1,0 +1,225 @@
+"""The configuration shapes users already have, reduced to mcpbind's :class:`ServerConfig`.
+
+Files: ``{"mcpServers": {...}}`` (Claude Desktop, Claude Code, Cursor, Cline, Roo, Windsurf,
+Gemini CLI), ``{"servers": {...}}`` (VS Code's ``mcp.json``, whose ``inputs`` are ignored) and
+``{"mcp": {"servers": {...}}}`` (VS Code's ``settings.json``). Keys of a server entry are
+dispatched through :data:`SERVER_KEYS`:
+
+- every :class:`ServerConfig` field under its JSON name (``command``, ``url``,
+  ``protocolVersion``, ...), taken as is (a field added there is accepted here at once);
+- other hosts' spellings: ``serverUrl`` (Windsurf) and ``httpUrl`` (Gemini CLI) for ``url``;
+- other hosts' approval lists, mapped into the server's approval policy: ``autoApprove``
+  (Cline), ``alwaysAllow`` (Roo) -> ``allow``; ``disabledTools`` (Roo) -> ``deny``;
+- keys with no meaning here, such as ``description``: ignored without a word.
+
+Any other key is reported as a warning (``server 'x', key 'y': unknown key, ignored``) and
+the server still starts. To support a new key, add one entry to :data:`SERVER_KEYS`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+
+from .config import (
+    ApprovalPolicy,
+    ConfigError,
+    ConfigWarning,
+    HostConfig,
+    ServerConfig,
+    check_server,
+)
+
+__all__ = [
+    "SERVER_KEYS",
+    "KeyRule",
+    "load_config",
+    "parse_config",
+    "parse_server",
+    "server_entries",
+    "translate_server",
+]
+
+logger = logging.getLogger("mcpbind.host")
+
+#: Applies one key of a raw entry to the dict that becomes a ``ServerConfig``.
+KeyRule = Callable[[str, str, Any, dict[str, Any]], None]
+
+
+def _field(name: str, key: str, value: Any, out: dict[str, Any]) -> None:
+    out[key] = value
+
+
+def _alias(target: str) -> KeyRule:
+    def apply(name: str, key: str, value: Any, out: dict[str, Any]) -> None:
+        if target in out and out[target] != value:
+            raise ConfigError(name, key, f"conflicts with {target!r}; give one of them")
+        out[target] = value
+
+    return apply
+
+
+def _tool_list(verdict: str) -> KeyRule:
+    """An approval list of another host: each named tool gets ``verdict`` unless the entry's
+    own ``approval.tools`` names it (merged once every key is read, in :func:`_merge`)."""
+
+    def apply(name: str, key: str, value: Any, out: dict[str, Any]) -> None:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(name, key, "must be a list of tool names")
+        out.setdefault(_LISTED, {}).update(dict.fromkeys(value, verdict))
+
+    return apply
+
+
+def _ignore(name: str, key: str, value: Any, out: dict[str, Any]) -> None:
+    return None
+
+
+_LISTED: Final = "\0listed"  # tool -> verdict from approval lists, merged into "approval"
+
+SERVER_KEYS: dict[str, KeyRule] = {
+    **{f.encode_name: _field for f in msgspec.structs.fields(ServerConfig)},
+    "serverUrl": _alias("url"),
+    "httpUrl": _alias("url"),
+    "autoApprove": _tool_list("allow"),
+    "alwaysAllow": _tool_list("allow"),
+    "disabledTools": _tool_list("deny"),
+    "description": _ignore,
+}
+"""Key of a server entry -> how it is applied. Extend here for a new key."""
+
+
+Warn = Callable[[ConfigWarning], object]
+
+
+def translate_server(name: str, entry: Mapping[str, Any], warn: Warn) -> dict[str, Any]:
+    """The entry as ``ServerConfig`` fields; unknown keys are passed to ``warn``."""
+    out: dict[str, Any] = {}
+    for key, value in entry.items():
+        rule = SERVER_KEYS.get(key)
+        if rule is None:
+            warn(ConfigWarning(name, key, "unknown key, ignored"))
+            continue
+        rule(name, key, value, out)
+    return _merge(name, out)
+
+
+def _merge(name: str, out: dict[str, Any]) -> dict[str, Any]:
+    listed: dict[str, str] | None = out.pop(_LISTED, None)
+    if not listed:
+        return out
+    approval = out.get("approval", {})
+    if isinstance(approval, str):
+        approval = {"default": approval}
+    elif isinstance(approval, ApprovalPolicy):
+        approval = msgspec.to_builtins(approval)
+    if not isinstance(approval, dict):
+        return out  # the type check of "approval" reports it
+    tools = approval.get("tools", {})
+    if isinstance(tools, dict):
+        approval = {**approval, "tools": {**listed, **tools}}  # the entry's own policy wins
+    out["approval"] = approval
+    return out
+
+
+def server_entries(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Every server entry of a configuration file, whichever host's shape it has.
+
+    Raises :class:`ConfigError` for a section that is not an object, a name given twice,
+    and a file with no server at all."""
+    sections: list[tuple[str, Any]] = []
+    for key in ("mcpServers", "servers"):
+        if key in raw:
+            sections.append((key, raw[key]))
+    nested = raw.get("mcp")
+    if isinstance(nested, Mapping) and "servers" in nested:
+        sections.append(("mcp.servers", nested["servers"]))
+    found: dict[str, Any] = {}
+    for key, servers in sections:
+        if not isinstance(servers, Mapping):
+            raise ConfigError(None, key, "must be an object of server name -> settings")
+        for name, entry in servers.items():
+            if name in found:
+                raise ConfigError(name, key, "this server name is given twice")
+            found[name] = entry
+    if not found:
+        where = "an empty" if sections else "no"
+        raise ConfigError(
+            None,
+            None,
+            f"the configuration has {where} server list: expected at least one server under "
+            '"mcpServers" (Claude Desktop, Cursor, ...) or "servers" (VS Code)',
+        )
+    return found
+
+
+def _key_of(message: str) -> str | None:
+    found = re.search(r"`\$\.([A-Za-z0-9_]+)", message) or re.search(
+        r"unknown field `([^`]+)`", message
+    )
+    return found.group(1) if found else None
+
+
+def _json_object(
+    data: Mapping[str, Any] | bytes | str, server: str | None, not_object: str
+) -> Mapping[str, Any]:
+    try:
+        raw: Any = msgspec.json.decode(data) if isinstance(data, bytes | str) else data
+    except msgspec.DecodeError as exc:
+        raise ConfigError(server, None, f"invalid JSON: {exc}") from None
+    if not isinstance(raw, Mapping):
+        raise ConfigError(server, None, not_object)
+    return raw
+
+
+def parse_server(
+    name: str,
+    data: Mapping[str, Any] | bytes | str,
+    warn: Warn | None = None,
+) -> ServerConfig:
+    """One server entry from a dict or JSON text, in any shape :data:`SERVER_KEYS` reads.
+    Unknown keys go to ``warn`` (default: the ``mcpbind.host`` logger)."""
+    raw = _json_object(data, name, "a server entry must be a JSON object")
+    fields = translate_server(name, raw, warn or (lambda w: logger.warning("%s", w)))
+    try:
+        config = msgspec.convert(fields, ServerConfig)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(name, _key_of(str(exc)), str(exc)) from None
+    return check_server(name, config)
+
+
+def parse_config(data: Mapping[str, Any] | bytes | str) -> HostConfig:
+    """A whole configuration from a dict or JSON text; see :func:`server_entries`."""
+    raw = _json_object(data, None, "the configuration must be a JSON object")
+    warnings: list[ConfigWarning] = []
+    parsed = {
+        name: parse_server(name, entry, warnings.append)
+        for name, entry in server_entries(raw).items()
+    }
+    return HostConfig(mcp_servers=parsed, warnings=warnings)
+
+
+def load_config(path: str | os.PathLike[str]) -> HostConfig:
+    """Read a configuration file. Relative ``cwd`` values are taken from the file's folder."""
+    file = Path(path)
+    try:
+        text = file.read_bytes()
+    except OSError as exc:
+        raise ConfigError(None, None, f"cannot read {os.fspath(path)!r}: {exc.strerror}") from None
+    try:
+        config = parse_config(text)
+    except ConfigError as exc:
+        if exc.server is None and exc.key is None:
+            raise ConfigError(None, None, f"{os.fspath(path)}: {exc}") from None
+        raise
+    base = file.resolve().parent
+    for entry in config.mcp_servers.values():
+        if entry.cwd is not None and not os.path.isabs(os.path.expanduser(entry.cwd)):
+            entry.cwd = str(base / entry.cwd)
+    return config
