@@ -110,7 +110,8 @@ class Client(ServerMethods):
     elicitation and roots are answered in input rounds, ``listen()`` opts in to change
     notifications in either era). A handshake version (``LATEST_HANDSHAKE``) forces
     ``initialize``; ``"2026-07-28"`` forces the stateless era. ``era`` and
-    ``protocol_version`` tell what was chosen. Stateless-era only: ``cache`` keeps list and read
+    ``protocol_version`` tell what was chosen; the probe waits at most ``probe_timeout`` and
+    never longer than ``timeout``. Stateless-era only: ``cache`` keeps list and read
     results while their ``ttlMs`` says they are fresh; ``max_input_rounds`` bounds the input
     rounds of one request; ``max_reissues`` bounds re-sending a request whose HTTP response
     stream broke; ``log_level`` is sent with every request; over HTTP, tools' ``x-mcp-header``
@@ -238,7 +239,7 @@ class Client(ServerMethods):
             params = with_meta(m.C2S_DISCOVER, None, self._meta)
             try:
                 result: t.DiscoverResult = await self._conn().request(
-                    "server/discover", params, RequestOptions(timeout=self.probe_timeout)
+                    "server/discover", params, RequestOptions(timeout=self._probe_deadline())
                 )
             except PeerError as exc:
                 data = exc.data if isinstance(exc.data, dict) else {}
@@ -277,6 +278,11 @@ class Client(ServerMethods):
         if fallback:
             return False
         raise UnsupportedVersion(version, STATELESS_VERSIONS)
+
+    def _probe_deadline(self) -> float | None:
+        """The probe waits ``probe_timeout``, never longer than the request ``timeout``."""
+        bounds = [b for b in (self.probe_timeout, self._timeout) if b is not None]
+        return min(bounds) if bounds else None
 
     def _request_meta(self, version: str) -> dict[str, Any]:
         """basic/index.mdx, per-request protocol fields (the log level is added per request)."""
