@@ -32,6 +32,7 @@ from .protocol import (
     CONNECTION_CLOSED,
     INVALID_REQUEST,
     REQUEST_TIMEOUT,
+    URL_ELICITATION_REQUIRED,
     Cancelled,
     ErrorReceived,
     Event,
@@ -43,6 +44,7 @@ from .protocol import (
     RequestReceived,
     ResponseReceived,
     Session,
+    UrlElicitationRequired,
 )
 from .transports import MessageTooLarge, Transport, TransportClosed
 
@@ -71,6 +73,13 @@ NotificationHandler = Callable[[NotificationReceived], Awaitable[None]]
 
 class PeerError(McpError):
     """The peer answered one of our requests with this error."""
+
+
+class PeerUrlElicitationRequired(PeerError, UrlElicitationRequired):
+    """The peer answered -32042: catch it as :class:`UrlElicitationRequired`."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        McpError.__init__(self, code, message, data)
 
 
 class ConnectionClosed(McpError):
@@ -274,7 +283,12 @@ class Connection:
         error = waiter.error
         if error is not None:
             if type(error) is McpError:
-                raise PeerError(error.code, error.message, error.data)
+                kind = (
+                    PeerUrlElicitationRequired
+                    if error.code == URL_ELICITATION_REQUIRED
+                    else PeerError
+                )
+                raise kind(error.code, error.message, error.data)
             raise error
         return waiter.result
 
