@@ -54,6 +54,11 @@ class Context:
     progress_token: int | str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     is_cancelled: Callable[[], bool] = field(default=lambda: False)
+    #: State of this client's session, yours to fill: the same dict for every request of one
+    #: session (a stdio connection, one ``Mcp-Session-Id`` over HTTP), so a ``Server`` shared
+    #: by all sessions keeps per-session data here. Where there is no session (2026-07-28,
+    #: ``stateless=True`` HTTP) each request gets a new, empty one.
+    session_state: dict[str, Any] = field(default_factory=dict)
 
     @property
     def cancelled(self) -> bool:

@@ -76,6 +76,8 @@ class ServerSession:
         )
         self._transport = transport
         self.log_level: str | None = None
+        #: ``Context.session_state`` of every request of this session.
+        self.state: dict[str, Any] = {}
         self.subscriptions: set[str] = set()
         self.client_info: t.Implementation | None = None
         self.initialized = anyio.Event()
@@ -185,7 +187,8 @@ class ServerSession:
             self.initialized.set()
         handler = self.server.notification_handlers.get(event.method)
         if handler is not None:
-            await handler(event.params, Context(peer=self, protocol_version=self.core.version))
+            ctx = Context(peer=self, protocol_version=self.core.version, session_state=self.state)
+            await handler(event.params, ctx)
 
     async def _on_request(self, event: RequestReceived) -> Any:
         method = event.method
@@ -211,6 +214,7 @@ class ServerSession:
             request_id=event.id,
             progress_token=event.progress_token,
             is_cancelled=lambda: self.connection.is_cancelled(event.id),
+            session_state=self.state,
         )
         return await handler(event.params, ctx)
 
