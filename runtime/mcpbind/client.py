@@ -385,6 +385,7 @@ class Client(ServerMethods):
             await self._conn().request("server/discover", with_meta(method, None, self._meta))
             return {}
         if name == "logging/setLevel":  # logging.mdx (2026-07-28): a level per request
+            self._conn().core._check_send_capability(method)  # refused as on the handshake era
             self.log_level = params.level
             return {}
         if method.versions and self.protocol_version not in method.versions:
