@@ -47,6 +47,7 @@ from .protocol import (
     UrlElicitationRequired,
 )
 from .transports import MessageTooLarge, Transport, TransportClosed
+from .transports._reconnect import CONNECTION_LOST
 
 __all__ = [
     "Connection",
@@ -94,6 +95,10 @@ class RequestTimeout(McpError):
 
     def __init__(self, method: str, seconds: float) -> None:
         super().__init__(REQUEST_TIMEOUT, f"Request {method} timed out after {seconds:.3g}s")
+
+
+def _connection_lost(data: Any) -> bool:
+    return isinstance(data, dict) and data.get(CONNECTION_LOST) is True
 
 
 class _Waiter:
@@ -283,6 +288,8 @@ class Connection:
         error = waiter.error
         if error is not None:
             if type(error) is McpError:
+                if error.code == CONNECTION_CLOSED and _connection_lost(error.data):
+                    raise ConnectionClosed(error.message)  # the transport lost the server
                 kind = (
                     PeerUrlElicitationRequired
                     if error.code == URL_ELICITATION_REQUIRED
