@@ -414,6 +414,7 @@ class Client(ServerMethods):
                     sampling=self.handlers.sampling,
                     elicitation=self.handlers.elicitation,
                     roots=self._roots if self.handlers.roots is not None else None,
+                    caps=self._conn().core.local_capabilities,
                 )
                 # mrtr.mdx, Client Requirements: echo requestState exactly (or omit it); the
                 # retry is a new request with a new id.
