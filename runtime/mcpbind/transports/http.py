@@ -659,7 +659,7 @@ class StreamableHTTPTransport:
                     failures += 1
                     if failures > self.max_reconnect_attempts:
                         return
-                    if ended.abrupt is not None and await self._unreachable(ended.abrupt):
+                    if ended.abrupt is not None and not await self._answers():
                         if not await self._server_back(ended.abrupt):  # a dead server
                             return
                         failures = 0
