@@ -10,7 +10,7 @@ from mcpbind_types._common import RequestOptions, json_object, json_value
 
 from .client import Client, ClientHandlers, Subscription, UnsupportedVersion
 from .host import ApprovalPolicy, Host, HostConfig, SamplingReview, ServerConfig, ToolCallRequest
-from .protocol import McpError
+from .protocol import McpError, UrlElicitationRequired
 from .server import Context, Server, serve, serve_stdio
 from .session import ConnectionClosed, PeerError, RequestTimeout
 from .stateless import CacheHint, StatelessOptions
@@ -47,6 +47,7 @@ __all__ = [
     "RequestTimeout",
     "Server",
     "UnsupportedVersion",
+    "UrlElicitationRequired",
     "serve",
     "serve_stdio",
     "json_object",

@@ -38,6 +38,7 @@ from .protocol import (
     Session,
     SessionOptions,
     State,
+    UrlElicitationRequired,
     custom_method,
     has_capability,
 )
@@ -102,6 +103,14 @@ class ClientHandlers:
     logging: LoggingHandler | None = None
     #: Called for every server notification (list_changed, resources/updated, messages, ...).
     notification: NotificationCallback | None = None
+    #: Declare ``sampling.tools``: the sampling handler takes ``tools``/``toolChoice``
+    #: (sampling.mdx §Tools in Sampling); without it such requests are refused with -32602.
+    sampling_tools: bool = False
+    #: The elicitation modes the handler supports (elicitation.mdx §Capabilities).
+    elicitation_modes: Sequence[str] = ("form", "url")
+    #: Called with the ``elicitationId`` of a URL-mode elicitation this client saw (asked, or
+    #: listed in a -32042 error) when the server says it completed; other ids are ignored.
+    elicitation_complete: Callable[[str], Awaitable[None]] | None = None
 
 
 class Client(ServerMethods):
@@ -117,7 +126,8 @@ class Client(ServerMethods):
     elicitation and roots are answered in input rounds, ``listen()`` opts in to change
     notifications in either era). A handshake version (``LATEST_HANDSHAKE``) forces
     ``initialize``; ``"2026-07-28"`` forces the stateless era. ``era`` and
-    ``protocol_version`` tell what was chosen. Stateless-era only: ``cache`` keeps list and read
+    ``protocol_version`` tell what was chosen; the probe waits at most ``probe_timeout`` and
+    never longer than ``timeout``. Stateless-era only: ``cache`` keeps list and read
     results while their ``ttlMs`` says they are fresh; ``max_input_rounds`` bounds the input
     rounds of one request; ``max_reissues`` bounds re-sending a request whose HTTP response
     stream broke; ``log_level`` is sent with every request; over HTTP, tools' ``x-mcp-header``
@@ -181,6 +191,8 @@ class Client(ServerMethods):
         self.lists_subscription: Subscription | None = None
         self._listen_lock = anyio.Lock()
         self._awaiting_ack: Subscription | None = None
+        #: URL-mode elicitations seen and not completed yet (elicitation.mdx).
+        self._url_elicitations: set[str] = set()
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Client:
@@ -248,7 +260,7 @@ class Client(ServerMethods):
             params = with_meta(m.C2S_DISCOVER, None, self._meta)
             try:
                 result: t.DiscoverResult = await self._conn().request(
-                    "server/discover", params, RequestOptions(timeout=self.probe_timeout)
+                    "server/discover", params, RequestOptions(timeout=self._probe_deadline())
                 )
             except PeerError as exc:
                 data = exc.data if isinstance(exc.data, dict) else {}
@@ -287,6 +299,11 @@ class Client(ServerMethods):
         if fallback:
             return False
         raise UnsupportedVersion(version, STATELESS_VERSIONS)
+
+    def _probe_deadline(self) -> float | None:
+        """The probe waits ``probe_timeout``, never longer than the request ``timeout``."""
+        bounds = [b for b in (self.probe_timeout, self._timeout) if b is not None]
+        return min(bounds) if bounds else None
 
     def _request_meta(self, version: str) -> dict[str, Any]:
         """basic/index.mdx, per-request protocol fields (the log level is added per request)."""
@@ -336,11 +353,19 @@ class Client(ServerMethods):
 
     def capabilities(self) -> t.ClientCapabilities:
         caps = t.ClientCapabilities()
-        if self.handlers.sampling is not None:
+        h = self.handlers
+        if h.sampling is not None:
             caps.sampling = t.ClientCapabilitiesSampling()
-        if self.handlers.elicitation is not None:
-            caps.elicitation = t.ClientCapabilitiesElicitation(form={}, url={})
-        if self.handlers.roots is not None:
+            if h.sampling_tools:
+                caps.sampling.tools = {}
+        if h.elicitation is not None:
+            unknown = set(h.elicitation_modes) - {"form", "url"}
+            if unknown or not h.elicitation_modes:
+                raise ValueError(f"elicitation_modes: 'form' and/or 'url', not {unknown or 'none'}")
+            caps.elicitation = t.ClientCapabilitiesElicitation()
+            for mode in h.elicitation_modes:
+                setattr(caps.elicitation, mode, {})
+        if h.roots is not None:
             caps.roots = t.ClientCapabilitiesRoots(list_changed=True)
         return caps
 
@@ -351,7 +376,12 @@ class Client(ServerMethods):
         if self.era == "stateless":
             stateless: R = await self._stateless_request(method, params, options)
             return stateless
-        result: R = await self._conn().request(method.method, params, options)
+        try:
+            result: R = await self._conn().request(method.method, params, options)
+        except UrlElicitationRequired as exc:
+            ids = (e.elicitation_id for e in exc.elicitations)
+            self._url_elicitations.update(i for i in ids if isinstance(i, str))
+            raise
         return result
 
     async def _stateless_request(
@@ -363,6 +393,7 @@ class Client(ServerMethods):
             await self._conn().request("server/discover", with_meta(method, None, self._meta))
             return {}
         if name == "logging/setLevel":  # logging.mdx (2026-07-28): a level per request
+            self._conn().core._check_send_capability(method)  # refused as on the handshake era
             self.log_level = params.level
             return {}
         if method.versions and self.protocol_version not in method.versions:
@@ -391,6 +422,7 @@ class Client(ServerMethods):
                     sampling=self.handlers.sampling,
                     elicitation=self.handlers.elicitation,
                     roots=self._roots if self.handlers.roots is not None else None,
+                    caps=self._conn().core.local_capabilities,
                 )
                 # mrtr.mdx, Client Requirements: echo requestState exactly (or omit it); the
                 # retry is a new request with a new id.
@@ -646,6 +678,9 @@ class Client(ServerMethods):
         if event.method == "sampling/createMessage" and h.sampling is not None:
             return await h.sampling(event.params)
         if event.method == "elicitation/create" and h.elicitation is not None:
+            eid = getattr(event.params, "elicitation_id", None)
+            if isinstance(eid, str):  # URL mode: its completion may be announced later
+                self._url_elicitations.add(eid)
             return await h.elicitation(event.params)
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
 
@@ -662,6 +697,14 @@ class Client(ServerMethods):
         setattr(self, kind, items)
 
     async def _on_notification(self, event: NotificationReceived) -> None:
+        if event.method == "notifications/elicitation/complete":
+            eid = event.params.elicitation_id
+            if eid not in self._url_elicitations:  # elicitation.mdx: MUST ignore unknown ids
+                logger.debug("ignoring completion of unknown elicitation %r", eid)
+                return
+            self._url_elicitations.discard(eid)
+            if self.handlers.elicitation_complete is not None:
+                await self.handlers.elicitation_complete(eid)
         if event.method == "notifications/subscriptions/acknowledged":
             self._acknowledged(event.params)
         stale = INVALIDATES.get(event.method)

@@ -32,6 +32,7 @@ from .protocol import (
     CONNECTION_CLOSED,
     INVALID_REQUEST,
     REQUEST_TIMEOUT,
+    URL_ELICITATION_REQUIRED,
     Cancelled,
     ErrorReceived,
     Event,
@@ -43,8 +44,10 @@ from .protocol import (
     RequestReceived,
     ResponseReceived,
     Session,
+    UrlElicitationRequired,
 )
 from .transports import MessageTooLarge, Transport, TransportClosed
+from .transports._reconnect import CONNECTION_LOST
 
 __all__ = [
     "Connection",
@@ -73,6 +76,13 @@ class PeerError(McpError):
     """The peer answered one of our requests with this error."""
 
 
+class PeerUrlElicitationRequired(PeerError, UrlElicitationRequired):
+    """The peer answered -32042: catch it as :class:`UrlElicitationRequired`."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        McpError.__init__(self, code, message, data)
+
+
 class ConnectionClosed(McpError):
     """The connection ended (the peer died or closed it) before the request was answered."""
 
@@ -85,6 +95,10 @@ class RequestTimeout(McpError):
 
     def __init__(self, method: str, seconds: float) -> None:
         super().__init__(REQUEST_TIMEOUT, f"Request {method} timed out after {seconds:.3g}s")
+
+
+def _connection_lost(data: Any) -> bool:
+    return isinstance(data, dict) and data.get(CONNECTION_LOST) is True
 
 
 class _Waiter:
@@ -274,7 +288,14 @@ class Connection:
         error = waiter.error
         if error is not None:
             if type(error) is McpError:
-                raise PeerError(error.code, error.message, error.data)
+                if error.code == CONNECTION_CLOSED and _connection_lost(error.data):
+                    raise ConnectionClosed(error.message)  # the transport lost the server
+                kind = (
+                    PeerUrlElicitationRequired
+                    if error.code == URL_ELICITATION_REQUIRED
+                    else PeerError
+                )
+                raise kind(error.code, error.message, error.data)
             raise error
         return waiter.result
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from pathlib import Path
 
 from mcpbind import types as t
@@ -180,6 +181,19 @@ def test_silent_server_times_out() -> None:
     result = run("ls", silent, "--timeout", "0.3")
     assert result.exit_code == EXIT_TIMEOUT
     assert "Request initialize timed out" in result.stderr
+
+
+def test_timeout_bounds_the_discover_probe() -> None:
+    """basic/transports.mdx §stdio, Backward Compatibility, and basic/lifecycle.mdx §Timeouts:
+    the ``server/discover`` probe is a request like any other, so ``--timeout`` bounds it too
+    (it used to wait a fixed 10 s before falling back to ``initialize``)."""
+    silent = f"{PYTHON} -c 'import time; time.sleep(100)'"
+    started = time.monotonic()
+    result = run("ls", silent, "--timeout", "1")
+    elapsed = time.monotonic() - started
+    assert result.exit_code == EXIT_TIMEOUT
+    assert "Request initialize timed out" in result.stderr
+    assert elapsed < 9.0, f"probe not bounded by --timeout: {elapsed:.1f} s"
 
 
 # -------------------------------------------------------------------------------------- read

@@ -92,7 +92,7 @@ def normal(name: str = "normal") -> Server:
         try:
             await ctx.sample(params)
         except Exception as exc:
-            return f"error {getattr(exc, 'code', '?')}"
+            return f"error {getattr(exc, 'code', type(exc).__name__)}"
         return "sampled"
 
     @server.tool()

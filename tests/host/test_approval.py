@@ -196,15 +196,19 @@ async def test_sampling_approve_edit_deny() -> None:
 
 async def test_sampling_without_reviewer_or_with_tools_is_refused() -> None:
     """sampling.mdx: a human in the loop SHOULD always be able to deny -- with no reviewer the
-    host denies (-1); tool use without the sampling.tools capability is -32602; a host without
-    a sampler does not declare sampling at all (§Capabilities)."""
+    host denies (-1); tool use without the sampling.tools capability, which the host does not
+    declare, is refused by the server before it is sent (§Tools in Sampling: servers MUST NOT
+    send it; a server that did would get -32602 from the client's core); a host without a
+    sampler does not declare sampling at all (§Capabilities)."""
     model = Model()
     connect, wire = recorded(legacy("s"))
     async with Host({"s": connect}, sampler=model, approve=Approver(True)) as host:
         assert text_of(await host.call_tool("s__sample", {"prompt": "x"})).startswith("error -1")
         host.review_sampling = approve_all
-        assert text_of(await host.call_tool("s__sample_with_tools")) == "error -32602"
+        refused = text_of(await host.call_tool("s__sample_with_tools"))
+        assert refused == "error LocalProtocolError"
     assert model.prompts == []
+    assert not any("tools" in m.get("params", {}) for m in wire.received)
     init = next(m for m in wire.received if m.get("method") == "initialize")
     assert "sampling" in init["params"]["capabilities"]
 

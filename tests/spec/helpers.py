@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -22,8 +23,11 @@ SERVERS_SCRIPT = str(Path(__file__).with_name("servers.py"))
 
 
 def spawn(*args: str) -> Any:
-    """``StdioClientTransport.spawn`` of this directory's servers.py with ``args``."""
-    return StdioClientTransport.spawn(sys.executable, [SERVERS_SCRIPT, *args])
+    """``StdioClientTransport.spawn`` of this directory's servers.py with ``args`` (with our
+    ``PYTHONPATH``, so a checkout's own code is what the server runs)."""
+    path = os.environ.get("PYTHONPATH")
+    env = {"PYTHONPATH": path} if path else None
+    return StdioClientTransport.spawn(sys.executable, [SERVERS_SCRIPT, *args], env=env)
 
 
 class Recorder:

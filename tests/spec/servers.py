@@ -205,6 +205,61 @@ def build_full() -> Server:
         return result.action
 
     @server.tool()
+    def supports(path: list[str], ctx: Context) -> bool:
+        """``ctx.client_supports(*path)``, as the tools above see it."""
+        return ctx.client_supports(*path)
+
+    @server.tool()
+    async def sample_with_tools(ctx: Context) -> str:
+        """sampling.mdx §Tools in Sampling: a request offering the model a tool."""
+        params = t.CreateMessageRequestParams(
+            max_tokens=32,
+            messages=[t.SamplingMessage(role="user", content=t.TextContent(text="weather?"))],
+            tools=[t.Tool(name="get_weather", input_schema={"type": "object"})],
+            tool_choice=t.ToolChoice(mode="auto"),
+        )
+        result = await ctx.sample(params)
+        return result.model
+
+    completions: dict[str, Callable[[], Any]] = {}
+
+    @server.tool()
+    async def elicit_url_later(elicitation_id: str, ctx: Context) -> str:
+        """URL mode: ask, keep the completion notifier for :func:`finish_elicitation`."""
+        completions[elicitation_id] = ctx.elicitation_completion(elicitation_id)
+        params = t.ElicitRequestURLParams(
+            mode="url",
+            message="Connect",
+            url="https://example.com/c",
+            elicitation_id=elicitation_id,
+        )
+        return (await ctx.elicit(params)).action
+
+    @server.tool()
+    def needs_authorization(elicitation_id: str, ctx: Context) -> str:
+        """elicitation.mdx §URL Elicitation Required Error: -32042 listing one URL elicitation."""
+        from mcpbind.protocol import UrlElicitationRequired  # not at import: see BUILDERS
+
+        completions[elicitation_id] = ctx.elicitation_completion(elicitation_id)
+        raise UrlElicitationRequired(
+            [
+                t.ElicitRequestURLParams(
+                    mode="url",
+                    message="Authorize Example Co",
+                    url=f"https://example.com/connect?elicitationId={elicitation_id}",
+                    elicitation_id=elicitation_id,
+                )
+            ]
+        )
+
+    @server.tool()
+    async def finish_elicitation(elicitation_id: str, ctx: Context) -> None:
+        """The out-of-band interaction ended: notify through the notifier kept by another
+        request (or, for an id never asked, one made now)."""
+        notify = completions.pop(elicitation_id, None) or ctx.elicitation_completion(elicitation_id)
+        await notify()
+
+    @server.tool()
     async def list_roots(ctx: Context) -> list[str]:
         result = await ctx.list_roots()
         return [root.uri for root in result.roots]

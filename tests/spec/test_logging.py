@@ -3,11 +3,12 @@ the minimum severity; notifications/message carries level, logger and structured
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
-from mcpbind import ClientHandlers, McpError
+from mcpbind import LATEST_HANDSHAKE, LATEST_STATELESS, Client, ClientHandlers, McpError, Server
 from mcpbind import types as t
-from mcpbind.protocol import INVALID_PARAMS
+from mcpbind.protocol import INVALID_PARAMS, LocalProtocolError
 
 from .conftest import Connect
 
@@ -68,3 +69,29 @@ async def test_logging_capability_is_declared(connect: Connect) -> None:
         assert client.server_capabilities is not None
         assert client.server_capabilities.logging == {}
         await client.set_level(t.SetLevelRequestParams(level="info"))
+
+
+class NoLoggingServer(Server):
+    """A server that does not offer logging (mcpbind's own always does)."""
+
+    def capabilities(self) -> t.ServerCapabilities:
+        caps = super().capabilities()
+        caps.logging = msgspec.UNSET
+        return caps
+
+
+@pytest.mark.parametrize("version", [LATEST_HANDSHAKE, LATEST_STATELESS])
+async def test_set_level_without_server_logging_is_refused_on_both_eras(version: str) -> None:
+    """logging.mdx §Capabilities ("Servers that emit log message notifications MUST declare
+    the logging capability"): ``set_level`` against a server that did not declare it is
+    refused locally with the same message on both eras (2026-07-28 used to keep the level
+    silently)."""
+    server = NoLoggingServer("quiet")
+    server.tool(name="ok")(lambda: "ok")
+    async with Client(server, protocol_version=version) as client:
+        assert client.protocol_version == version
+        with pytest.raises(LocalProtocolError) as caught:
+            await client.set_level(t.SetLevelRequestParams(level="debug"))
+    assert str(caught.value) == (
+        "'logging/setLevel' needs the server capability 'logging', which the server did not declare"
+    )

@@ -99,3 +99,35 @@ async def test_nested_request_error_is_not_the_tool_call_error() -> None:
             assert exc.code == INTERNAL_ERROR, exc
         else:
             assert result.is_error is True
+
+
+# ------------------------------------------------------------------ §Tools in Sampling
+@pytest.mark.memory_only
+async def test_tools_are_not_sent_to_a_client_without_sampling_tools(connect: Connect) -> None:
+    """sampling.mdx §Tools in Sampling: "Servers MUST NOT send tool-enabled sampling requests
+    to Clients that have not declared support for tool use via the sampling.tools
+    capability": refused before anything is sent; the client's sampler never sees it."""
+    sampler = Sampler()
+    async with connect("full", handlers=ClientHandlers(sampling=sampler)) as client:
+        assert client.capabilities().sampling == t.ClientCapabilitiesSampling()
+        assert text_of(await client.call("supports", {"path": ["sampling", "tools"]})) == "false"
+        result = await client.call("sample_with_tools")
+    assert result.is_error is True
+    assert "needs the client capability 'sampling.tools'" in text_of(result)
+    assert sampler.requests == []
+
+
+async def test_tools_reach_a_client_that_declares_sampling_tools(connect: Connect) -> None:
+    """sampling.mdx §Tools in Sampling and §Capabilities ("With tool use support"): a client
+    declaring ``sampling.tools`` (``ClientHandlers(sampling_tools=True)``) gets the tools and
+    the tool choice."""
+    sampler = Sampler()
+    handlers = ClientHandlers(sampling=sampler, sampling_tools=True)
+    async with connect("full", handlers=handlers) as client:
+        assert client.capabilities().sampling == t.ClientCapabilitiesSampling(tools={})
+        assert text_of(await client.call("sample_with_tools")) == "model-x"
+    (request,) = sampler.requests
+    assert isinstance(request.tools, list) and [tool.name for tool in request.tools] == [
+        "get_weather"
+    ]
+    assert request.tool_choice == t.ToolChoice(mode="auto")

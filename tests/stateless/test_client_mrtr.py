@@ -125,6 +125,49 @@ async def test_undeclared_input_request_is_refused() -> None:
             await c.call_tool(t.CallToolRequestParams(name="anything"))
 
 
+@pytest.mark.parametrize(
+    ("handlers", "request_", "needed"),
+    [
+        (
+            {"elicitation_modes": ("form",)},
+            {
+                "method": "elicitation/create",
+                "params": {"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"},
+            },
+            "'elicitation.url'",
+        ),
+        (
+            {},
+            {
+                "method": "sampling/createMessage",
+                "params": {"messages": [], "maxTokens": 5, "tools": []},
+            },
+            "'sampling.tools'",
+        ),
+    ],
+)
+async def test_input_request_needing_an_undeclared_subcapability_is_refused(
+    handlers: dict[str, Any], request_: dict[str, Any], needed: str
+) -> None:
+    """client/elicitation.mdx §Capabilities and §Error Handling, client/sampling.mdx §Tools in
+    Sampling, in an input round: a URL-mode elicitation for a form-only client, or tools for
+    a client without ``sampling.tools``, is refused (-32602) and the handler never runs."""
+    server = Server("pushy")
+    server.tool(name="anything")(lambda: "unused")
+
+    @server.method("tools/call")
+    async def call(params: Any, ctx: Any) -> dict[str, Any]:
+        return {"resultType": "input_required", "inputRequests": {"k": request_}}
+
+    answers = Answers()
+    declared = ClientHandlers(elicitation=answers.elicit, sampling=answers.sample, **handlers)
+    async with Client(server, protocol_version="2026-07-28", handlers=declared) as c:
+        with pytest.raises(McpError, match=needed) as caught:
+            await c.call_tool(t.CallToolRequestParams(name="anything"))
+    assert caught.value.code == -32602
+    assert answers.asked == []
+
+
 @pytest.mark.memory_only
 async def test_handler_may_return_input_required_itself() -> None:
     """mrtr.mdx §Basic Workflow: a server may build the InputRequiredResult itself and read

@@ -68,3 +68,41 @@ async def test_handler_errors_propagate(runner: Runner) -> None:
     with pytest.raises(McpError) as caught:
         await runner(handler, round_)
     assert caught.value.code == -32021
+
+
+@pytest.mark.parametrize(
+    ("caps", "method", "params", "missing"),
+    [
+        (
+            {"elicitation": {}},
+            m.S2C_ELICIT,
+            {"mode": "url", "url": "https://x", "message": "m", "elicitationId": "e"},
+            {"elicitation": {"url": {}}},
+        ),
+        (
+            {"sampling": {}},
+            m.S2C_CREATE_MESSAGE,
+            {"maxTokens": 1, "messages": [], "tools": []},
+            {"sampling": {"tools": {}}},
+        ),
+    ],
+)
+async def test_undeclared_subcapability_is_not_asked(
+    runner: Runner,
+    caps: dict[str, Any],
+    method: Any,
+    params: dict[str, Any],
+    missing: dict[str, Any],
+) -> None:
+    """mrtr.mdx §Server Requirements 7 with client/elicitation.mdx §Capabilities and
+    client/sampling.mdx §Tools in Sampling: a URL-mode elicitation for a form-only client, or
+    tools for a client without ``sampling.tools``, is -32021 naming the sub-capability."""
+    round_ = mrtr.InputRound({}, caps)
+
+    async def handler() -> None:
+        await round_.ask(method, params, "k")
+
+    with pytest.raises(McpError) as caught:
+        await runner(handler, round_)
+    assert caught.value.code == -32021
+    assert caught.value.data == {"requiredCapabilities": missing}

@@ -86,12 +86,13 @@ def spawn_server(script: str, *args: str) -> Iterator[tuple[subprocess.Popen[byt
         stop_process(process)
 
 
-def serve_on_free_port(app: Any, log_level: str = "critical") -> None:
-    """Serve ``app`` with uvicorn on 127.0.0.1 and a free port, printing ``PORT <n>`` first.
-    The socket is bound here and handed to uvicorn, so the port cannot be taken in between."""
+def serve_on_free_port(app: Any, log_level: str = "critical", port: int = 0) -> None:
+    """Serve ``app`` with uvicorn on 127.0.0.1 and a free port (or ``port``, to restart a
+    server where it was), printing ``PORT <n>`` first. The socket is bound here and handed to
+    uvicorn, so the port cannot be taken in between."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=1)
     uvicorn.Server(config).run(sockets=[sock])

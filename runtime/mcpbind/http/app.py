@@ -398,7 +398,9 @@ class StreamableHTTPApp:
             return
         header = headers.get(b"mcp-protocol-version")
         version = None if classified.initialize else (header or _DEFAULT_VERSION).strip()
-        session = HttpSession(self.server, None, version=version, options=self.session_options)
+        session = HttpSession(
+            self.server, None, version=version, options=self.session_options, sessionless=True
+        )
         session.start()
         try:
             await self._dispatch(session, send, receive, body, classified)

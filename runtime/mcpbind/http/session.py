@@ -116,6 +116,7 @@ class HttpSession:
         retry_ms: int = 1000,
         version: str | None = None,
         options: SessionOptions | None = None,
+        sessionless: bool = False,
     ) -> None:
         self.id = session_id
         self.principal = principal
@@ -135,9 +136,13 @@ class HttpSession:
         transport = _Transport(self)
         self.server_session: ServerSession
         if version is None:
-            self.server_session = ServerSession(server, transport, options=options)
+            self.server_session = ServerSession(
+                server, transport, options=options, sessionless=sessionless
+            )
         else:
-            self.server_session = _OneShotServerSession(server, transport, version, options=options)
+            self.server_session = _OneShotServerSession(
+                server, transport, version, options=options, sessionless=sessionless
+            )
         self.task: asyncio.Task[None] | None = None
 
     def _next_stream_id(self) -> str:

@@ -21,9 +21,11 @@ from .errors import (
     REQUEST_TIMEOUT,
     RESOURCE_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
+    URL_ELICITATION_REQUIRED,
     LocalProtocolError,
     McpError,
     RemoteProtocolError,
+    UrlElicitationRequired,
     error_for_exception,
 )
 from .events import (
@@ -53,6 +55,7 @@ __all__ = [
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
+    "URL_ELICITATION_REQUIRED",
     "Cancelled",
     "ErrorReceived",
     "Event",
@@ -69,6 +72,7 @@ __all__ = [
     "SessionOptions",
     "State",
     "Transition",
+    "UrlElicitationRequired",
     "custom_method",
     "error_for_exception",
     "exceeds_depth",

@@ -105,11 +105,16 @@ def _to_builtins(caps: object) -> dict[str, Any] | None:
 
 
 def has_capability(caps: Mapping[str, Any] | None, path: tuple[str, ...]) -> bool:
-    """Whether ``caps`` declares ``path`` (every key present; the leaf not ``None``/``False``)."""
+    """Whether ``caps`` declares ``path`` (every key present; the leaf not ``None``/``False``).
+
+    ``elicitation: {}`` reads as ``{"form": {}}`` (client/elicitation.mdx §Capabilities: an
+    empty object declares form mode only, for backwards compatibility)."""
     node: Any = caps
     for key in path:
-        if not isinstance(node, Mapping) or key not in node:
+        if not isinstance(node, Mapping):
             return False
+        if key not in node:
+            return key == "form" and path[0] == "elicitation" and node == {}
         node = node[key]
     return node is not None and node is not False
 
@@ -197,9 +202,31 @@ class SessionBase:
             and info.versions  # custom methods (no versions) exist in every version
             and self.version in _KNOWN_VERSIONS
             and self.version not in info.versions
+            and not self._declared_by_owner(info)
         ):
             return None
         return info
+
+    def _declared_by_owner(self, info: MethodInfo[Any, Any]) -> bool:
+        """Whether the side that serves ``info`` declared its capability. A method newer than
+        the negotiated version (``elicitation/create`` on 2025-03-26) is still exchanged then:
+        both official SDKs gate such methods on the declared capability, not on the version,
+        so a peer that declared one gets it answered instead of refused."""
+        if info.capability is None:
+            return False
+        caps = self._local_caps if info.capability_owner == self.role else self._peer_caps
+        return has_capability(caps, info.capability)
+
+    def _absent(self, table: Mapping[str, MethodInfo[Any, Any]], method: str) -> str | None:
+        """Why a known method is unavailable on this version: ``None`` when it is unknown."""
+        info = table.get(method)
+        if info is None or self.version not in _KNOWN_VERSIONS:
+            return None
+        why = f"{method!r} is not in protocol version {self.version}"
+        if info.capability is not None:
+            whose = "we" if info.capability_owner == self.role else f"the {info.capability_owner}"
+            why += f" and {whose} did not declare {'.'.join(info.capability)!r}"
+        return why
 
     def register_method(self, info: MethodInfo[Any, Any]) -> None:
         """Add a method outside the generated tables (a custom or vendor method)."""

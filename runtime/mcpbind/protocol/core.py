@@ -35,6 +35,7 @@ from .events import (
 )
 from .receive import Receiver
 from .state import State, Transition
+from .subcaps import SUBCAPABILITY_METHODS, subcapability_refusal
 
 __all__ = ["BATCH_VERSIONS", "Session", "SessionOptions", "has_capability"]
 
@@ -58,12 +59,20 @@ class Session(Receiver):
         if info is None:
             info = self._lookup(self._outbound, method)
             if info is None or info.kind == "notification":
-                raise LocalProtocolError(f"{method!r} is not a {self.role}-to-peer request")
+                absent = None if info is not None else self._absent(self._outbound, method)
+                raise LocalProtocolError(
+                    absent or f"{method!r} is not a {self.role}-to-peer request"
+                )
             self._check_lifecycle_send(method)
             self._check_send_capability(info)
             allowed[method] = info
         if params is None and info.params_required:
             raise LocalProtocolError(f"{method!r} requires params")
+        if method in SUBCAPABILITY_METHODS and self.options.enforce_capabilities:
+            caps = self._local_caps if info.capability_owner == self.role else self._peer_caps
+            refusal = subcapability_refusal(method, params, caps)
+            if refusal is not None:
+                raise LocalProtocolError(f"{method!r}: {refusal[1]}, which was not declared")
         if progress_token is not None:
             if not _is_id(progress_token):
                 raise LocalProtocolError("progress tokens are strings or integers")
@@ -83,7 +92,10 @@ class Session(Receiver):
     def send_notification(self, method: str, params: Any = None) -> bytes:
         info = self._lookup(self._outbound, method)
         if info is None or info.kind != "notification":
-            raise LocalProtocolError(f"{method!r} is not a {self.role}-to-peer notification")
+            absent = None if info is not None else self._absent(self._outbound, method)
+            raise LocalProtocolError(
+                absent or f"{method!r} is not a {self.role}-to-peer notification"
+            )
         if self.state is State.CLOSED:
             raise LocalProtocolError("the session is closed")
         self._check_send_capability(info)

@@ -8,7 +8,12 @@ error *we* caused (calling the API in a way the protocol forbids) raises
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
+
+import msgspec
+
+from mcpbind_types.unified.types import ElicitRequestURLParams
 
 __all__ = [
     "CONNECTION_CLOSED",
@@ -22,9 +27,11 @@ __all__ = [
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
+    "URL_ELICITATION_REQUIRED",
     "LocalProtocolError",
     "McpError",
     "RemoteProtocolError",
+    "UrlElicitationRequired",
     "error_for_exception",
 ]
 
@@ -44,6 +51,9 @@ MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
 """The request needs a client capability the client did not declare."""
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 """The requested protocol version is not supported."""
+URL_ELICITATION_REQUIRED: Final = -32042
+"""client/elicitation.mdx §URL Elicitation Required Error (2025-11-25): the request needs the
+URL-mode elicitations listed in ``data.elicitations`` completed first."""
 
 # Local-only codes used to fail pending calls (never put on the wire by this core).
 CONNECTION_CLOSED: Final = -32000
@@ -75,6 +85,33 @@ class McpError(Exception):
         return (self.code, self.message, self.data) == (other.code, other.message, other.data)
 
     __hash__ = Exception.__hash__
+
+
+class UrlElicitationRequired(McpError):
+    """-32042 (client/elicitation.mdx §URL Elicitation Required Error): the request can go on
+    only once these URL-mode elicitations are completed. A server handler raises it with the
+    ``ElicitRequestURLParams`` (or their wire dicts); a client call raises it as a
+    ``PeerError``, with ``elicitations`` to show the user before retrying."""
+
+    def __init__(
+        self,
+        elicitations: Sequence[Any],
+        message: str = "This request requires more information.",
+    ) -> None:
+        items = [e if isinstance(e, Mapping) else msgspec.to_builtins(e) for e in elicitations]
+        super().__init__(URL_ELICITATION_REQUIRED, message, {"elicitations": items})
+
+    @property
+    def elicitations(self) -> list[ElicitRequestURLParams]:
+        """The URL-mode elicitations listed in ``data`` (entries of another shape are left out)."""
+        raw = self.data.get("elicitations") if isinstance(self.data, Mapping) else None
+        found: list[ElicitRequestURLParams] = []
+        for item in raw if isinstance(raw, list) else ():
+            try:
+                found.append(msgspec.convert(item, ElicitRequestURLParams))
+            except msgspec.ValidationError:
+                continue
+        return found
 
 
 class RemoteProtocolError(McpError):

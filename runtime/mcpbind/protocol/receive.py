@@ -42,6 +42,7 @@ from .events import (
     ResponseReceived,
 )
 from .state import Transition
+from .subcaps import SUBCAPABILITY_METHODS, subcapability_refusal
 
 __all__ = ["Receiver"]
 
@@ -162,6 +163,11 @@ class Receiver(SessionBase):
                 message = f"Invalid params: {str(exc).replace('at `$', 'at `$.params')}"
                 self._reply_error(events, rid, INVALID_PARAMS, message)
             return
+        if method in SUBCAPABILITY_METHODS and self.options.enforce_capabilities:
+            refusal = subcapability_refusal(method, params, self._local_caps)
+            if refusal is not None:  # elicitation.mdx §Error Handling: -32602
+                self._reply_error(events, rid, INVALID_PARAMS, f"Invalid params: {refusal[1]}")
+                return
         self._inbound[rid] = _Inbound(method)
         if method == "initialize":
             self.set_peer_capabilities(getattr(params, "capabilities", None))
@@ -177,7 +183,9 @@ class Receiver(SessionBase):
         params decoder, or ``None`` after queueing the error response."""
         info = self._lookup(self._inbound_table, method)
         if info is None or info.kind == "notification":
-            self._reply_error(events, rid, METHOD_NOT_FOUND, f"Method not found: {method}")
+            absent = None if info is not None else self._absent(self._inbound_table, method)
+            message = f"Method not found: {absent or method}"
+            self._reply_error(events, rid, METHOD_NOT_FOUND, message)
             return None
         refusal = self._lifecycle_refusal(method)
         if refusal is not None:

@@ -25,7 +25,7 @@ import msgspec
 from mcpbind_types import unified as t
 from mcpbind_types._common import convert
 
-from ..protocol.errors import INVALID_PARAMS, McpError
+from ..protocol.errors import INVALID_PARAMS, McpError, UrlElicitationRequired
 from ..stateless.options import StatelessOptions
 from .context import Context
 from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
@@ -356,7 +356,7 @@ class Server:
             if type(value) is CoroutineType or inspect.isawaitable(value):
                 value = await value
         except Exception as exc:
-            if type(exc) is McpError:
+            if type(exc) is McpError or type(exc) is UrlElicitationRequired:
                 raise  # the tool chose a protocol error on purpose: code and data pass through
             # tools.mdx §Error Handling: errors that originate in the tool (its own, or of a
             # request it made to the client: PeerError, RequestTimeout, a capability the

@@ -16,6 +16,9 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
 from mcpbind_types.unified import methods as m
 
+from ..protocol import LocalProtocolError
+from ..session import current_request_id
+
 __all__ = ["Context", "Peer"]
 
 _LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -51,6 +54,11 @@ class Context:
     progress_token: int | str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     is_cancelled: Callable[[], bool] = field(default=lambda: False)
+    #: State of this client's session, yours to fill: the same dict for every request of one
+    #: session (a stdio connection, one ``Mcp-Session-Id`` over HTTP), so a ``Server`` shared
+    #: by all sessions keeps per-session data here. Where there is no session (2026-07-28,
+    #: ``stateless=True`` HTTP) each request gets a new, empty one.
+    session_state: dict[str, Any] = field(default_factory=dict)
 
     @property
     def cancelled(self) -> bool:
@@ -127,6 +135,29 @@ class Context:
     ) -> t.ListRootsResult:
         """The client's roots (``roots/list``); the client must declare roots."""
         return await self._ask(m.S2C_LIST_ROOTS, None, timeout, key)  # type: ignore[no-any-return]
+
+    def elicitation_completion(self, elicitation_id: str) -> Callable[[], Awaitable[None]]:
+        """A callable sending ``notifications/elicitation/complete`` for ``elicitation_id`` to
+        this client (elicitation.mdx §Completion Notifications for URL Mode Elicitation): keep
+        it and call it when the out-of-band interaction ends, also after this handler
+        returned. Needs the client's ``elicitation.url``."""
+        if not self.client_supports("elicitation", "url"):
+            raise LocalProtocolError(
+                "notifications/elicitation/complete needs the client capability "
+                "'elicitation.url', which the client did not declare"
+            )
+        peer = self.peer
+        params = t.ElicitationCompleteNotificationParams(elicitation_id=elicitation_id)
+
+        async def complete() -> None:
+            # Not on this request's response stream, which may be gone by then.
+            token = current_request_id.set(None)
+            try:
+                await peer.send_notification(m.S2C_ELICITATION_COMPLETE, params)
+            finally:
+                current_request_id.reset(token)
+
+        return complete
 
     def client_supports(self, *path: str) -> bool:
         """Whether the client declared a capability (for this request, on 2026-07-28)."""

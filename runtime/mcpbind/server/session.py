@@ -13,6 +13,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import anyio
+import msgspec
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
@@ -55,10 +56,14 @@ class ServerSession:
         *,
         options: SessionOptions | None = None,
         debounce: float = 0.05,
+        sessionless: bool = False,
     ) -> None:
         self.server = server
+        #: No session outlives one request (``stateless=True`` HTTP): nothing can reach the
+        #: client after its request, so only what one request can deliver is advertised.
+        self.sessionless = sessionless
         self.core = Session("server", None, options)
-        self.core.set_local_capabilities(server.capabilities())
+        self.core.set_local_capabilities(self.capabilities())
         for name in server.custom:
             if name not in m.CLIENT_TO_SERVER:
                 self.core.register_method(custom_method(name, "client_to_server"))
@@ -76,12 +81,28 @@ class ServerSession:
         )
         self._transport = transport
         self.log_level: str | None = None
+        #: ``Context.session_state`` of every request of this session.
+        self.state: dict[str, Any] = {}
         self.subscriptions: set[str] = set()
         self.client_info: t.Implementation | None = None
         self.initialized = anyio.Event()
         self._debounce = debounce
         self._dirty: set[str] = set()
         self._flush_scheduled = False
+
+    def capabilities(self) -> t.ServerCapabilities:
+        """The server's capabilities as this session can honour them: sessionless, without
+        logging (no level outlives ``logging/setLevel``), ``resources.subscribe`` and
+        ``listChanged`` (no stream is left to carry their notifications)."""
+        caps = self.server.capabilities()
+        if self.sessionless:
+            caps.logging = msgspec.UNSET
+            for kind in (caps.tools, caps.prompts, caps.resources):
+                if not isinstance(kind, msgspec.UnsetType):
+                    kind.list_changed = msgspec.UNSET
+            if not isinstance(caps.resources, msgspec.UnsetType):
+                caps.resources.subscribe = msgspec.UNSET
+        return caps
 
     # ------------------------------------------------------------------ Peer (for Context)
     async def send_request(
@@ -185,7 +206,8 @@ class ServerSession:
             self.initialized.set()
         handler = self.server.notification_handlers.get(event.method)
         if handler is not None:
-            await handler(event.params, Context(peer=self, protocol_version=self.core.version))
+            ctx = Context(peer=self, protocol_version=self.core.version, session_state=self.state)
+            await handler(event.params, ctx)
 
     async def _on_request(self, event: RequestReceived) -> Any:
         method = event.method
@@ -211,6 +233,7 @@ class ServerSession:
             request_id=event.id,
             progress_token=event.progress_token,
             is_cancelled=lambda: self.connection.is_cancelled(event.id),
+            session_state=self.state,
         )
         return await handler(event.params, ctx)
 
@@ -220,7 +243,7 @@ class ServerSession:
         version = requested if requested in offered else offered[0]
         self.client_info = params.client_info
         result = t.InitializeResult(
-            capabilities=self.server.capabilities(),
+            capabilities=self.capabilities(),
             protocol_version=version,
             server_info=self.server.info(),
         )

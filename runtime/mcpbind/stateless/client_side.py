@@ -10,14 +10,15 @@ application's handlers and retries the original request.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
 
 from mcpbind_types import unified as t
 
-from ..protocol import INVALID_REQUEST, McpError
+from ..protocol import INVALID_PARAMS, INVALID_REQUEST, McpError
+from ..protocol.subcaps import subcapability_refusal
 
 __all__ = ["INVALIDATES", "ResultCache", "answer_inputs"]
 
@@ -100,10 +101,17 @@ async def answer_inputs(
     sampling: SamplingHandler | None,
     elicitation: ElicitationHandler | None,
     roots: Sequence[t.Root] | None,
+    caps: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One response per input request, from the application's handlers."""
+    """One response per input request, from the application's handlers; a request needing a
+    sub-capability missing from ``caps`` (what the client declared) is refused -32602."""
     responses: dict[str, Any] = {}
     for key, request in requests.items():
+        tag = getattr(getattr(type(request), "__struct_config__", None), "tag", None)
+        method = tag if isinstance(tag, str) else type(request).__name__
+        refusal = subcapability_refusal(method, getattr(request, "params", None), caps)
+        if caps is not None and refusal is not None:
+            raise McpError(INVALID_PARAMS, f"Invalid params: input {key!r}: {refusal[1]}")
         if isinstance(request, t.ElicitRequest) and elicitation is not None:
             responses[key] = await elicitation(request.params)
         elif isinstance(request, t.CreateMessageRequest) and sampling is not None:
@@ -111,8 +119,6 @@ async def answer_inputs(
         elif isinstance(request, t.ListRootsRequest) and roots is not None:
             responses[key] = t.ListRootsResult(roots=list(roots))
         else:
-            tag = getattr(getattr(type(request), "__struct_config__", None), "tag", None)
-            method = tag if isinstance(tag, str) else type(request).__name__
             # mrtr.mdx: servers MUST NOT ask for what the client did not declare.
             raise McpError(
                 INVALID_REQUEST,

@@ -25,6 +25,7 @@ from mcpbind_types._common import MethodInfo, RequestOptions, decoder
 from ..protocol import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, McpError
 from ..protocol._wire import encode_notification
 from ..protocol.core import has_capability
+from ..protocol.subcaps import subcapability_refusal
 
 __all__ = ["MRTR_METHODS", "InputRound", "Outcome", "StatelessPeer", "run_with_inputs"]
 
@@ -74,6 +75,14 @@ class InputRound:
                 MISSING_REQUIRED_CLIENT_CAPABILITY,
                 f"Missing required client capability: {cap}",
                 {"requiredCapabilities": {cap: {}}},
+            )
+        refusal = subcapability_refusal(info.method, params, self.caps)
+        if refusal is not None:  # sampling.mdx §Tools in Sampling, elicitation.mdx §Capabilities
+            need, why = refusal
+            raise McpError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"Missing required client capability: {'.'.join(need)} ({why})",
+                {"requiredCapabilities": {need[0]: {need[1]: {}}}},
             )
         if name in self.asked:
             raise McpError(INTERNAL_ERROR, f"input request key {name!r} used twice in one request")

@@ -6,8 +6,10 @@ streams with event ids are resumed with ``GET`` + ``Last-Event-ID`` after the se
 ``retry`` delay. After the handshake a standalone GET stream is opened if the server offers
 one (405: it does not). A 404 for our session starts a new one by replaying the
 ``initialize`` exchange this transport saw. HTTP errors become JSON-RPC error responses for
-the requests they answered, and an unreachable server closes the transport, so a caller
-never waits for an answer that cannot come. A server that rejects the initialize POST with
+the requests they answered. A server that dies fails the requests it was answering with
+``ConnectionClosed``; the transport waits for it to come back (``reconnect_timeout``, with
+backoff), re-initializes on its 404, and closes if it stays away, so a caller never waits
+for an answer that cannot come. A server that rejects the initialize POST with
 400, 404 or 405 is tried as a 2024-11-05 HTTP+SSE server (spec §Backwards Compatibility).
 
 Use it as ``async with StreamableHTTPTransport(url) as transport:`` (it runs background
@@ -42,6 +44,7 @@ from ._peek import (
     result_protocol_version,
     stateless_headers,
 )
+from ._reconnect import ServerWatch, connection_lost
 from .base import TransportClosed
 from .legacy_sse import LegacySSETransport, LegacyUnavailable
 from .sse import SSEParser, SSETooLarge
@@ -56,6 +59,8 @@ ACCEPT_POST = "application/json, text/event-stream"
 ACCEPT_SSE = "text/event-stream"
 _FALLBACK_STATUSES = (400, 404, 405)
 _LOST = {STREAM_LOST: True}
+_DIED = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
+"""The connection broke after the request went out, before any answer: the server died."""
 
 
 class _StreamEnded(Exception):
@@ -74,6 +79,8 @@ class StreamableHTTPTransport:
     sending; ``sse_read_timeout`` bounds the wait for the next bytes of a response or
     stream (request deadlines are the session's business). ``protocol_version`` presets
     the ``MCP-Protocol-Version`` header; otherwise it is read from the initialize response.
+    ``reconnect_timeout`` bounds the wait for a server that went away after answering once
+    (a crash and restart): past it the transport closes (``ConnectionClosed``).
     """
 
     def __init__(
@@ -88,6 +95,7 @@ class StreamableHTTPTransport:
         reconnect_delay: float = 1.0,
         max_reconnect_delay: float = 30.0,
         max_reconnect_attempts: int = 5,
+        reconnect_timeout: float = 10.0,
         terminate_on_close: bool = True,
         legacy_fallback: bool = True,
         protocol_version: str | None = None,
@@ -105,6 +113,9 @@ class StreamableHTTPTransport:
         self.reconnect_delay = reconnect_delay
         self.max_reconnect_delay = max_reconnect_delay
         self.max_reconnect_attempts = max_reconnect_attempts
+        #: Waits for a server that went away; set up once the server has answered.
+        self._watch = ServerWatch(self._answers, timeout=reconnect_timeout)
+        self._answered = False
         self.terminate_on_close = terminate_on_close
         self.legacy_fallback = legacy_fallback
         self.max_message_size = max_message_size
@@ -238,17 +249,41 @@ class StreamableHTTPTransport:
         )
         return await self._client.send(request, stream=True)
 
-    async def _unreachable(self, exc: BaseException) -> None:
-        """After a stream broke without a way to resume: is the server still there?"""
+    async def _answers(self) -> bool:
+        """Whether the server answers HTTP at all (any status; a slow answer is an answer)."""
         try:
             response = await self._client.request(
                 "HEAD", self.url, headers=self._headers(None), timeout=self._short_timeout
             )
             await response.aclose()
-        except (httpx2.ConnectError, httpx2.RemoteProtocolError, httpx2.ReadError):
-            self._fail(f"server unreachable at {self.url}: {exc}")
+        except (httpx2.ConnectError, *_DIED):
+            return False
         except httpx2.HTTPError:
-            pass  # a slow answer is still an answer: the server is there
+            pass
+        return True
+
+    async def _unreachable(self, exc: BaseException) -> bool:
+        """After a stream broke: True if the server is gone (then it is waited for in the
+        background, and the transport closes if it stays away)."""
+        if await self._answers():
+            return False
+
+        async def wait() -> None:
+            await self._server_back(exc)
+
+        self._tasks.spawn(wait)
+        return True
+
+    async def _server_back(self, exc: BaseException) -> bool:
+        """Wait (bounded, with backoff) for a server that answered before and went away;
+        False, with the transport closed, if it does not come back."""
+        if not self._answered or self._inbox.closed:
+            self._fail(f"cannot connect to {self.url}: {exc}")
+            return False
+        if await self._watch.wait_back():
+            return True
+        self._fail(f"server unreachable at {self.url} for {self._watch.timeout:g}s: {exc}")
+        return False
 
     # ------------------------------------------------------------------ requests
     async def _tracked(self, message: bytes, info: Peek, extra: dict[str, str]) -> None:
@@ -271,17 +306,30 @@ class StreamableHTTPTransport:
         *,
         extra: dict[str, str] | None = None,
         retried: bool = False,
+        waited: bool = False,
     ) -> None:
         """POST one request and deliver what comes back, whatever happens."""
         sent_session = self.session_id
         try:
             response = await self._open("POST", message, extra=extra)
         except httpx2.ConnectError as exc:
-            self._fail(f"cannot connect to {self.url}: {exc}")
+            # Nothing reached the server: once it is back (restarted), send it again.
+            if not waited and await self._server_back(exc):
+                await self._request(message, info, extra=extra, retried=retried, waited=True)
+            elif not self._inbox.closed:
+                self._deliver(connection_lost(info.request_ids, f"cannot connect: {exc}"))
+            return
+        except _DIED as exc:
+            # The server took the request and died before answering: it may have acted on
+            # it, so it is not sent again; the caller gets ConnectionClosed.
+            why = f"the server closed the connection before answering: {exc}"
+            self._deliver(connection_lost(info.request_ids, why))
+            await self._unreachable(exc)
             return
         except httpx2.HTTPError as exc:
             self._deliver(lost_responses(info.request_ids, f"HTTP request failed: {exc!r}"))
             return
+        self._answered = True
         try:
             status = response.status_code
             if (
@@ -310,7 +358,8 @@ class StreamableHTTPTransport:
                 self._learn_session(response)
             await self._read_answer(response, info)
         except httpx2.ConnectError as exc:
-            self._fail(f"cannot connect to {self.url}: {exc}")
+            self._deliver(connection_lost(info.request_ids, f"cannot connect: {exc}"))
+            await self._unreachable(exc)
         except Exception as exc:  # never leave the caller waiting for an answer
             logger.exception("handling the answer to %s failed", info.method)
             self._deliver(lost_responses(info.request_ids, f"HTTP transport error: {exc!r}"))
@@ -401,19 +450,21 @@ class StreamableHTTPTransport:
         """Get the rest of a request's stream by GET + Last-Event-ID (spec §Resumability)."""
         if not parser.last_event_id:
             if abrupt is not None:
-                await self._unreachable(abrupt)
                 why = f"the server's stream broke before the response: {abrupt!r}"
+                if await self._unreachable(abrupt):  # it died: ConnectionClosed
+                    self._deliver(connection_lost(waiting, why))
+                    return
             else:
                 why = "the server ended the stream without a response"
             # 2026-07-28 streamable-http.mdx: no resumption; the client re-issues the request.
             self._deliver([error_response(r, CONNECTION_CLOSED, why, _LOST) for r in waiting])
             return
-        if abrupt is not None:
-            # A broken connection (not a server closing it to make us poll) may be a dead
-            # server: find out now rather than after the retry delay.
-            await self._unreachable(abrupt)
-            if self._inbox.closed:
-                return
+        # A broken connection (not a server closing it to make us poll) may be a dead server:
+        # its answers died with it.
+        if abrupt is not None and await self._unreachable(abrupt):
+            why = f"the server's stream broke before the response: {abrupt!r}"
+            self._deliver(connection_lost(waiting, why))
+            return
         delay = self._first_delay(parser)
         failures = 0
         while waiting:
@@ -421,7 +472,8 @@ class StreamableHTTPTransport:
             try:
                 response = await self._open("GET", last_event_id=parser.last_event_id)
             except httpx2.ConnectError as exc:
-                self._fail(f"cannot reconnect to {self.url}: {exc}")
+                self._deliver(connection_lost(waiting, f"cannot reconnect: {exc}"))
+                await self._unreachable(exc)
                 return
             except httpx2.HTTPError as exc:
                 failures += 1
@@ -466,8 +518,13 @@ class StreamableHTTPTransport:
             extra = stateless_headers(message, info.method)
             response = await self._open("POST", message, extra=extra, timeout=self._notify_timeout)
         except httpx2.ConnectError as exc:
-            self._fail(f"cannot connect to {self.url}: {exc}")
-            raise TransportClosed(self._inbox.reason) from None
+            if not self._answered:
+                self._fail(f"cannot connect to {self.url}: {exc}")
+                raise TransportClosed(self._inbox.reason) from None
+            # The server went away: this message is for the session that died with it.
+            logger.warning("sending %s failed: server unreachable", info.method or "a response")
+            await self._unreachable(exc)
+            return
         except httpx2.HTTPError as exc:
             logger.warning("sending %s failed: %r", info.method or "a response", exc)
             return
@@ -561,11 +618,13 @@ class StreamableHTTPTransport:
         failures = 0
         delay = self.reconnect_delay
         while True:
+            sent_session = self.session_id
             try:
                 response = await self._open("GET", last_event_id=parser.last_event_id or None)
             except httpx2.ConnectError as exc:
-                self._fail(f"cannot connect to {self.url}: {exc}")
-                return
+                if not await self._server_back(exc):
+                    return
+                continue  # back: its 404 (a restarted server) starts a new session below
             except httpx2.HTTPError as exc:
                 failures += 1
                 if failures > self.max_reconnect_attempts:
@@ -576,9 +635,16 @@ class StreamableHTTPTransport:
                 continue
             try:
                 ctype = response.headers.get("content-type", "")
-                if response.status_code != 200 or not ctype.startswith(ACCEPT_SSE):
+                status = response.status_code
+                if status == 404 and sent_session is not None:
+                    # The session is gone (the server restarted): start a new one, listen again.
+                    if not await self._reinitialize(sent_session):
+                        return
+                    parser = SSEParser(self.max_message_size)
+                    continue
+                if status != 200 or not ctype.startswith(ACCEPT_SSE):
                     # 405: not offered. Anything else: not usable; requests still work.
-                    logger.debug("no GET stream: HTTP %d", response.status_code)
+                    logger.debug("no GET stream: HTTP %d", status)
                     return
                 try:
                     last_id = parser.last_event_id
@@ -593,8 +659,11 @@ class StreamableHTTPTransport:
                     failures += 1
                     if failures > self.max_reconnect_attempts:
                         return
-                    if ended.abrupt is not None:
-                        await self._unreachable(ended.abrupt)  # a dead server: fail now
+                    if ended.abrupt is not None and not await self._answers():
+                        if not await self._server_back(ended.abrupt):  # a dead server
+                            return
+                        failures = 0
+                        continue  # back: listen again at once
             finally:
                 await response.aclose()
             delay = self._first_delay(parser) * (2 ** max(failures - 1, 0))

@@ -34,6 +34,8 @@ class Running:
 
 
 @contextmanager
-def server(kind: str) -> Iterator[Running]:
-    with spawn_server(SERVE, kind) as (process, base):
+def server(kind: str, port: int | None = None) -> Iterator[Running]:
+    """``python serve.py KIND``, on ``port`` if given (to restart a server where it was)."""
+    args = (kind,) if port is None else (kind, str(port))
+    with spawn_server(SERVE, *args) as (process, base):
         yield Running(process, base)

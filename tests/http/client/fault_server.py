@@ -4,7 +4,7 @@ Tools choose the server's behaviour: ``json`` and ``sse`` answer normally, ``han
 answers, ``http500``/``http503`` answer with HTTP errors, ``drop`` cuts its SSE stream
 abruptly after two events (the rest is replayed to ``GET`` + ``Last-Event-ID``),
 ``poll`` ends its stream gracefully after a priming event with ``retry``, ``headers``
-reports the request headers it saw. A client sending ``x-no-get-stream: 1`` is refused
+reports the request headers it saw, ``die`` ends the server process before answering. A client sending ``x-no-get-stream: 1`` is refused
 the GET stream (405); one sending ``x-get-empty: 1`` gets GET streams that end at once
 with no event (the client backs off between them). ``POST /admin/expire`` forgets every session (the
 next request gets 404); ``GET /admin/log`` returns what the server saw.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import time
 from typing import Any
 
@@ -196,6 +197,10 @@ async def _poll(send: Any, rid: Any, headers: dict[str, str]) -> None:
     await send({"type": "http.response.body", "body": b""})
 
 
+async def _die(send: Any, rid: Any, headers: dict[str, str]) -> None:
+    os._exit(1)  # the process ends with the request read and no response headers sent
+
+
 async def _headers(send: Any, rid: Any, headers: dict[str, str]) -> None:
     await _send(send, 200, "application/json", _text(rid, json.dumps(headers)))
 
@@ -209,6 +214,7 @@ TOOLS = {
     "drop": _drop,
     "poll": _poll,
     "headers": _headers,
+    "die": _die,
 }
 
 

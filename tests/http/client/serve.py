@@ -1,6 +1,6 @@
 """Run one test server under uvicorn on 127.0.0.1 and a free port; print ``PORT <n>``.
 
-``python serve.py KIND`` where KIND is ``fault`` (fault_server.py), ``official`` (the
+``python serve.py KIND [PORT]`` where KIND is ``fault`` (fault_server.py), ``official`` (the
 official SDK's Streamable HTTP app with the interop surface), ``official-json`` (its
 JSON-response mode), ``official-legacy`` (its 2024-11-05 HTTP+SSE app), ``mcpbind``
 (mcpbind's own HTTP server with the interop surface), ``mcpbind-everything``
@@ -47,7 +47,8 @@ def build(kind: str) -> Any:
 
 
 def main() -> None:
-    serve_on_free_port(build(sys.argv[1]), log_level="warning")
+    port = int(sys.argv[2]) if len(sys.argv) > 2 else 0  # a port: restart where it was
+    serve_on_free_port(build(sys.argv[1]), log_level="warning", port=port)
 
 
 if __name__ == "__main__":

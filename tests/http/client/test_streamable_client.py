@@ -269,13 +269,16 @@ async def test_polling_waits_for_retry(fault: Running) -> None:
 
 async def test_killed_server_fails_pending_call_within_a_second() -> None:
     """A dead server is a clear error, never a hang: the pending call fails with
-    ConnectionClosed in under a second, and so does every later call.
+    ConnectionClosed in under a second, and every later call once the server stayed away
+    for ``reconnect_timeout`` (test_reconnect.py: it may come back before).
 
     Spec: 2025-11-25 basic/transports.mdx §Resumability and Redelivery (nothing to resume
     from a dead server).
     """
     with server("fault") as srv:
-        async with Client(srv.base + "/mcp", protocol_version=ERA, timeout=30) as client:
+        url = srv.base + "/mcp"
+        transport = connect_http(url, reconnect_timeout=0.5)
+        async with Client(transport, protocol_version=ERA, timeout=30) as client:
             failed_at: list[float] = []
 
             async def pending() -> None:
@@ -289,7 +292,7 @@ async def test_killed_server_fails_pending_call_within_a_second() -> None:
                 killed_at = time.monotonic()
                 srv.kill()
             assert failed_at and failed_at[0] - killed_at < 1.0
-            with pytest.raises(ConnectionClosed):
+            with pytest.raises(ConnectionClosed, match=r"unreachable .* for 0\.5s"):
                 await client.call("json")
 
 
