@@ -28,7 +28,7 @@ lint:  ## ruff lint (all code) and format check (hand-written code)
 
 typecheck:  ## mypy --strict over the three layers and the examples
 	mypy --strict -p mcpbind_codegen -p mcpbind_types -p mcpbind -p examples
-	mypy --strict conformance/everything_server.py conformance/everything_client.py conformance/run.py conformance/stateless_tools.py
+	mypy --strict conformance/everything_server.py conformance/everything_client.py conformance/run.py conformance/stateless_tools.py conformance/task_tools.py
 
 test: schema  ## the test suite, warnings as errors
 	$(PY) -m pytest -W error -q

@@ -31,7 +31,7 @@ from .context import Context
 from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
 from .uritemplate import UriTemplate
 
-__all__ = ["Handler", "Server"]
+__all__ = ["Handler", "Server", "ServerExtension"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,6 +42,14 @@ class _ListResult(Protocol):
 
 L = TypeVar("L", bound=_ListResult)
 Handler = Callable[[Any, Context], Awaitable[Any]]
+
+
+class ServerExtension(Protocol):
+    """Something installed on a server (tasks) that adds to its capabilities per era."""
+
+    def capabilities(self, caps: t.ServerCapabilities, *, stateless: bool) -> None: ...
+
+
 _RESOURCE_NOT_FOUND = -32002
 #: Versions whose spec makes invalid tool arguments a tool result rather than a -32602 error.
 _ARGUMENT_ERRORS_AS_RESULTS = frozenset({"2025-11-25", "2026-07-28", None})
@@ -93,6 +101,10 @@ class Server:
     completion_handler: Callable[..., Awaitable[Any]] | None = field(default=None, repr=False)
     custom: dict[str, Handler] = field(default_factory=dict, repr=False)
     _table: dict[str, Handler] | None = field(default=None, repr=False)
+    _wrappers: dict[str, list[Callable[[Handler], Handler]]] = field(
+        default_factory=dict, repr=False
+    )
+    extensions: list[ServerExtension] = field(default_factory=list, repr=False)
     notification_handlers: dict[str, Handler] = field(default_factory=dict, repr=False)
     _listeners: list[Callable[[str, str | None], None]] = field(default_factory=list, repr=False)
     stateless: StatelessOptions = field(default_factory=StatelessOptions, repr=False)
@@ -109,13 +121,16 @@ class Server:
         icons: Sequence[t.Icon] | None = None,
         structured_output: bool | None = None,
         thread: bool | None = None,
+        task: typing.Literal["forbidden", "optional", "required"] | None = None,
     ) -> Callable[[F], F]:
         """Register a tool. Its input schema comes from the type hints; arguments are
         validated before the function runs; a structured return type gives an output schema.
 
         A plain ``def`` tool runs in a worker thread (``thread=None``), so one that blocks
         (file or network I/O, CPU work) never holds up other requests; ``thread=False`` runs
-        it on the event loop, for functions too quick to be worth the thread hop."""
+        it on the event loop, for functions too quick to be worth the thread hop.
+
+        ``task``: the tool's ``execution.taskSupport`` (served by ``mcpbind.server.tasks``)."""
 
         def register(fn: F) -> F:
             structured = structured_output
@@ -138,6 +153,8 @@ class Server:
                 tool.annotations = annotations
             if icons:
                 tool.icons = list(icons)
+            if task is not None:
+                tool.execution = t.ToolExecution(task_support=task)
             in_thread = not inspect.iscoroutinefunction(fn) if thread is None else thread
             self.tools[tool_name] = _Tool(tool, fn, sig, in_thread)
             self._changed("tools")
@@ -254,6 +271,12 @@ class Server:
 
         return register
 
+    def wrap(self, method: str, wrapper: Callable[[Handler], Handler]) -> None:
+        """Wrap the handler of ``method`` (built-in or custom): ``wrapper(inner) -> handler``.
+        How an extension (tasks) hooks into a method both eras dispatch through."""
+        self._wrappers.setdefault(method, []).append(wrapper)
+        self._table = None
+
     def notification(self, name: str) -> Callable[[Handler], Handler]:
         """Handle a client notification (e.g. ``notifications/roots/list_changed``)."""
 
@@ -264,7 +287,8 @@ class Server:
         return register
 
     # ------------------------------------------------------------------ capabilities
-    def capabilities(self) -> t.ServerCapabilities:
+    def capabilities(self, *, stateless: bool = False) -> t.ServerCapabilities:
+        """What the server declares; ``stateless``: as protocol 2026-07-28 sees it."""
         caps = t.ServerCapabilities(logging={})
         if self.tools:
             caps.tools = t.ServerCapabilitiesTools(list_changed=True)
@@ -274,6 +298,8 @@ class Server:
             caps.prompts = t.ServerCapabilitiesPrompts(list_changed=True)
         if self.completion_handler is not None:
             caps.completions = {}
+        for extension in self.extensions:
+            extension.capabilities(caps, stateless=stateless)
         return caps
 
     def info(self) -> t.Implementation:
@@ -323,6 +349,10 @@ class Server:
             "completion/complete": self._complete,
         }
         table.update(self.custom)
+        for method, wrappers in self._wrappers.items():
+            if method in table:
+                for wrapper in wrappers:
+                    table[method] = wrapper(table[method])
         self._table = table
         return table
 
