@@ -1,7 +1,8 @@
 """Task stores: where tasks (long-running requests that outlive a connection) are kept.
 
 ``MemoryTaskStore`` (default), ``SqliteTaskStore`` (survives a restart), ``RedisTaskStore``
-(shared by several server processes). The server side of tasks is ``mcpbind.server.tasks``.
+(shared by several server processes); ``start_task`` and ``TaskHandle``, the client side. The
+server side of tasks is ``mcpbind.server.tasks``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from .record import TERMINAL, TaskRecord, TaskStatus
 from .store import MemoryTaskStore, TaskStore
 
 if TYPE_CHECKING:
+    from .handle import TaskHandle, TaskState, start_task
     from .redis_store import RedisTaskStore
     from .sqlite_store import SqliteTaskStore
 
@@ -22,7 +24,10 @@ __all__ = [
     "SqliteTaskStore",
     "TaskRecord",
     "TaskStatus",
+    "TaskHandle",
+    "TaskState",
     "TaskStore",
+    "start_task",
 ]
 
 
@@ -36,4 +41,8 @@ def __getattr__(name: str) -> Any:
         from .redis_store import RedisTaskStore
 
         return RedisTaskStore
+    if name in ("TaskHandle", "TaskState", "start_task"):
+        from . import handle
+
+        return getattr(handle, name)
     raise AttributeError(name)
