@@ -1,0 +1,62 @@
+"""A task server in its own process for the durability and multi-process tests:
+
+    python tests/tasks/task_app.py sqlite:/path/tasks.db [lease]
+    python tests/tasks/task_app.py redis://127.0.0.1:6379/0 [lease] [prefix]
+
+Serves Streamable HTTP on a free 127.0.0.1 port and prints ``PORT <n>`` first
+(tests/support/live_server.spawn_server). Tools: ``quick`` (answers at once, as a task),
+``slow`` (runs ``seconds``), ``ask`` (asks for a name, then answers)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from mcpbind import Server  # noqa: E402
+from mcpbind import types as t  # noqa: E402
+from mcpbind.http import StreamableHTTPApp  # noqa: E402
+from mcpbind.server.tasks import TaskContext, Tasks  # noqa: E402
+from mcpbind.tasks import RedisTaskStore, SqliteTaskStore, TaskStore  # noqa: E402
+from tests.support.live_server import serve_on_free_port  # noqa: E402
+
+
+def build(target: str, lease: float, prefix: str) -> StreamableHTTPApp:
+    store: TaskStore = (
+        SqliteTaskStore(target.removeprefix("sqlite:"))
+        if target.startswith("sqlite:")
+        else RedisTaskStore(target, prefix=prefix)
+    )
+    server = Server("task-app")
+    Tasks(server, store, poll_interval_ms=50, lease=lease)
+
+    @server.tool(task="optional")
+    async def quick(word: str, task: TaskContext) -> str:
+        return f"quick {word}"
+
+    @server.tool(task="optional")
+    async def slow(seconds: float, task: TaskContext) -> str:
+        await task.status("sleeping")
+        await asyncio.sleep(seconds)
+        return f"slept {seconds:g}s"
+
+    @server.tool(task="optional")
+    async def ask(task: TaskContext) -> str:
+        form = t.ElicitRequestFormParams(
+            message="Name?",
+            requested_schema=t.ElicitRequestFormParamsRequestedSchema(
+                type="object", properties={"name": t.StringSchema(type="string")}
+            ),
+        )
+        answer = await task.elicit(form)
+        return f"hello {(answer.content or {}).get('name')}"
+
+    return StreamableHTTPApp(server, path="/mcp")
+
+
+if __name__ == "__main__":
+    lease = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
+    prefix = sys.argv[3] if len(sys.argv) > 3 else "mcpbind:tasks"
+    serve_on_free_port(build(sys.argv[1], lease, prefix))
