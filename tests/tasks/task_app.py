@@ -15,12 +15,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mcpbind import Server  # noqa: E402
-from mcpbind import types as t  # noqa: E402
-from mcpbind.http import StreamableHTTPApp  # noqa: E402
-from mcpbind.server.tasks import TaskContext, Tasks  # noqa: E402
-from mcpbind.tasks import RedisTaskStore, SqliteTaskStore, TaskStore  # noqa: E402
-from tests.support.live_server import serve_on_free_port  # noqa: E402
+from mcpbind import Server
+from mcpbind import types as t
+from mcpbind.http import StreamableHTTPApp
+from mcpbind.server.tasks import TaskContext, Tasks
+from mcpbind.tasks import RedisTaskStore, SqliteTaskStore, TaskStore
+from tests.support.live_server import serve_on_free_port
 
 
 def build(target: str, lease: float, prefix: str) -> StreamableHTTPApp:
