@@ -56,6 +56,9 @@ bench/http/peers/ts/node_modules: bench/http/peers/ts/package-lock.json
 
 CONFORMANCE_SPEC ?= 2025-11-25,2026-07-28
 
+tests/peers/server-everything/node_modules: tests/peers/server-everything/package.json tests/peers/server-everything/package-lock.json  ## the reference server-everything (tasks interop tests)
+	npm ci --prefix tests/peers/server-everything --no-audit --no-fund
+
 conformance/node_modules/.installed: conformance/package.json conformance/package-lock.json
 	npm ci --prefix conformance --no-audit --no-fund
 	touch $@

@@ -16,6 +16,7 @@ reconnect or a restart of the client).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -93,6 +94,8 @@ class TaskHandle:
         self.task_id = task_id
         self.result_now = result_now
         self._answered: set[str] = set()
+        #: 2025-11-25: the ``tasks/result`` started when the task first needed input.
+        self._waiting: asyncio.Task[Any] | None = None
 
     @property
     def _stateless(self) -> bool:
@@ -111,8 +114,15 @@ class TaskHandle:
         if not isinstance(data, dict) or not isinstance(data.get("taskId"), str):
             raise RemoteProtocolError(INTERNAL_ERROR, f"tasks/get {self.task_id}: not a task")
         state = TaskState.of(data)
-        if state.status == "input_required" and self._stateless:
-            await self._answer(state.raw.get("inputRequests") or {})
+        if state.status == "input_required":
+            if self._stateless:
+                await self._answer(state.raw.get("inputRequests") or {})
+            elif self._waiting is None:
+                # tasks.mdx §Input Required Status: call tasks/result preemptively; the
+                # server's requests for input travel on it (to the usual handlers).
+                self._waiting = asyncio.get_running_loop().create_task(
+                    self._call("tasks/result", {"taskId": self.task_id})
+                )
         return state
 
     async def _answer(self, requests: dict[str, Any]) -> None:
@@ -159,6 +169,9 @@ class TaskHandle:
             return _as_tool_result(self.result_now)
         if not self._stateless:
             # tasks.mdx §Retrieving Task Results: tasks/result blocks until the end.
+            waiting, self._waiting = self._waiting, None
+            if waiting is not None:
+                return _as_tool_result(await waiting)
             value = await self._call("tasks/result", {"taskId": self.task_id})
             return _as_tool_result(value)
         state = await self.wait()
@@ -173,6 +186,9 @@ class TaskHandle:
 
     async def cancel(self) -> None:
         """``tasks/cancel``: stop the task (the server records ``cancelled``)."""
+        if self._waiting is not None:
+            self._waiting.cancel()
+            self._waiting = None
         if self.task_id is not None:
             await self._call("tasks/cancel", {"taskId": self.task_id})
 
