@@ -2,6 +2,7 @@
 
     python tests/tasks/task_app.py sqlite:/path/tasks.db [lease]
     python tests/tasks/task_app.py redis://127.0.0.1:6379/0 [lease] [prefix]
+    python tests/tasks/task_app.py stdio        # memory store, over stdin/stdout
 
 Serves Streamable HTTP on a free 127.0.0.1 port and prints ``PORT <n>`` first
 (tests/support/live_server.spawn_server). Tools: ``quick`` (answers at once, as a task),
@@ -15,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mcpbind import Server
+from mcpbind import Server, serve_stdio
 from mcpbind import types as t
 from mcpbind.http import StreamableHTTPApp
 from mcpbind.server.tasks import TaskContext, Tasks
@@ -23,12 +24,12 @@ from mcpbind.tasks import RedisTaskStore, SqliteTaskStore, TaskStore
 from tests.support.live_server import serve_on_free_port
 
 
-def build(target: str, lease: float, prefix: str) -> StreamableHTTPApp:
-    store: TaskStore = (
-        SqliteTaskStore(target.removeprefix("sqlite:"))
-        if target.startswith("sqlite:")
-        else RedisTaskStore(target, prefix=prefix)
-    )
+def build(target: str, lease: float, prefix: str) -> Server:
+    store: TaskStore | None = None
+    if target.startswith("sqlite:"):
+        store = SqliteTaskStore(target.removeprefix("sqlite:"))
+    elif target.startswith("redis:"):
+        store = RedisTaskStore(target, prefix=prefix)
     server = Server("task-app")
     Tasks(server, store, poll_interval_ms=50, lease=lease)
 
@@ -53,10 +54,14 @@ def build(target: str, lease: float, prefix: str) -> StreamableHTTPApp:
         answer = await task.elicit(form)
         return f"hello {(answer.content or {}).get('name')}"
 
-    return StreamableHTTPApp(server, path="/mcp")
+    return server
 
 
 if __name__ == "__main__":
     lease = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
     prefix = sys.argv[3] if len(sys.argv) > 3 else "mcpbind:tasks"
-    serve_on_free_port(build(sys.argv[1], lease, prefix))
+    server = build(sys.argv[1], lease, prefix)
+    if sys.argv[1] == "stdio":
+        serve_stdio(server)
+    else:
+        serve_on_free_port(StreamableHTTPApp(server, path="/mcp"))
