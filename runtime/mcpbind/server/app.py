@@ -28,6 +28,8 @@ from mcpbind_types._common import convert
 from ..protocol.errors import INVALID_PARAMS, McpError
 from ..stateless.options import StatelessOptions
 from .context import Context
+from .cursor import decode_cursor, encode_cursor
+from .extension import ServerExtension
 from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
 from .uritemplate import UriTemplate
 
@@ -43,11 +45,7 @@ class _ListResult(Protocol):
 L = TypeVar("L", bound=_ListResult)
 Handler = Callable[[Any, Context], Awaitable[Any]]
 
-
-class ServerExtension(Protocol):
-    """Something installed on a server (tasks) that adds to its capabilities per era."""
-
-    def capabilities(self, caps: t.ServerCapabilities, *, stateless: bool) -> None: ...
+Wrapper = Callable[[Handler], Handler]
 
 
 _RESOURCE_NOT_FOUND = -32002
@@ -101,9 +99,7 @@ class Server:
     completion_handler: Callable[..., Awaitable[Any]] | None = field(default=None, repr=False)
     custom: dict[str, Handler] = field(default_factory=dict, repr=False)
     _table: dict[str, Handler] | None = field(default=None, repr=False)
-    _wrappers: dict[str, list[Callable[[Handler], Handler]]] = field(
-        default_factory=dict, repr=False
-    )
+    _wrappers: dict[str, list[Wrapper]] = field(default_factory=dict, repr=False)
     extensions: list[ServerExtension] = field(default_factory=list, repr=False)
     notification_handlers: dict[str, Handler] = field(default_factory=dict, repr=False)
     _listeners: list[Callable[[str, str | None], None]] = field(default_factory=list, repr=False)
@@ -128,9 +124,8 @@ class Server:
 
         A plain ``def`` tool runs in a worker thread (``thread=None``), so one that blocks
         (file or network I/O, CPU work) never holds up other requests; ``thread=False`` runs
-        it on the event loop, for functions too quick to be worth the thread hop.
-
-        ``task``: the tool's ``execution.taskSupport`` (served by ``mcpbind.server.tasks``)."""
+        it on the event loop, for functions too quick to be worth the thread hop. ``task``: its
+        ``execution.taskSupport`` (``mcpbind.server.tasks`` serves it)."""
 
         def register(fn: F) -> F:
             structured = structured_output
@@ -271,9 +266,8 @@ class Server:
 
         return register
 
-    def wrap(self, method: str, wrapper: Callable[[Handler], Handler]) -> None:
-        """Wrap the handler of ``method`` (built-in or custom): ``wrapper(inner) -> handler``.
-        How an extension (tasks) hooks into a method both eras dispatch through."""
+    def wrap(self, method: str, wrapper: Wrapper) -> None:
+        """Wrap ``method``'s handler (``wrapper(inner) -> handler``): how extensions hook in."""
         self._wrappers.setdefault(method, []).append(wrapper)
         self._table = None
 
@@ -350,9 +344,8 @@ class Server:
         }
         table.update(self.custom)
         for method, wrappers in self._wrappers.items():
-            if method in table:
-                for wrapper in wrappers:
-                    table[method] = wrapper(table[method])
+            for wrapper in wrappers if method in table else ():
+                table[method] = wrapper(table[method])
         self._table = table
         return table
 
@@ -470,9 +463,9 @@ class Server:
 
     def _page(self, items: list[Any], params: Any) -> tuple[list[Any], str | None]:
         cursor = getattr(params, "cursor", None) if params is not None else None
-        start = _decode_cursor(cursor) if isinstance(cursor, str) else 0
+        start = decode_cursor(cursor) if isinstance(cursor, str) else 0
         end = start + self.page_size
-        next_cursor = _encode_cursor(end) if end < len(items) else None
+        next_cursor = encode_cursor(end) if end < len(items) else None
         return items[start:end], next_cursor
 
 
@@ -492,20 +485,6 @@ def _set_optional(obj: Any, **values: Any) -> None:
     for key, value in values.items():
         if value is not None:
             setattr(obj, key, value)
-
-
-def _encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"o": offset}).encode()).decode()
-
-
-def _decode_cursor(cursor: str) -> int:
-    try:
-        offset = json.loads(base64.urlsafe_b64decode(cursor.encode()))["o"]
-    except Exception:
-        raise McpError(INVALID_PARAMS, "Invalid cursor") from None
-    if not isinstance(offset, int) or offset < 0:
-        raise McpError(INVALID_PARAMS, "Invalid cursor")
-    return offset
 
 
 async def _maybe_await(value: Any) -> Any:

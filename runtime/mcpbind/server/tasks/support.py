@@ -16,7 +16,6 @@ round-trip requests on 2026-07-28) and may hand the rest of its work to a task w
 
 from __future__ import annotations
 
-import base64
 import contextvars
 import secrets
 import typing
@@ -41,6 +40,7 @@ from ...tasks.record import TaskRecord, raw
 from ...tasks.store import TaskStore
 from ..app import _tool_result
 from ..context import Context
+from ..cursor import decode_cursor, encode_cursor
 from ..signature import ToolSignature
 from .context import TaskContext
 from .manager import TaskManager
@@ -284,11 +284,11 @@ class Tasks:
         cursor = (
             params.get("cursor") if isinstance(params, dict) else getattr(params, "cursor", None)
         )
-        after = _decode_cursor(cursor) if isinstance(cursor, str) else 0
+        after = decode_cursor(cursor) if isinstance(cursor, str) else 0
         records, nxt = await self.manager.list(self.scope(ctx), after, self.page_size)
         result: dict[str, Any] = {"tasks": [task_2025(r) for r in records]}
         if nxt is not None:
-            result["nextCursor"] = base64.urlsafe_b64encode(str(nxt).encode()).decode()
+            result["nextCursor"] = encode_cursor(nxt)
         return result
 
     async def _cancel(self, params: Any, ctx: Context) -> Any:
@@ -374,13 +374,6 @@ def _task_id(params: Any) -> str:
     if not isinstance(value, str):
         raise McpError(INVALID_PARAMS, "Invalid params: taskId must be a string")
     return value
-
-
-def _decode_cursor(cursor: str) -> int:
-    try:
-        return int(base64.urlsafe_b64decode(cursor.encode()).decode())
-    except Exception:
-        raise McpError(INVALID_PARAMS, "Invalid params: unknown cursor") from None
 
 
 def _mentions(hint: Any, cls: type) -> bool:
