@@ -2,7 +2,7 @@
 PY ?= python
 export MYPYPATH := runtime:generated:codegen
 
-.PHONY: help setup demo schema gen gen-check lint typecheck test check ci bench-codec bench-rt bench-http conformance
+.PHONY: help setup demo schema gen gen-check lint typecheck test check ci bench-codec bench-rt bench-http bench-tasks conformance
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -43,6 +43,9 @@ bench-rt: bench/rt/peers/ts/node_modules  ## round trips: mcpbind vs official Py
 
 bench/rt/peers/ts/node_modules: bench/rt/peers/ts/package-lock.json
 	npm ci --prefix bench/rt/peers/ts --no-audit --no-fund
+
+bench-tasks:  ## task throughput per store (memory, SQLite, Redis when installed), both eras
+	$(PY) bench/tasks/bench_tasks.py
 
 bench-http: bench/http/loadgen/node_modules bench/http/peers/ts/node_modules  ## Streamable HTTP: mcpbind vs official Python SDK vs TypeScript SDK, same load generator
 	$(PY) -m pip install -q -e '.[bench]'
