@@ -111,9 +111,12 @@ class TaskManager:
         try:
             value = await work()
         except asyncio.CancelledError:
-            # Cancelled by tasks/cancel (already recorded) or by shutdown: record it if not yet.
-            with contextlib.suppress(Exception):
-                await asyncio.shield(self.finish(task_id, "cancelled", "The task was cancelled."))
+            if task_id not in self._cancelled:
+                # Not tasks/cancel (already recorded) but the server shutting down.
+                message = "The server stopped before the task finished."
+                error = error_object(INTERNAL_ERROR, message)
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self.finish(task_id, "failed", message, error=error))
             raise
         except McpError as exc:
             await self.finish(
