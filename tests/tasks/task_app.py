@@ -17,11 +17,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from mcpbind import Server, serve_stdio
-from mcpbind import types as t
 from mcpbind.http import StreamableHTTPApp
 from mcpbind.server.tasks import TaskContext, Tasks
 from mcpbind.tasks import RedisTaskStore, SqliteTaskStore, TaskStore
 from tests.support.live_server import serve_on_free_port
+from tests.tasks.forms import ask_name
 
 
 def build(target: str, lease: float, prefix: str) -> Server:
@@ -45,13 +45,7 @@ def build(target: str, lease: float, prefix: str) -> Server:
 
     @server.tool(task="optional")
     async def ask(task: TaskContext) -> str:
-        form = t.ElicitRequestFormParams(
-            message="Name?",
-            requested_schema=t.ElicitRequestFormParamsRequestedSchema(
-                type="object", properties={"name": t.StringSchema(type="string")}
-            ),
-        )
-        answer = await task.elicit(form)
+        answer = await task.elicit(ask_name())
         return f"hello {(answer.content or {}).get('name')}"
 
     return server

@@ -16,6 +16,7 @@ from mcpbind import Client, ClientHandlers, McpError, Server
 from mcpbind import types as t
 from mcpbind.server.tasks import RELATED_TASK, TaskContext, Tasks
 from mcpbind.tasks import TaskHandle, start_task
+from tests.tasks.forms import ask_name
 
 pytestmark = pytest.mark.anyio
 
@@ -45,13 +46,7 @@ def _server(**options: Any) -> tuple[Server, Tasks]:
 
     @server.tool(task="optional")
     async def ask(task: TaskContext) -> str:
-        form = t.ElicitRequestFormParams(
-            message="Name?",
-            requested_schema=t.ElicitRequestFormParamsRequestedSchema(
-                type="object", properties={"name": t.StringSchema(type="string")}
-            ),
-        )
-        answer = await task.elicit(form)
+        answer = await task.elicit(ask_name())
         return f"hello {(answer.content or {}).get('name')}"
 
     @server.tool(task="optional")

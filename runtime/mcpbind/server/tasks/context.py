@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = ["TaskContext"]
 
+_Ask = tuple[MethodInfo[Any, Any], Any, float | None, str | None]
+"""What a handler asks for: method, params, timeout, input key."""
+
 
 @dataclass(slots=True)
 class TaskContext(Context):
@@ -74,20 +77,12 @@ class TaskContext(Context):
     ) -> Any:
         if self.task_id is None or self.manager is None:
             return Context._ask(self, method, params, timeout, key)
-        if self.era == "2026-07-28":
-            return self._ask_by_update(self.manager, self.task_id, method, params, timeout, key)
-        return self._ask_directly(self.manager, self.task_id, method, params, timeout, key)
+        ask = self._ask_by_update if self.era == "2026-07-28" else self._ask_directly
+        return ask(self.manager, self.task_id, (method, params, timeout, key))
 
-    async def _ask_directly(
-        self,
-        manager: TaskManager,
-        task_id: str,
-        method: MethodInfo[Any, Any],
-        params: Any,
-        timeout: float | None,
-        key: str | None,
-    ) -> Any:
+    async def _ask_directly(self, manager: TaskManager, task_id: str, request: _Ask) -> Any:
         """2025-11-25: the request goes to the client, tied to the task by ``_meta``."""
+        method, params, timeout, key = request
         await manager.set_status(task_id, "input_required", None)
         related = {RELATED_TASK: {"taskId": task_id}}
         if params is not None and hasattr(params, "meta"):
@@ -101,26 +96,19 @@ class TaskContext(Context):
             current_request_id.reset(token)
             await manager.set_status(task_id, "working", None)
 
-    async def _ask_by_update(
-        self,
-        manager: TaskManager,
-        task_id: str,
-        method: MethodInfo[Any, Any],
-        params: Any,
-        timeout: float | None,
-        key: str | None,
-    ) -> Any:
+    async def _ask_by_update(self, manager: TaskManager, task_id: str, request: _Ask) -> Any:
         """SEP-2663: listed in ``inputRequests`` until ``tasks/update`` brings the answer."""
+        method, params, timeout, key = request
         self._asked += 1
         name = key or f"{method.method.replace('/', '-')}-{self._asked}"
-        request: dict[str, Any] = {"method": method.method}
+        wire: dict[str, Any] = {"method": method.method}
         if params is not None:
-            request["params"] = msgspec.to_builtins(params)
+            wire["params"] = msgspec.to_builtins(params)
 
         def put(rec: TaskRecord) -> bool:
             if rec.status not in ACTIVE:
                 return False
-            rec.input_requests[name] = raw(request)
+            rec.input_requests[name] = raw(wire)
             rec.status = "input_required"
             return True
 
