@@ -7,6 +7,8 @@ Tasks, §Retrieving Task Results, §Listing Tasks, §Cancelling Tasks, §Input R
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from typing import Any
 
 import msgspec
@@ -28,6 +30,8 @@ def _server(**options: Any) -> tuple[Server, Tasks]:
     server = Server("tasks-test")
     tasks = Tasks(server, poll_interval_ms=20, **options)
     gate = asyncio.Event()
+    noticed = threading.Event()
+    started = threading.Event()
 
     @server.tool(task="optional")
     async def research(topic: str, task: TaskContext) -> str:
@@ -50,6 +54,15 @@ def _server(**options: Any) -> tuple[Server, Tasks]:
         return f"hello {(answer.content or {}).get('name')}"
 
     @server.tool(task="optional")
+    def crunch(task: TaskContext) -> str:
+        """A plain def (a worker thread): it notices cancellation by polling."""
+        started.set()
+        while not task.cancelled:
+            time.sleep(0.01)
+        noticed.set()
+        return "stopped"
+
+    @server.tool(task="optional")
     async def broken(task: TaskContext) -> str:
         raise McpError(-32603, "broken on purpose")
 
@@ -58,6 +71,8 @@ def _server(**options: Any) -> tuple[Server, Tasks]:
         raise RuntimeError("the tool failed")
 
     server.gate = gate  # type: ignore[attr-defined]
+    server.noticed = noticed  # type: ignore[attr-defined]
+    server.started = started  # type: ignore[attr-defined]
     return server, tasks
 
 
@@ -252,3 +267,15 @@ async def test_extension_errors_cancel_and_capability() -> None:
         assert err.code == -32021
         plain = await client.call("research", {"topic": "sync"})  # optional: runs plainly
         assert plain.content[0] == t.TextContent(text="notes on sync")
+
+
+async def test_a_threaded_tool_notices_cancellation_and_bad_ttl_is_refused() -> None:
+    server, _ = _server()
+    async with Client(server, protocol_version=HANDSHAKE) as client:
+        handle = await start_task(client, "crunch", {})
+        assert await asyncio.to_thread(server.started.wait, 10)  # type: ignore[attr-defined]
+        await handle.cancel()
+        assert await asyncio.to_thread(server.noticed.wait, 10)  # type: ignore[attr-defined]
+        assert (await handle.status()).status == "cancelled"
+        err = await _error(start_task(client, "research", {"topic": "x"}, ttl_ms=-1))
+        assert err.code == -32602

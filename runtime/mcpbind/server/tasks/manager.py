@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -57,7 +58,7 @@ class TaskManager:
         self._changed: dict[str, asyncio.Event] = {}
         self._listeners: dict[str, Listener] = {}
         self._heartbeat: asyncio.Task[None] | None = None
-        self._cancelled: set[str] = set()
+        self._flags: dict[str, threading.Event] = {}
 
     # ------------------------------------------------------------------ lifecycle
     def ttl_for(self, requested: int | None) -> int | None:
@@ -93,13 +94,16 @@ class TaskManager:
         *,
         listener: Listener | None = None,
         context: Any = None,
+        cancelled: threading.Event | None = None,
     ) -> None:
         """Run ``work`` in the background; its return value (a result struct or dict) completes
         the task, an ``McpError`` or other exception fails it. ``listener`` hears every status
         change this process makes (status notifications). ``context``: the contextvars the
-        work runs in."""
+        work runs in. ``cancelled`` is set when the task is cancelled (a worker thread polls it:
+        ``TaskContext.cancelled``)."""
         if listener is not None:
             self._listeners[record.task_id] = listener
+        self._flags[record.task_id] = cancelled or threading.Event()
         loop = asyncio.get_running_loop()
         runner = loop.create_task(self._run(record, work), context=context)
         self._running[record.task_id] = runner
@@ -111,7 +115,7 @@ class TaskManager:
         try:
             value = await work()
         except asyncio.CancelledError:
-            if task_id not in self._cancelled:
+            if not self._flags[task_id].is_set():
                 # Not tasks/cancel (already recorded) but the server shutting down.
                 message = "The server stopped before the task finished."
                 error = error_object(INTERNAL_ERROR, message)
@@ -141,7 +145,7 @@ class TaskManager:
         finally:
             self._running.pop(task_id, None)
             self._listeners.pop(task_id, None)
-            self._cancelled.discard(task_id)
+            self._flags.pop(task_id, None)
 
     async def finish(
         self,
@@ -263,12 +267,8 @@ class TaskManager:
     def _stop(self, task_id: str) -> None:
         runner = self._running.get(task_id)
         if runner is not None:
-            self._cancelled.add(task_id)
+            self._flags[task_id].set()
             runner.cancel()
-
-    def cancel_requested(self, task_id: str) -> bool:
-        """Whether the task running here was cancelled (``TaskContext.cancelled``)."""
-        return task_id in self._cancelled
 
     def is_running_here(self, task_id: str) -> bool:
         return task_id in self._running

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextvars
 import secrets
+import threading
 import typing
 import weakref
 from collections.abc import Awaitable, Callable
@@ -160,6 +161,8 @@ class Tasks:
                     )
                 if isinstance(params.task, t.TaskMetadata) and isinstance(params.task.ttl, int):
                     ttl = params.task.ttl
+                    if ttl < 0:
+                        raise McpError(INVALID_PARAMS, "Invalid params: task.ttl must be >= 0")
             plain = _as_task_context(ctx)
             if not make_task:
                 return await inner(params, plain)
@@ -214,14 +217,17 @@ class Tasks:
         task.task_id = task_id
         task.manager = self.manager
         task.era = era
-        task.is_cancelled = lambda: self.manager.cancel_requested(task_id)
+        cancelled = threading.Event()
+        task.is_cancelled = cancelled.is_set
         task.route = lambda: self._results_waiting.get(task_id)
         listener = None if era == _STATELESS else _status_notifier(ctx)
         # Unrelated to the request that created it (which is answered now): notifications and
         # side requests travel on the session's own channel, not that request's stream.
         background = contextvars.copy_context()
         background.run(current_request_id.set, None)
-        self.manager.start(record, lambda: work(task), listener=listener, context=background)
+        self.manager.start(
+            record, lambda: work(task), listener=listener, context=background, cancelled=cancelled
+        )
         return record
 
     def _wants_task_context(self, fn: Any) -> bool:
