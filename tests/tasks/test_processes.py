@@ -95,3 +95,26 @@ async def test_redis_two_processes_cross(redis_url: str, redis_prefix: str) -> N
             await TaskHandle(b, slow.task_id).cancel()
             assert (await _until(slow, "cancelled")).status == "cancelled"
             assert (await TaskHandle(b, slow.task_id).status()).status == "cancelled"
+
+
+async def test_handshake_era_over_http_input_travels_on_tasks_result() -> None:
+    """2025-11-25 over Streamable HTTP: the elicitation of an input_required task reaches the
+    client tied to its task (§Input Required Status): on the stream of a waiting
+    ``tasks/result`` if there is one, else on the session's GET stream, as here."""
+    asked: list[Any] = []
+
+    async def elicit(params: Any) -> t.ElicitResult:
+        asked.append(params)
+        return t.ElicitResult(action="accept", content={"name": "Barbara"})
+
+    with spawn_server(APP, "memory") as (_, url):
+        handlers = ClientHandlers(elicitation=elicit)
+        async with Client(f"{url}/mcp", protocol_version="2025-11-25", handlers=handlers) as client:
+            handle = await start_task(client, "ask", {})
+            states = [s.status async for s in handle.updates()]
+            result = await handle.result()
+    assert states[-1] == "completed"
+    assert result.content == [t.TextContent(text="hello Barbara")]
+    assert asked and asked[0].meta["io.modelcontextprotocol/related-task"] == {
+        "taskId": handle.task_id
+    }
