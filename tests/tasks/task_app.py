@@ -14,14 +14,17 @@ import asyncio
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+ROOT = Path(__file__).resolve().parents[2]  # this checkout's code, whatever is installed
+sys.path.insert(0, str(ROOT / "generated"))
+sys.path.insert(0, str(ROOT / "runtime"))
+sys.path.insert(0, str(ROOT))
 
-from mcpbind import Server, serve_stdio
-from mcpbind.http import StreamableHTTPApp
-from mcpbind.server.tasks import TaskContext, Tasks
-from mcpbind.tasks import RedisTaskStore, SqliteTaskStore, TaskStore
-from tests.support.live_server import serve_on_free_port
-from tests.tasks.forms import ask_name
+from mcpbind import Server, serve_stdio  # noqa: E402
+from mcpbind.http import StreamableHTTPApp  # noqa: E402
+from mcpbind.server.tasks import TaskContext, Tasks  # noqa: E402
+from mcpbind.tasks import RedisTaskStore, SqliteTaskStore, TaskStore  # noqa: E402
+from tests.support.live_server import serve_on_free_port  # noqa: E402
+from tests.tasks.forms import ask_name  # noqa: E402
 
 
 def build(target: str, lease: float, prefix: str) -> Server:

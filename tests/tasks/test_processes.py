@@ -5,8 +5,10 @@ cannot go on) and 2025-11-25 (basic/utilities/tasks.mdx §TTL and Resource Manag
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ import pytest
 from mcpbind import Client, ClientHandlers
 from mcpbind import types as t
 from mcpbind.tasks import TaskHandle, start_task
+from mcpbind.transports import StdioClientTransport
 from tests.support.live_server import spawn_server
 
 pytestmark = pytest.mark.anyio
@@ -118,3 +121,49 @@ async def test_handshake_era_over_http_input_travels_on_tasks_result() -> None:
     assert asked and asked[0].meta["io.modelcontextprotocol/related-task"] == {
         "taskId": handle.task_id
     }
+
+
+async def test_task_status_notifications_on_a_listen_stream_over_stdio() -> None:
+    """SEP-2663 §Task Status Notifications: ``taskIds`` on ``subscriptions/listen``, agreed in
+    the acknowledgment; each change arrives as ``notifications/tasks`` with the full
+    DetailedTask, tagged with the subscription id; a client without the extension gets -32021."""
+    caps: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": STATELESS,
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": caps,
+    }
+    async with StdioClientTransport.spawn(sys.executable, [APP, "stdio"]) as wire:
+
+        async def request(rid: int, method: str, params: dict[str, Any], m: Any = meta) -> None:
+            message = {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "method": method,
+                "params": {**params, "_meta": m},
+            }
+            await wire.send(json.dumps(message).encode())
+
+        async def take() -> dict[str, Any]:
+            with anyio.fail_after(10):
+                message: dict[str, Any] = json.loads(await wire.receive())
+                return message
+
+        await request(1, "tools/call", {"name": "slow", "arguments": {"seconds": 60}})
+        created = await take()
+        task_id = created["result"]["taskId"]
+        bare = {**meta, "io.modelcontextprotocol/clientCapabilities": {}}
+        await request(2, "subscriptions/listen", {"notifications": {"taskIds": [task_id]}}, bare)
+        refused = await take()
+        assert refused["id"] == 2 and refused["error"]["code"] == -32021
+        await request(3, "subscriptions/listen", {"notifications": {"taskIds": [task_id]}})
+        ack = await take()
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"]["notifications"] == {"taskIds": [task_id]}
+        await request(4, "tasks/cancel", {"taskId": task_id})
+        got = [await take(), await take()]
+        notes = [m for m in got if m.get("method") == "notifications/tasks"]
+        assert len(notes) == 1 and notes[0]["params"]["taskId"] == task_id
+        assert notes[0]["params"]["status"] == "cancelled"
+        assert notes[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 3
+        assert [m["id"] for m in got if "id" in m] == [4]

@@ -58,6 +58,8 @@ class TaskManager:
         self._changed: dict[str, asyncio.Event] = {}
         self._listeners: dict[str, Listener] = {}
         self._heartbeat: asyncio.Task[None] | None = None
+        #: Called (on the event loop) after every change a client can see, in this process.
+        self.on_change: Callable[[TaskRecord], None] | None = None
         self._flags: dict[str, threading.Event] = {}
 
     # ------------------------------------------------------------------ lifecycle
@@ -190,6 +192,8 @@ class TaskManager:
                 record.updated_at = time.time()
             if await self.store.replace(record):
                 self._signal(task_id)
+                if touch and self.on_change is not None:
+                    self.on_change(record)
                 if record.status != before and (listener := self._listeners.get(task_id)):
                     with contextlib.suppress(Exception):
                         await listener(record)

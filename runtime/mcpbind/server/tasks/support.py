@@ -21,7 +21,7 @@ import secrets
 import threading
 import typing
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -30,6 +30,7 @@ import msgspec
 from mcpbind_types import unified as t
 from mcpbind_types.unified import methods as m
 
+from ...protocol import has_capability
 from ...protocol.errors import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -104,6 +105,7 @@ class Tasks:
             "mcpbind_task_hand_off", default=None
         )
         self._wants: dict[Any, bool] = {}
+        self.manager.on_change = self._announce
         server.extensions.append(self)
         server.wrap("tools/call", self._wrap_call)
         for name, handler in (
@@ -128,6 +130,34 @@ class Tasks:
                     tools=t.ServerCapabilitiesTasksRequestsTools(call={})
                 ),
             )
+
+    # ------------------------------------------------------------------ status notifications
+    def _announce(self, record: TaskRecord) -> None:
+        if record.era == _STATELESS:
+            self.server._changed("task", record.task_id)
+
+    def listen_filter(self, wanted: Mapping[str, Any], client_capabilities: Any) -> dict[str, Any]:
+        """SEP-2663 §Task Status Notifications: ``taskIds`` on ``subscriptions/listen``;
+        -32021 for a client that did not declare the extension."""
+        ids = wanted.get("taskIds")
+        if not isinstance(ids, list):
+            return {}
+        if not has_capability(client_capabilities, ("extensions", EXTENSION)):
+            raise McpError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"Missing required client capability: the {EXTENSION} extension",
+                _REQUIRED_CAPS,
+            )
+        return {"taskIds": [i for i in dict.fromkeys(ids) if isinstance(i, str)]}
+
+    async def notification(
+        self, what: str, detail: str | None, agreed: Mapping[str, Any]
+    ) -> tuple[str, dict[str, Any]] | None:
+        """``notifications/tasks``: the full ``DetailedTask``, as ``tasks/get`` would answer."""
+        if what != "task" or detail not in agreed.get("taskIds", ()):
+            return None
+        record = await self.manager.store.get(detail) if detail is not None else None
+        return None if record is None else ("notifications/tasks", detailed_2026(record))
 
     # ------------------------------------------------------------------ tools/call
     def _wrap_call(self, inner: Handler) -> Handler:
