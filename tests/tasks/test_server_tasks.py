@@ -279,3 +279,23 @@ async def test_a_threaded_tool_notices_cancellation_and_bad_ttl_is_refused() -> 
         assert (await handle.status()).status == "cancelled"
         err = await _error(start_task(client, "research", {"topic": "x"}, ttl_ms=-1))
         assert err.code == -32602
+
+
+async def test_a_scope_may_run_only_max_active_tasks_at_once() -> None:
+    """§Resource Management: receivers SHOULD limit concurrent tasks per requestor."""
+    server, _ = _server(max_active=2)
+    async with Client(server, protocol_version=HANDSHAKE) as client:
+        first = await start_task(client, "build", {})
+        await start_task(client, "build", {})
+        err = await _error(start_task(client, "build", {}))
+        assert err.code == -32600 and "Too many running tasks (2)" in err.message
+        await first.cancel()
+        for _ in range(100):  # the slot frees once the cancelled work has stopped
+            try:
+                third = await start_task(client, "build", {})
+                break
+            except McpError:
+                await asyncio.sleep(0.02)
+        else:
+            pytest.fail("the cancelled task's slot was never freed")
+        await third.cancel()

@@ -97,12 +97,12 @@ class TaskManager:
         listener: Listener | None = None,
         context: Any = None,
         cancelled: threading.Event | None = None,
-    ) -> None:
+    ) -> asyncio.Task[None]:
         """Run ``work`` in the background; its return value (a result struct or dict) completes
         the task, an ``McpError`` or other exception fails it. ``listener`` hears every status
         change this process makes (status notifications). ``context``: the contextvars the
         work runs in. ``cancelled`` is set when the task is cancelled (a worker thread polls it:
-        ``TaskContext.cancelled``)."""
+        ``TaskContext.cancelled``). The asyncio task running it."""
         if listener is not None:
             self._listeners[record.task_id] = listener
         self._flags[record.task_id] = cancelled or threading.Event()
@@ -111,6 +111,7 @@ class TaskManager:
         self._running[record.task_id] = runner
         if self._heartbeat is None or self._heartbeat.done():
             self._heartbeat = loop.create_task(self._beat())
+        return runner
 
     async def _run(self, record: TaskRecord, work: Callable[[], Awaitable[Any]]) -> None:
         task_id = record.task_id

@@ -21,6 +21,7 @@ import secrets
 import threading
 import typing
 import weakref
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -33,6 +34,7 @@ from mcpbind_types.unified import methods as m
 from ...protocol import has_capability
 from ...protocol.errors import (
     INVALID_PARAMS,
+    INVALID_REQUEST,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     McpError,
@@ -83,7 +85,8 @@ class Tasks:
     """Task support installed on ``server``; ``store`` defaults to memory.
 
     ``scope(ctx)`` names who owns a task (default: :func:`default_scope`); a caller of another
-    scope gets the same "not found" as for an unknown id. The other keywords go to
+    scope gets the same "not found" as for an unknown id. ``max_active``: tasks one scope may
+    have running in this process at once (more is -32600). The other keywords go to
     :class:`TaskManager` (``default_ttl_ms``, ``max_ttl_ms``, ``poll_interval_ms``, ``lease``).
     """
 
@@ -94,9 +97,12 @@ class Tasks:
         *,
         scope: Callable[[Context], str] = default_scope,
         page_size: int = 50,
+        max_active: int = 100,
         **options: Any,
     ) -> None:
         self.server = server
+        self.max_active = max_active
+        self._active: Counter[str] = Counter()
         self.manager = TaskManager(store, **options)
         self.scope = scope
         self.page_size = page_size
@@ -241,8 +247,16 @@ class Tasks:
         work: Callable[[TaskContext], Awaitable[Any]],
     ) -> TaskRecord:
         era = ctx.protocol_version or "2025-11-25"
-        record = await self.manager.create(self.scope(ctx), method, era, ttl)
+        scope = self.scope(ctx)
+        if self._active[scope] >= self.max_active:
+            # tasks.mdx §Resource Management: a limit on concurrent tasks per requestor.
+            raise McpError(
+                INVALID_REQUEST, f"Too many running tasks ({self.max_active}); let one finish first"
+            )
+        record = await self.manager.create(scope, method, era, ttl)
         task_id = record.task_id
+        self._active[scope] += 1
+
         task = _as_task_context(ctx)
         task.task_id = task_id
         task.manager = self.manager
@@ -255,10 +269,17 @@ class Tasks:
         # side requests travel on the session's own channel, not that request's stream.
         background = contextvars.copy_context()
         background.run(current_request_id.set, None)
-        self.manager.start(
+        runner = self.manager.start(
             record, lambda: work(task), listener=listener, context=background, cancelled=cancelled
         )
+        # Also when cancelled before it ever ran: the slot is freed once the runner is done.
+        runner.add_done_callback(lambda _: self._release(scope))
         return record
+
+    def _release(self, scope: str) -> None:
+        self._active[scope] -= 1
+        if self._active[scope] <= 0:
+            del self._active[scope]
 
     def _wants_task_context(self, fn: Any) -> bool:
         wants = self._wants.get(fn)
