@@ -299,3 +299,30 @@ async def test_a_scope_may_run_only_max_active_tasks_at_once() -> None:
         else:
             pytest.fail("the cancelled task's slot was never freed")
         await third.cancel()
+
+
+async def test_extension_tasks_are_bound_to_the_scope_the_server_names() -> None:
+    """SEP-2663 §Security Implications (auth binding): with a scope per caller (here the
+    per-request clientInfo name; in production the authenticated principal), another caller
+    gets -32602 from tasks/get, tasks/update and tasks/cancel, as for an unknown id."""
+
+    def caller(ctx: Any) -> str:
+        info = ctx.meta.get("io.modelcontextprotocol/clientInfo") or {}
+        return f"client:{info.get('name')}"
+
+    server, _ = _server(scope=caller)
+    async with (
+        Client(server, protocol_version=STATELESS, name="alice") as alice,
+        Client(server, protocol_version=STATELESS, name="mallory") as mallory,
+    ):
+        handle = await start_task(alice, "build", {})
+        theirs = TaskHandle(mallory, handle.task_id)
+        for attempt in (
+            theirs.status(),
+            theirs.cancel(),
+            theirs._call("tasks/update", {"taskId": handle.task_id, "inputResponses": {}}),
+        ):
+            err = await _error(attempt)
+            assert err.code == -32602 and "not found" in err.message
+        assert (await handle.status()).status == "working"
+        await handle.cancel()
