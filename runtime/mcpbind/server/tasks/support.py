@@ -17,13 +17,13 @@ round-trip requests on 2026-07-28) and may hand the rest of its work to a task w
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import secrets
 import threading
 import typing
 import weakref
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -75,7 +75,7 @@ def default_scope(ctx: Context) -> str:
     return f"session:{token}"
 
 
-@dataclass(slots=True)
+@dataclasses.dataclass(slots=True)
 class _HandOff:
     signature: ToolSignature
     created: Any = None
@@ -406,14 +406,8 @@ def _support(tool: t.Tool) -> str | None:
 def _as_task_context(ctx: Context) -> TaskContext:
     if isinstance(ctx, TaskContext):
         return ctx
-    return TaskContext(
-        peer=ctx.peer,
-        protocol_version=ctx.protocol_version,
-        request_id=ctx.request_id,
-        progress_token=ctx.progress_token,
-        meta=ctx.meta,
-        is_cancelled=ctx.is_cancelled,
-    )
+    # Every field of the request's context (whatever Context grows: principal, scopes, ...).
+    return TaskContext(**{f.name: getattr(ctx, f.name) for f in dataclasses.fields(ctx)})
 
 
 def _status_notifier(ctx: Context) -> Callable[[TaskRecord], Awaitable[None]]:
