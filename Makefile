@@ -2,7 +2,7 @@
 PY ?= python
 export MYPYPATH := runtime:generated:codegen
 
-.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http conformance
+.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http bench-tasks conformance
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -28,7 +28,7 @@ lint:  ## ruff lint (all code) and format check (hand-written code)
 
 typecheck:  ## mypy --strict over the three layers and the examples
 	mypy --strict -p mcpbind_codegen -p mcpbind_types -p mcpbind -p examples
-	mypy --strict conformance/everything_server.py conformance/everything_client.py conformance/run.py conformance/stateless_tools.py
+	mypy --strict conformance/everything_server.py conformance/everything_client.py conformance/run.py conformance/stateless_tools.py conformance/task_tools.py
 
 tests/typing/installed/node_modules/.installed: tests/typing/installed/package.json tests/typing/installed/package-lock.json
 	npm ci --prefix tests/typing/installed --no-audit --no-fund
@@ -51,6 +51,9 @@ bench-rt: bench/rt/peers/ts/node_modules  ## round trips: mcpbind vs official Py
 bench/rt/peers/ts/node_modules: bench/rt/peers/ts/package-lock.json
 	npm ci --prefix bench/rt/peers/ts --no-audit --no-fund
 
+bench-tasks:  ## task throughput per store (memory, SQLite, Redis when installed), both eras
+	$(PY) bench/tasks/bench_tasks.py
+
 bench-http: bench/http/loadgen/node_modules bench/http/peers/ts/node_modules  ## Streamable HTTP: mcpbind vs official Python SDK vs TypeScript SDK, same load generator
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) bench/http/run.py
@@ -62,6 +65,9 @@ bench/http/peers/ts/node_modules: bench/http/peers/ts/package-lock.json
 	npm ci --prefix bench/http/peers/ts --no-audit --no-fund
 
 CONFORMANCE_SPEC ?= 2025-11-25,2026-07-28
+
+tests/peers/server-everything/node_modules: tests/peers/server-everything/package.json tests/peers/server-everything/package-lock.json  ## the reference server-everything (tasks interop tests)
+	npm ci --prefix tests/peers/server-everything --no-audit --no-fund
 
 conformance/node_modules/.installed: conformance/package.json conformance/package-lock.json
 	npm ci --prefix conformance --no-audit --no-fund

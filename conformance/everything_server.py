@@ -24,15 +24,15 @@ from mcpbind import types as t
 from mcpbind.http import InMemoryEventStore, StreamableHTTPApp, close_sse_stream, serve_http
 
 
-def _stateless_tools() -> Callable[[Server], None]:
-    """``register_stateless_tools`` from the sibling stateless_tools.py, however this file was
-    loaded (as a script, by path from the tests, or as a package module)."""
-    path = Path(__file__).with_name("stateless_tools.py")
-    spec = importlib.util.spec_from_file_location("mcpbind_conformance_stateless_tools", path)
+def _stateless_tools(name: str = "stateless_tools") -> Callable[[Server], object]:
+    """``register_<name>`` from the sibling <name>.py, however this file was loaded (as a
+    script, by path from the tests, or as a package module)."""
+    path = Path(__file__).with_name(f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"mcpbind_conformance_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    register: Callable[[Server], None] = module.register_stateless_tools
+    register: Callable[[Server], object] = getattr(module, f"register_{name}")
     return register
 
 
@@ -337,6 +337,9 @@ def create_server() -> Server:
     # -------------------------------------------------------------- 2026-07-28 (MRTR, SEP-2322)
     _stateless_tools()(server)
     _register_stateless_diagnostics(server)
+
+    # -------------------------------------------------------------- tasks (2025-11-25, SEP-2663)
+    _stateless_tools("task_tools")(server)
 
     # -------------------------------------------------------------- completion
     @server.completion()

@@ -87,8 +87,9 @@ def read_expected(path: Path) -> dict[str, set[str]]:
     return sections
 
 
-def listed(side: str, spec_version: str | None) -> list[str]:
-    """The suite's scenarios of a version (``None``: of every version it knows)."""
+def listed(side: str, spec_version: str | None, *, extensions: bool = False) -> list[str]:
+    """The suite's scenarios of a version (``None``: of every version it knows);
+    ``extensions``: only the ``[extension]`` scenarios (no spec version: each runs once)."""
     version = ["--spec-version", spec_version] if spec_version else []
     out = _suite("list", f"--{side}", *version, timeout=120)
     names = []
@@ -98,7 +99,9 @@ def listed(side: str, spec_version: str | None) -> list[str]:
             in_side = True
         elif line and not line.startswith(" "):
             in_side = False
-        elif in_side and (m := _LISTED.match(line)):
+        elif (
+            in_side and (m := _LISTED.match(line)) and (not extensions or m.group(2) == "extension")
+        ):
             names.append(m.group(1))
     if not names:
         sys.exit(f"conformance list printed no {side} scenarios:\n{out.stdout}{out.stderr}")
@@ -217,11 +220,17 @@ def run_server(args: argparse.Namespace, expected: set[str]) -> int:
     try:
         _wait_port(port, server)
         url = f"http://127.0.0.1:{port}/mcp"
+        extensions = listed("server", None, extensions=True)
         for version in args.versions:
+            if args.scenario in extensions:
+                break
             print(f"== server, spec version {version}, server pid {server.pid}, {url}")
             status |= _server_version(args, url, version, expected)
             if server.poll() is not None:
                 sys.exit(f"the everything-server exited with {server.returncode}")
+        if not args.scenario or args.scenario in extensions:
+            print(f"== server, extension scenarios, server pid {server.pid}, {url}")
+            status |= _server_extensions(args, url, extensions, expected)
     finally:
         _stop(server)
     return status
@@ -243,6 +252,24 @@ def _server_version(args: argparse.Namespace, url: str, version: str, expected: 
     if args.verbose:
         print(proc.stdout, proc.stderr, sep="\n")
     return report("server", names, results, expected, version, args.all_names)
+
+
+def _server_extensions(
+    args: argparse.Namespace, url: str, extensions: list[str], expected: set[str]
+) -> int:
+    """The ``[extension]`` scenarios (tasks, ...): not on the spec timeline, so the suite runs
+    them only by name, without ``--spec-version``; one run each."""
+    names = [args.scenario] if args.scenario else extensions
+    results: dict[str, tuple[int, int, int]] = {}
+    for name in names:
+        with tempfile.TemporaryDirectory() as out:
+            proc = _suite("server", "--url", url, "--scenario", name, "-o", out)
+            got = _checks_failed(Path(out))
+        if got is not None:
+            results[name] = (*got, 0)
+        if args.verbose:
+            print(proc.stdout, proc.stderr, sep="\n")
+    return report("server", names, results, expected, "extensions", args.all_names)
 
 
 def _client_once(args: argparse.Namespace, scenario: str) -> tuple[int, int, int] | None:

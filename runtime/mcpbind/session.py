@@ -23,7 +23,7 @@ import anyio.lowlevel
 import msgspec
 from anyio.abc import TaskGroup
 
-from mcpbind_types._common import RequestOptions
+from mcpbind_types._common import MethodInfo, RequestOptions
 
 from ._cancel import CancelCheck
 from ._eager import start_eager
@@ -241,9 +241,15 @@ class Connection:
             await self.transport.send(data)
 
     async def request(
-        self, method: str, params: Any = None, options: RequestOptions | None = None
+        self,
+        method: str,
+        params: Any = None,
+        options: RequestOptions | None = None,
+        *,
+        info: MethodInfo[Any, Any] | None = None,
     ) -> Any:
-        """Send a request and wait for its result (raises McpError for an error response)."""
+        """Send a request and wait for its result (raises McpError for an error response).
+        ``info``: the table row to send it under (a task-augmented call's result type)."""
         if self._is_closed:
             raise ConnectionClosed(self.close_reason)
         if not getattr(self.transport, "send_checks_cancellation", False):
@@ -251,7 +257,7 @@ class Connection:
         token: int | str | None = None
         if options is not None and (options.on_progress or options.reset_timeout_on_progress):
             token = next(self._tokens)
-        request_id, data = self.core.send_request(method, params, progress_token=token)
+        request_id, data = self.core.send_request(method, params, progress_token=token, info=info)
         timeout = (
             options.timeout
             if options is not None and options.timeout is not None

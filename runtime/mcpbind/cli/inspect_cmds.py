@@ -29,6 +29,7 @@ from .render import (
     wire,
 )
 from .target import ServerTarget, connect, run_async, server_options
+from .task_call import needs_task, run_as_task
 
 __all__ = ["call", "ls", "parse_json_object", "prompt", "read"]
 
@@ -170,14 +171,26 @@ def _prompt_signature(prompt: t.Prompt) -> str:
     default=None,
     help="Show a progress bar on stderr (default: when stderr is a terminal).",
 )
+@click.option(
+    "--task",
+    "as_task",
+    is_flag=True,
+    help="Run the tool as a task (a tool that requires one always runs as a task).",
+)
 @_json_option
 def call(
-    target: ServerTarget, tool: str, arguments: str | None, progress: bool | None, as_json: bool
+    target: ServerTarget,
+    tool: str,
+    arguments: str | None,
+    progress: bool | None,
+    as_task: bool,
+    as_json: bool,
 ) -> None:
     """Call TOOL on SERVER and print its result.
 
     Long calls that report progress show a progress bar; each progress notification also
-    resets the --timeout clock. A result with isError exits 1.
+    resets the --timeout clock. A tool run as a task shows its status changes; Ctrl-C
+    cancels the task. A result with isError exits 1.
 
     \b
     mcpbind call "python -m examples.notes_server" slow_count --args '{"to": 20}'
@@ -189,6 +202,8 @@ def call(
     async def main() -> t.CallToolResult:
         options = RequestOptions(on_progress=bar.update, reset_timeout_on_progress=True)
         async with connect(target) as client:
+            if as_task or await needs_task(client, tool):
+                return await run_as_task(client, tool, args, show=progress is not False)
             try:
                 result: t.CallToolResult = await client.call(tool, args, options=options)
             finally:

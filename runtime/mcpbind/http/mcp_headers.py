@@ -25,7 +25,15 @@ __all__ = [
     "param_values",
 ]
 
-_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAMED: Final = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The tasks extension (SEP-2663 §Streamable HTTP: Routing Headers).
+    "tasks/get": "task_id",
+    "tasks/update": "task_id",
+    "tasks/cancel": "task_id",
+}
 """Methods whose ``Mcp-Name`` is required, and the params field it mirrors."""
 
 _PREFIX: Final = "=?base64?"
@@ -138,6 +146,7 @@ class _Params(msgspec.Struct):
 
     name: Any = None
     uri: Any = None
+    task_id: Any = msgspec.field(default=None, name="taskId")
     meta: Any = msgspec.field(default=None, name="_meta")
     arguments: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
 
@@ -208,7 +217,7 @@ def check_headers(
     field = _NAMED.get(method or "")
     raw_name = headers.get("mcp-name")
     if field is not None:
-        body_name = params.uri if field == "uri" else params.name
+        body_name = getattr(params, field)
         if raw_name is None:
             return "Header mismatch: Mcp-Name header is required for " + str(method)
         name = decode_value(raw_name)

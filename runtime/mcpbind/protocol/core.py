@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from mcpbind_types._common import MethodInfo
 from mcpbind_types.unified.types import CancelledNotificationParams, ProgressNotificationParams
 
 from . import _wire
@@ -51,21 +52,29 @@ class Session(Receiver):
     # -- outgoing ------------------------------------------------------------------------
 
     def send_request(
-        self, method: str, params: Any = None, *, progress_token: str | int | None = None
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        progress_token: str | int | None = None,
+        info: MethodInfo[Any, Any] | None = None,
     ) -> tuple[RequestId, bytes]:
-        """Encode a request; the id is fresh for this session and never reused."""
+        """Encode a request; the id is fresh for this session and never reused. ``info``
+        overrides the table row of an allowed method (e.g. a task-augmented ``tools/call``,
+        whose result is a ``CreateTaskResult``)."""
         allowed = self._allowed_requests()
-        info = allowed.get(method)
-        if info is None:
-            info = self._lookup(self._outbound, method)
-            if info is None or info.kind == "notification":
-                absent = None if info is not None else self._absent(self._outbound, method)
+        row = allowed.get(method)
+        if row is None:
+            row = self._lookup(self._outbound, method)
+            if row is None or row.kind == "notification":
+                absent = None if row is not None else self._absent(self._outbound, method)
                 raise LocalProtocolError(
                     absent or f"{method!r} is not a {self.role}-to-peer request"
                 )
             self._check_lifecycle_send(method)
-            self._check_send_capability(info)
-            allowed[method] = info
+            self._check_send_capability(row)
+            allowed[method] = row
+        info = row if info is None else info
         if params is None and info.params_required:
             raise LocalProtocolError(f"{method!r} requires params")
         if method in SUBCAPABILITY_METHODS and self.options.enforce_capabilities:

@@ -28,10 +28,12 @@ from mcpbind_types._common import convert
 from ..protocol.errors import INVALID_PARAMS, McpError, UrlElicitationRequired
 from ..stateless.options import StatelessOptions
 from .context import Context
+from .cursor import decode_cursor, encode_cursor
+from .extension import ServerExtension
 from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
 from .uritemplate import UriTemplate
 
-__all__ = ["Handler", "Server"]
+__all__ = ["Handler", "Server", "ServerExtension"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,6 +44,10 @@ class _ListResult(Protocol):
 
 L = TypeVar("L", bound=_ListResult)
 Handler = Callable[[Any, Context], Awaitable[Any]]
+
+Wrapper = Callable[[Handler], Handler]
+
+
 _RESOURCE_NOT_FOUND = -32002
 #: Versions whose spec makes invalid tool arguments a tool result rather than a -32602 error.
 _ARGUMENT_ERRORS_AS_RESULTS = frozenset({"2025-11-25", "2026-07-28", None})
@@ -93,6 +99,8 @@ class Server:
     completion_handler: Callable[..., Awaitable[Any]] | None = field(default=None, repr=False)
     custom: dict[str, Handler] = field(default_factory=dict, repr=False)
     _table: dict[str, Handler] | None = field(default=None, repr=False)
+    _wrappers: dict[str, list[Wrapper]] = field(default_factory=dict, repr=False)
+    extensions: list[ServerExtension] = field(default_factory=list, repr=False)
     notification_handlers: dict[str, Handler] = field(default_factory=dict, repr=False)
     _listeners: list[Callable[[str, str | None], None]] = field(default_factory=list, repr=False)
     stateless: StatelessOptions = field(default_factory=StatelessOptions, repr=False)
@@ -109,13 +117,15 @@ class Server:
         icons: Sequence[t.Icon] | None = None,
         structured_output: bool | None = None,
         thread: bool | None = None,
+        task: typing.Literal["forbidden", "optional", "required"] | None = None,
     ) -> Callable[[F], F]:
         """Register a tool. Its input schema comes from the type hints; arguments are
         validated before the function runs; a structured return type gives an output schema.
 
         A plain ``def`` tool runs in a worker thread (``thread=None``), so one that blocks
         (file or network I/O, CPU work) never holds up other requests; ``thread=False`` runs
-        it on the event loop, for functions too quick to be worth the thread hop."""
+        it on the event loop, for functions too quick to be worth the thread hop. ``task``: its
+        ``execution.taskSupport`` (``mcpbind.server.tasks`` serves it)."""
 
         def register(fn: F) -> F:
             structured = structured_output
@@ -138,6 +148,8 @@ class Server:
                 tool.annotations = annotations
             if icons:
                 tool.icons = list(icons)
+            if task is not None:
+                tool.execution = t.ToolExecution(task_support=task)
             in_thread = not inspect.iscoroutinefunction(fn) if thread is None else thread
             self.tools[tool_name] = _Tool(tool, fn, sig, in_thread)
             self._changed("tools")
@@ -254,6 +266,11 @@ class Server:
 
         return register
 
+    def wrap(self, method: str, wrapper: Wrapper) -> None:
+        """Wrap ``method``'s handler (``wrapper(inner) -> handler``): how extensions hook in."""
+        self._wrappers.setdefault(method, []).append(wrapper)
+        self._table = None
+
     def notification(self, name: str) -> Callable[[Handler], Handler]:
         """Handle a client notification (e.g. ``notifications/roots/list_changed``)."""
 
@@ -264,7 +281,8 @@ class Server:
         return register
 
     # ------------------------------------------------------------------ capabilities
-    def capabilities(self) -> t.ServerCapabilities:
+    def capabilities(self, *, stateless: bool = False) -> t.ServerCapabilities:
+        """What the server declares; ``stateless``: as protocol 2026-07-28 sees it."""
         caps = t.ServerCapabilities(logging={})
         if self.tools:
             caps.tools = t.ServerCapabilitiesTools(list_changed=True)
@@ -274,6 +292,8 @@ class Server:
             caps.prompts = t.ServerCapabilitiesPrompts(list_changed=True)
         if self.completion_handler is not None:
             caps.completions = {}
+        for extension in self.extensions:
+            extension.capabilities(caps, stateless=stateless)
         return caps
 
     def info(self) -> t.Implementation:
@@ -323,6 +343,9 @@ class Server:
             "completion/complete": self._complete,
         }
         table.update(self.custom)
+        for method, wrappers in self._wrappers.items():
+            for wrapper in wrappers if method in table else ():
+                table[method] = wrapper(table[method])
         self._table = table
         return table
 
@@ -440,9 +463,9 @@ class Server:
 
     def _page(self, items: list[Any], params: Any) -> tuple[list[Any], str | None]:
         cursor = getattr(params, "cursor", None) if params is not None else None
-        start = _decode_cursor(cursor) if isinstance(cursor, str) else 0
+        start = decode_cursor(cursor) if isinstance(cursor, str) else 0
         end = start + self.page_size
-        next_cursor = _encode_cursor(end) if end < len(items) else None
+        next_cursor = encode_cursor(end) if end < len(items) else None
         return items[start:end], next_cursor
 
 
@@ -462,20 +485,6 @@ def _set_optional(obj: Any, **values: Any) -> None:
     for key, value in values.items():
         if value is not None:
             setattr(obj, key, value)
-
-
-def _encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"o": offset}).encode()).decode()
-
-
-def _decode_cursor(cursor: str) -> int:
-    try:
-        offset = json.loads(base64.urlsafe_b64decode(cursor.encode()))["o"]
-    except Exception:
-        raise McpError(INVALID_PARAMS, "Invalid cursor") from None
-    if not isinstance(offset, int) or offset < 0:
-        raise McpError(INVALID_PARAMS, "Invalid cursor")
-    return offset
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -97,8 +97,9 @@ class Reply:
 def stateless_capabilities(server: Server) -> t.ServerCapabilities:
     """The server's capabilities as a 2026-07-28 client sees them: the same as on the
     handshake era, ``listChanged`` and ``subscribe`` included, since their notifications
-    travel on ``subscriptions/listen`` streams (basic/patterns/subscriptions.mdx)."""
-    return server.capabilities()
+    travel on ``subscriptions/listen`` streams (basic/patterns/subscriptions.mdx); extensions
+    (tasks) declare their 2026-07-28 form."""
+    return server.capabilities(stateless=True)
 
 
 def discover_result(server: Server) -> t.DiscoverResult:
@@ -341,6 +342,8 @@ def _complete(result: Any, method: str, server: Server, opts: StatelessOptions) 
     if _is_input_required(result):
         # mrtr.mdx, Supported Requests: never on other requests.
         raise McpError(INTERNAL_ERROR, f"{method} cannot answer input_required")
+    if type(result) is dict and result.get("resultType") == "task":
+        return _stamp_identity(result, server, opts)  # tasks extension: a CreateTaskResult
     extra: dict[str, Any] = {"resultType": "complete"}
     if method in CACHEABLE:
         hint = opts.hint(method)
@@ -357,7 +360,10 @@ def _complete(result: Any, method: str, server: Server, opts: StatelessOptions) 
             base = {} if current is msgspec.UNSET or current is None else dict(current)
             updates["meta"] = {**base, SERVER_INFO: info}
         return msgspec.structs.replace(result, **updates)
-    value = {} if result is None else msgspec.to_builtins(result)
+    # A dict is sent as it is (it may hold pre-encoded msgspec.Raw values, e.g. a task's result).
+    value = (
+        {} if result is None else result if type(result) is dict else msgspec.to_builtins(result)
+    )
     if not isinstance(value, dict):
         return result  # a custom method's non-object result: nothing to stamp
     value = {**value, **extra}

@@ -37,6 +37,11 @@ _LIST_CHANGED: Final = {
     "resources": ("resourcesListChanged", "notifications/resources/list_changed"),
 }
 
+_CORE_KEYS: Final = frozenset(
+    {"toolsListChanged", "promptsListChanged", "resourcesListChanged", "resourceSubscriptions"}
+)
+"""The filter keys of the core protocol; any other agreed key is an extension's."""
+
 _PARAMS = msgspec.json.Decoder(t.SubscriptionsListenRequestParams)
 
 
@@ -48,8 +53,11 @@ class Subscription:
         self.id = request_id
         self.agreed = agreed
         self.uris: frozenset[str] = frozenset(agreed.get("resourceSubscriptions", ()))
-        #: (list_changed kind or "", message); ``None`` ends the stream.
-        self._queue: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue()
+        #: (list_changed kind or "", message or an extension's change to render); ``None``
+        #: ends the stream.
+        self._queue: asyncio.Queue[tuple[str, bytes | tuple[str, str | None]] | None] = (
+            asyncio.Queue()
+        )
         self._pending: set[str] = set()  # list_changed kinds queued and not yet taken
         self.closed = False
 
@@ -68,11 +76,16 @@ class Subscription:
 
     async def next(self) -> bytes | None:
         """The next notification, or ``None`` once the server ended the subscription."""
-        item = await self._queue.get()
-        if item is None:
-            return None
-        self._pending.discard(item[0])  # a later change queues a fresh notification
-        return item[1]
+        while True:
+            item = await self._queue.get()
+            if item is None:
+                return None
+            self._pending.discard(item[0])  # a later change queues a fresh notification
+            if isinstance(item[1], bytes):
+                return item[1]
+            data = await self.hub.render(self, *item[1])
+            if data is not None:
+                return data
 
     def _offer(self, what: str, uri: str | None) -> None:
         if self.closed:
@@ -84,7 +97,11 @@ class Subscription:
                 self._queue.put_nowait(("", data))
             return
         entry = _LIST_CHANGED.get(what)
-        if entry is None or not self.agreed.get(entry[0]) or what in self._pending:
+        if entry is None:
+            if not self.agreed.keys() <= _CORE_KEYS:  # an extension's filter (taskIds)
+                self._queue.put_nowait(("", (what, uri)))
+            return
+        if not self.agreed.get(entry[0]) or what in self._pending:
             return
         self._pending.add(what)
         data = encode_notification(entry[1], {"_meta": {SUBSCRIPTION_ID: self.id}})
@@ -133,6 +150,16 @@ class ListenHub:
         for sub in list(self.subscriptions.values()):
             sub._offer(what, uri)
 
+    async def render(self, sub: Subscription, what: str, detail: str | None) -> bytes | None:
+        """An extension's notification for ``sub``, tagged with its subscription id."""
+        for extension in self.server.extensions:
+            note = await extension.notification(what, detail, sub.agreed)
+            if note is not None:
+                method, params = note
+                meta = {**(params.get("_meta") or {}), SUBSCRIPTION_ID: sub.id}
+                return encode_notification(method, {**params, "_meta": meta})
+        return None
+
     def _agree(self, raw: msgspec.Raw | bytes) -> dict[str, Any]:
         from .dispatch import _check_version  # the same version rule as every request
 
@@ -146,7 +173,21 @@ class ListenHub:
             raise McpError(PARSE_ERROR, f"Parse error: {exc}") from None
         meta = parse_request_meta(params.meta)
         _check_version(meta, options_of(self.server))
-        return agreed_filter(self.server, params.notifications)
+        agreed = agreed_filter(self.server, params.notifications)
+        if self.server.extensions:  # filter keys of extensions (the tasks extension's taskIds)
+            wanted = _notifications_of(raw)
+            for extension in self.server.extensions:
+                agreed.update(extension.listen_filter(wanted, meta.client_capabilities))
+        return agreed
+
+
+def _notifications_of(raw: msgspec.Raw | bytes) -> dict[str, Any]:
+    try:
+        value = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return {}
+    wanted = value.get("notifications") if isinstance(value, dict) else None
+    return wanted if isinstance(wanted, dict) else {}
 
 
 def _meta_of(raw: msgspec.Raw | bytes) -> Any:

@@ -69,6 +69,7 @@ class _Meta(msgspec.Struct):
 class _Params(msgspec.Struct):
     name: Any = None
     uri: Any = None
+    task_id: Any = msgspec.field(default=None, name="taskId")
     arguments: msgspec.Raw = msgspec.Raw(b"null")
     meta: _Meta | None = msgspec.field(default=None, name="_meta")
 
@@ -108,6 +109,9 @@ def peek(message: bytes) -> Peek:
     return Peek(ids, method)
 
 
+_TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+
+
 def stateless_headers(
     message: bytes,
     method: str | None,
@@ -125,6 +129,10 @@ def stateless_headers(
     if params is None or version is None or method is None:
         return {}
     headers = {"mcp-protocol-version": version, "mcp-method": method}
+    if method in _TASK_METHODS and isinstance(params.task_id, str):
+        # The tasks extension (SEP-2663 §Streamable HTTP: Routing Headers).
+        headers["mcp-name"] = header_value(params.task_id)
+        return headers
     target = params.uri if method == "resources/read" else params.name
     if method in ("tools/call", "resources/read", "prompts/get") and isinstance(target, str):
         headers["mcp-name"] = header_value(target)

@@ -1,0 +1,25 @@
+"""Opaque pagination cursors (2025-11-25 basic/utilities/pagination.mdx): a position, encoded;
+a cursor the server did not mint is -32602."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from ..protocol.errors import INVALID_PARAMS, McpError
+
+__all__ = ["decode_cursor", "encode_cursor"]
+
+
+def encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"o": offset}).encode()).decode()
+
+
+def decode_cursor(cursor: str) -> int:
+    try:
+        offset = json.loads(base64.urlsafe_b64decode(cursor.encode()))["o"]
+    except Exception:
+        raise McpError(INVALID_PARAMS, "Invalid cursor") from None
+    if not isinstance(offset, int) or offset < 0:
+        raise McpError(INVALID_PARAMS, "Invalid cursor")
+    return offset

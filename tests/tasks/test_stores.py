@@ -1,0 +1,157 @@
+"""The task stores, each against the same contract (2025-11-25 basic/utilities/tasks.mdx §TTL
+and Resource Management, §Task Listing; SEP-2663 §Task Creation: durable before acknowledged).
+
+Memory and SQLite always run; Redis runs against a real ``redis-server`` on 127.0.0.1."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mcpbind.tasks import MemoryTaskStore, RedisTaskStore, SqliteTaskStore, TaskStore
+from mcpbind.tasks.record import TaskRecord, new_task_id, raw
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TaskStore]:
+    made: TaskStore
+    if request.param == "memory":
+        made = MemoryTaskStore()
+    elif request.param == "sqlite":
+        made = SqliteTaskStore(tmp_path / "tasks.db")
+    else:
+        url = request.getfixturevalue("redis_url")
+        made = RedisTaskStore(url, prefix=f"test:{uuid.uuid4().hex}")
+    try:
+        yield made
+    finally:
+        await made.close()
+
+
+def _record(scope: str = "alice", ttl_ms: int | None = 60_000) -> TaskRecord:
+    return TaskRecord(
+        task_id=new_task_id(), scope=scope, method="tools/call", era="2025-11-25", ttl_ms=ttl_ms
+    )
+
+
+async def test_create_then_get_round_trips_every_field(store: TaskStore) -> None:
+    rec = _record()
+    rec.result = raw({"content": [{"type": "text", "text": "hi"}]})
+    rec.input_requests = {"k": raw({"method": "elicitation/create", "params": {}})}
+    await store.create(rec)
+    got = await store.get(rec.task_id)
+    assert got is not None
+    assert got.version == 1
+    assert (got.task_id, got.scope, got.status, got.ttl_ms) == (
+        rec.task_id,
+        "alice",
+        "working",
+        60_000,
+    )
+    assert bytes(got.result) == b'{"content":[{"type":"text","text":"hi"}]}'
+    assert set(got.input_requests) == {"k"}
+    assert await store.get("no-such-task") is None
+
+
+async def test_create_twice_is_refused(store: TaskStore) -> None:
+    rec = _record()
+    await store.create(rec)
+    again = _record()
+    again.task_id = rec.task_id
+    with pytest.raises(ValueError, match="exists"):
+        await store.create(again)
+
+
+async def test_replace_is_compare_and_set(store: TaskStore) -> None:
+    rec = _record()
+    await store.create(rec)
+    first = await store.get(rec.task_id)
+    second = await store.get(rec.task_id)
+    assert first is not None and second is not None
+    first.status = "completed"
+    assert await store.replace(first) is True
+    assert first.version == 2
+    second.status = "cancelled"
+    assert await store.replace(second) is False  # stale: the terminal write stays
+    assert second.version == 1
+    got = await store.get(rec.task_id)
+    assert got is not None and got.status == "completed" and got.version == 2
+
+
+async def test_ttl_expiry_hides_the_task(store: TaskStore) -> None:
+    short = _record(ttl_ms=300)
+    forever = _record(ttl_ms=None)
+    await store.create(short)
+    await store.create(forever)
+    assert await store.get(short.task_id) is not None
+    deadline = time.monotonic() + 10
+    while await store.get(short.task_id) is not None:
+        assert time.monotonic() < deadline, "task outlived its ttl"
+        await anyio.sleep(0.1)
+    assert await store.get(forever.task_id) is not None
+    page, _ = await store.list("alice", 0, 10)
+    assert [r.task_id for r in page] == [forever.task_id]
+
+
+async def test_list_pages_in_creation_order_within_a_scope(store: TaskStore) -> None:
+    mine = [_record() for _ in range(5)]
+    for rec in mine:
+        await store.create(rec)
+        await store.create(_record(scope="bob"))
+    seen: list[str] = []
+    after = 0
+    pages = 0
+    while True:
+        page, nxt = await store.list("alice", after, 2)
+        seen += [r.task_id for r in page]
+        pages += 1
+        if nxt is None:
+            break
+        after = nxt
+    assert seen == [r.task_id for r in mine]
+    assert pages == 3
+    bob, _ = await store.list("bob", 0, 100)
+    assert len(bob) == 5 and all(r.scope == "bob" for r in bob)
+
+
+async def test_sqlite_survives_reopening(tmp_path: Path) -> None:
+    """A record written by one store object (one process) is read by a fresh one."""
+    path = tmp_path / "tasks.db"
+    first = SqliteTaskStore(path)
+    rec = _record()
+    await first.create(rec)
+    rec.status = "completed"
+    rec.result = raw({"content": []})
+    assert await first.replace(rec)
+    await first.close()
+    second = SqliteTaskStore(path)
+    try:
+        got = await second.get(rec.task_id)
+        assert got is not None and got.status == "completed" and got.version == 2
+        assert bytes(got.result) == b'{"content":[]}'
+    finally:
+        await second.close()
+
+
+async def test_two_redis_clients_see_one_store(redis_url: str) -> None:
+    prefix = f"test:{uuid.uuid4().hex}"
+    a, b = RedisTaskStore(redis_url, prefix=prefix), RedisTaskStore(redis_url, prefix=prefix)
+    try:
+        rec = _record()
+        await a.create(rec)
+        got = await b.get(rec.task_id)
+        assert got is not None
+        got.status = "cancelled"
+        assert await b.replace(got)
+        stale = await a.get(rec.task_id)
+        assert stale is not None and stale.status == "cancelled"
+    finally:
+        await a.close()
+        await b.close()
