@@ -74,8 +74,8 @@ async def test_logging_capability_is_declared(connect: Connect) -> None:
 class NoLoggingServer(Server):
     """A server that does not offer logging (mcpbind's own always does)."""
 
-    def capabilities(self) -> t.ServerCapabilities:
-        caps = super().capabilities()
+    def capabilities(self, *, stateless: bool = False) -> t.ServerCapabilities:
+        caps = super().capabilities(stateless=stateless)
         caps.logging = msgspec.UNSET
         return caps
 
