@@ -380,6 +380,60 @@ def test_annotated_meta_description_and_constraints() -> None:
     assert err.path == "$.count"
 
 
+def test_annotated_nested_in_optional_lists_and_dicts() -> None:
+    """Descriptions and constraints wherever ``Annotated`` sits: inside ``X | None``,
+    ``Optional``, ``list``, ``dict`` values and ``tuple`` items, with string and ``Meta``
+    metadata mixed. Built with public typing APIs only, so it holds on every supported Python
+    (3.13 removed ``Annotated.__class_getitem__``)."""
+
+    def tool(
+        tags: Annotated[list[Annotated[str, "A tag", Meta(min_length=1)]], "The tags"],
+        limit: Optional[Annotated[int, Meta(ge=0), "Max results"]] = None,  # noqa: UP045
+        scores: dict[str, Annotated[float, Meta(le=1.0), "A score"]] | None = None,
+        pair: tuple[Annotated[int, "first"], Annotated[str, "second"]] | None = None,
+        either: Annotated[int, "a number"] | Annotated[str, "a word"] = 0,
+    ) -> None:
+        pass
+
+    sig = ToolSignature.from_function(tool)
+    props = sig.input_schema["properties"]
+    assert props["tags"] == {
+        "type": "array",
+        "description": "The tags",
+        "items": {"type": "string", "description": "A tag", "minLength": 1},
+    }
+    assert props["limit"] == {
+        "anyOf": [
+            {"type": "integer", "description": "Max results", "minimum": 0},
+            {"type": "null"},
+        ],
+        "default": None,
+    }
+    scores = props["scores"]["anyOf"][0]
+    assert scores["additionalProperties"] == {
+        "type": "number",
+        "description": "A score",
+        "maximum": 1.0,
+    }
+    items = props["pair"]["anyOf"][0]["prefixItems"]
+    assert [i["description"] for i in items] == ["first", "second"]
+    assert [a["description"] for a in props["either"]["anyOf"]] == ["a number", "a word"]
+    assert_parity(
+        sig,
+        valid=[
+            {"tags": ["a"]},
+            {"tags": [], "limit": 0, "scores": {"x": 0.5}, "pair": [1, "b"], "either": "w"},
+        ],
+        invalid=[
+            {"tags": [""]},
+            {"tags": ["a"], "limit": -1},
+            {"tags": ["a"], "scores": {"x": 1.5}},
+            {"tags": ["a"], "pair": ["1", "b"]},
+            {"tags": ["a"], "either": 1.5},
+        ],
+    )
+
+
 def test_description_on_struct_reference() -> None:
     def tool(where: Annotated[Point, "Where to go"]) -> None:
         pass

@@ -48,7 +48,7 @@ import re
 import types
 import typing
 from collections.abc import Callable, Collection, Mapping
-from typing import Annotated, Any, Final, NoReturn, get_args, get_origin
+from typing import Annotated, Any, Final, Literal, NoReturn, get_args, get_origin
 
 import msgspec
 import msgspec.inspect as mi
@@ -111,17 +111,32 @@ class ToolOutputError(ValueError):
 
 
 def _with_descriptions(annotation: Any) -> Any:
-    """Turn ``Annotated[T, "text"]`` into ``Annotated[T, Meta(description="text")]``."""
-    if get_origin(annotation) is not Annotated:
+    """Turn ``Annotated[T, "text"]`` into ``Annotated[T, Meta(description="text")]``,
+    wherever it is nested (``X | None``, ``list[...]``, ``dict[str, ...]``...).
+
+    Only public typing APIs: ``get_origin``/``get_args`` to take a type apart, and
+    subscription (``Annotated[...]``, ``Union[...]``, ``origin[...]``) to rebuild it.
+    """
+    origin = get_origin(annotation)
+    if origin is None or origin is Literal:
         return annotation
-    base, *extras = get_args(annotation)
-    texts = [e for e in extras if isinstance(e, str)]
-    if not texts:
+    args = get_args(annotation)
+    if origin is Annotated:
+        base, *extras = args
+        new_base = _with_descriptions(base)
+        texts = [e for e in extras if isinstance(e, str)]
+        if not texts and new_base is base:
+            return annotation
+        others = [e for e in extras if not isinstance(e, str)]
+        # Earlier Meta entries are overridden by later ones: an explicit Meta wins.
+        metadata = (msgspec.Meta(description=texts[0]), *others) if texts else tuple(others)
+        return Annotated[(new_base, *metadata)]
+    new_args = tuple(_with_descriptions(a) for a in args)
+    if all(new is old for new, old in zip(new_args, args, strict=True)):
         return annotation
-    others = [e for e in extras if not isinstance(e, str)]
-    # Earlier Meta entries are overridden by later ones: an explicit Meta wins.
-    metadata = (msgspec.Meta(description=texts[0]), *others)
-    return Annotated.__class_getitem__((base, *metadata))
+    if origin is typing.Union or origin is types.UnionType:
+        return typing.Union[new_args]  # noqa: UP007 - built from a tuple at run time
+    return origin[new_args]
 
 
 def _is_context(annotation: Any, context_type: type | None) -> bool:
