@@ -288,13 +288,10 @@ class Server:
 
         A change made off the listener's event loop (by a plain ``def`` tool in its worker
         thread) is handed to that loop, the only place a session may act on it."""
-        try:
-            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
+        loop = _running_loop()
 
         def deliver(what: str, uri: str | None) -> None:
-            if loop is not None and asyncio._get_running_loop() is not loop:
+            if loop is not None and _running_loop() is not loop:
                 loop.call_soon_threadsafe(listener, what, uri)
             else:
                 listener(what, uri)
@@ -587,3 +584,11 @@ def _prompt_result(value: Any, prompt: t.Prompt) -> t.GetPromptResult:
     if isinstance(prompt.description, str):
         result.description = prompt.description
     return result
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread, or ``None`` (a worker thread)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
