@@ -28,7 +28,7 @@ from mcpbind_types._common import convert
 from ..protocol.errors import INVALID_PARAMS, McpError
 from ..stateless.options import StatelessOptions
 from .context import Context
-from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
+from .signature import ToolArgumentsError, ToolSignature, encode_hook, is_valid_tool_name
 from .uritemplate import UriTemplate
 
 __all__ = ["Handler", "Server"]
@@ -541,7 +541,7 @@ def _tool_result(value: Any, sig: ToolSignature) -> t.CallToolResult:
     elif value is None:
         text = ""
     else:
-        text = msgspec.json.encode(value).decode()
+        text = msgspec.json.encode(value, enc_hook=encode_hook).decode()
     result = t.CallToolResult(
         content=[t.TextContent(text=text)] if text or value is not None else []
     )
