@@ -32,7 +32,7 @@ from ._asgi import (
 )
 from .classify import Classified, classify_post
 from .events import EventStore, format_event_id, parse_event_id
-from .responses import SESSION_NOT_FOUND, reply_json, reply_sse
+from .responses import SESSION_NOT_FOUND, refuse_new_session, reply_json, reply_sse
 from .security import HostPolicy, refusal
 from .session import HttpSession, new_session_id
 from .streams import MAX_PENDING, Outbox, Stream
@@ -235,13 +235,7 @@ class StreamableHTTPApp:
                 )
                 return
             if len(self.sessions) >= self.max_sessions:
-                await send_error(
-                    send,
-                    503,
-                    INVALID_REQUEST,
-                    "Service Unavailable: too many sessions",
-                    [(b"retry-after", b"5")],
-                )
+                await refuse_new_session(send)
                 return
             session = self._create_session(scope)
         else:

@@ -34,7 +34,7 @@ from ._asgi import (
 )
 from .app import StreamableHTTPApp, scope_principal
 from .classify import classify_post
-from .responses import SESSION_NOT_FOUND, reply_sse
+from .responses import SESSION_NOT_FOUND, refuse_new_session, reply_sse
 from .security import HostPolicy, refusal
 from .session import HttpSession, new_session_id
 from .streams import MAX_PENDING, Outbox
@@ -164,13 +164,7 @@ class LegacySSEApp:
     # ------------------------------------------------------------------ GET: the session
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         if len(self.sessions) >= self.max_sessions:
-            await send_error(
-                send,
-                503,
-                INVALID_REQUEST,
-                "Service Unavailable: too many sessions",
-                [(b"retry-after", b"5")],
-            )
+            await refuse_new_session(send)
             return
         session_id = new_session_id()
         while session_id in self.sessions:  # pragma: no cover - 256 random bits
