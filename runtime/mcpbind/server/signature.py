@@ -149,7 +149,7 @@ class ToolOutputError(ValueError):
         self.path = path
 
 
-def _with_descriptions(annotation: Any) -> Any:
+def _prepare_annotation(annotation: Any) -> Any:
     """Turn ``Annotated[T, "text"]`` into ``Annotated[T, Meta(description="text")]`` and
     give ``datetime``/``time`` their JSON Schema format, wherever they are nested (``X |
     None``, ``list[...]``, ``dict[str, ...]``...).
@@ -168,7 +168,7 @@ def _with_descriptions(annotation: Any) -> Any:
     args = get_args(annotation)
     if origin is Annotated:
         base, *extras = args
-        new_base = _with_descriptions(base)
+        new_base = _prepare_annotation(base)
         texts = [e for e in extras if isinstance(e, str)]
         if not texts and new_base is base:
             return annotation
@@ -176,7 +176,7 @@ def _with_descriptions(annotation: Any) -> Any:
         # Earlier Meta entries are overridden by later ones: an explicit Meta wins.
         metadata = (msgspec.Meta(description=texts[0]), *others) if texts else tuple(others)
         return Annotated[(new_base, *metadata)]
-    new_args = tuple(_with_descriptions(a) for a in args)
+    new_args = tuple(_prepare_annotation(a) for a in args)
     if all(new is old for new, old in zip(new_args, args, strict=True)):
         return annotation
     if origin is typing.Union or origin is types.UnionType:
@@ -207,7 +207,7 @@ def _json_value(value: Any) -> tuple[bool, Any]:
 
 
 def _needs_str_keys(t: mi.Type) -> bool:
-    """Whether some dict in ``t`` has non-``str`` keys (``msgspec.convert(str_keys=True)``)."""
+    """Whether ``t`` is a dict with non-``str`` keys (``msgspec.convert(str_keys=True)``)."""
     return isinstance(t, mi.DictType) and not isinstance(t.key_type, mi.StrType)
 
 
@@ -364,7 +364,7 @@ class ToolSignature:
                 continue
             if p.name.startswith("__") and p.name.endswith("__"):
                 raise TypeError(f"tool `{name}`: parameter name `{p.name}` is reserved")
-            annotation = Any if p.annotation is p.empty else _with_descriptions(p.annotation)
+            annotation = Any if p.annotation is p.empty else _prepare_annotation(p.annotation)
             params.append((p.name, annotation, p.default))
 
         self = cls.__new__(cls)
@@ -379,7 +379,7 @@ class ToolSignature:
         self.output_schema = None
         self.output_wrapped = False
         if structured_output is not False:
-            returns = _with_descriptions(sig.return_annotation)
+            returns = _prepare_annotation(sig.return_annotation)
             self._init_output(name, returns, required=bool(structured_output))
         return self
 
