@@ -2,7 +2,14 @@
 PY ?= python
 export MYPYPATH := runtime:generated:codegen
 
-.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http bench-tasks conformance
+# The supported Pythons, oldest first (found with pyenv). CI runs the test suite on each and
+# everything else (gen-check, lint, typecheck, conformance, benchmark smoke tests, demo) once,
+# on the newest. A new interpreter is one more entry here (and a classifier in pyproject.toml).
+PYTHONS := 3.11 3.12 3.13
+NEWEST := $(lastword $(PYTHONS))
+OLDER := $(filter-out $(NEWEST),$(PYTHONS))
+
+.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http bench-tasks conformance pythons test-older
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -40,7 +47,29 @@ typecheck-installed: tests/typing/installed/node_modules/.installed  ## sdist+wh
 test: schema  ## the test suite, warnings as errors
 	$(PY) -m pytest -W error -q
 
-check: gen-check lint typecheck test conformance  ## what CI runs: the README's test command
+pythons:  ## print the supported Pythons (PYTHONS), oldest first
+	@echo $(PYTHONS)
+
+# pyenv's newest installed X.Y (`pyenv latest`), never whatever `pythonX.Y` is on PATH.
+PYENV_PYTHON = "$$(pyenv root)/versions/$$(pyenv latest $(1))/bin/python"
+
+.venv-%/.installed: pyproject.toml  # a venv per older Python, set up as `make setup` does
+	@pyenv latest $* >/dev/null || { echo "Python $* is not installed by pyenv" >&2; exit 1; }
+	test -x .venv-$*/bin/python || $(call PYENV_PYTHON,$*) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install -q --upgrade pip
+	$(MAKE) --no-print-directory setup PY=.venv-$*/bin/python
+	touch $@
+
+# The benchmark smoke tests run once, on the newest Python (make check): what they check is the
+# benchmark harness and its peers, not the interpreter.
+test-older: schema $(foreach v,$(OLDER),.venv-$(v)/.installed)  ## the suite on every older Python of PYTHONS, one after another (TESTS=path narrows it)
+	@status=0; for v in $(OLDER); do \
+	  echo "== Python $$v: $$(.venv-$$v/bin/python --version)"; \
+	  PATH="$$PWD/.venv-$$v/bin:$$PATH" .venv-$$v/bin/python -m pytest -W error -q \
+	    -p no:cacheprovider --ignore=tests/bench $(TESTS) || status=1; \
+	done; exit $$status
+
+check: gen-check lint typecheck test conformance  ## the README's test command; CI runs it on the newest Python
 
 bench-codec: schema  ## codec benchmark: mcpbind vs the official Python SDK, same process
 	$(PY) bench/bench_codec.py

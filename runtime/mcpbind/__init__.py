@@ -1,13 +1,14 @@
 """mcpbind: a fast, strictly typed Model Context Protocol SDK generated from the official schema.
 
-The types are ``mcpbind.types`` (the generated unified superset of every protocol version).
+The types are ``mcpbind.types`` (the generated unified superset of every protocol version,
+with ``UNSET`` for absent optional fields).
 """
 
 from __future__ import annotations
 
-from mcpbind_types import unified as types
 from mcpbind_types._common import RequestOptions, json_object, json_value
 
+from . import types
 from .client import Client, ClientHandlers, Subscription, UnsupportedVersion
 from .host import ApprovalPolicy, Host, HostConfig, SamplingReview, ServerConfig, ToolCallRequest
 from .protocol import McpError, UrlElicitationRequired

@@ -16,13 +16,18 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import sys
-from collections.abc import Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
 __all__ = ["EAGER_SUPPORTED", "start_eager"]
 
-_enter_task = getattr(asyncio.tasks, "_enter_task", None)
-_leave_task = getattr(asyncio.tasks, "_leave_task", None)
+# Private asyncio functions, used on 3.11 only (3.12 has ``eager_start``); if a 3.11 release
+# lacked them, tasks would start the ordinary way. tests/test_private_apis.py checks them.
+_enter_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = None
+_leave_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = None
+if sys.version_info < (3, 12):
+    _enter_task = getattr(asyncio.tasks, "_enter_task", None)
+    _leave_task = getattr(asyncio.tasks, "_leave_task", None)
 
 EAGER_SUPPORTED = sys.version_info >= (3, 12) or (
     _enter_task is not None and _leave_task is not None

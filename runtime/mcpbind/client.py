@@ -26,6 +26,7 @@ from mcpbind_types._common import MethodInfo, P, R, RequestOptions, json_object,
 from mcpbind_types.unified import methods as m
 from mcpbind_types.unified.stubs import ServerMethods
 
+from .output_schema import OutputSchema
 from .protocol import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -171,7 +172,7 @@ class Client(ServerMethods):
         #: With ``refresh_lists``: the server's full lists, fetched after the handshake and
         #: fetched again whenever the server says one changed (``None``: not declared).
         self.refresh_lists = refresh_lists
-        self._schemas: dict[str, dict[str, Any] | None] = {}  # tool -> output schema, lazily
+        self._schemas: dict[str, OutputSchema | None] = {}  # tool -> output schema, lazily
         self.tools: list[t.Tool] | None = None
         self.resources: list[t.Resource] | None = None
         self.prompts: list[t.Prompt] | None = None
@@ -514,7 +515,8 @@ class Client(ServerMethods):
         check_output: bool = True,
     ) -> t.CallToolResult:
         """Call a tool by name; structured content is checked against the tool's output schema
-        (fetched once with tools/list) when the tool declares one."""
+        (fetched once with tools/list) when the tool declares one, in the schema's dialect
+        (see :mod:`mcpbind.output_schema`); ``check_output=False`` skips the check."""
         params = t.CallToolRequestParams(name=name)
         if arguments is not None:
             params.arguments = arguments
@@ -522,17 +524,20 @@ class Client(ServerMethods):
         if check_output and not result.is_error:
             schema = await self._output_schema(name)
             if schema is not None:
-                _check_structured(name, schema, result)
+                schema.check(result)
         return result
 
-    async def _output_schema(self, name: str) -> dict[str, Any] | None:
+    async def _output_schema(self, name: str) -> OutputSchema | None:
         if name not in self._schemas:
             async for tool in self.iter_tools():
                 schema = tool.output_schema
                 if isinstance(schema, msgspec.UnsetType):
                     self._schemas[tool.name] = None
                 else:
-                    self._schemas[tool.name] = json_object(schema)
+                    schema = json_object(schema)
+                    self._schemas[tool.name] = OutputSchema(
+                        tool.name, schema, self.protocol_version
+                    )
         return self._schemas.get(name)
 
     def iter_tools(self) -> AsyncIterator[t.Tool]:
@@ -749,24 +754,3 @@ class Client(ServerMethods):
 
 def _page(cursor: str | None) -> t.PaginatedRequestParams | None:
     return None if cursor is None else t.PaginatedRequestParams(cursor=cursor)
-
-
-def _check_structured(name: str, schema: dict[str, Any], result: t.CallToolResult) -> None:
-    content = result.structured_content
-    if isinstance(content, msgspec.UnsetType):
-        raise McpError(
-            -32602, f"Tool {name} declares an output schema but returned no structured content"
-        )
-    try:
-        import jsonschema
-    except ImportError:  # pragma: no cover - the check needs the optional validator
-        return
-    value = json_value(content)
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(value), key=str)
-    if errors:
-        path = "$" + "".join(f"[{p!r}]" for p in errors[0].absolute_path)
-        raise McpError(
-            -32602,
-            f"Tool {name} structured content does not match its output "
-            f"schema at {path}: {errors[0].message}",
-        )

@@ -13,6 +13,7 @@ import functools
 import inspect
 import json
 import math
+import pathlib
 import types
 import uuid
 from typing import Annotated, Any, Generic, Literal, NamedTuple, Optional, TypedDict, TypeVar
@@ -380,6 +381,60 @@ def test_annotated_meta_description_and_constraints() -> None:
     assert err.path == "$.count"
 
 
+def test_annotated_nested_in_optional_lists_and_dicts() -> None:
+    """Descriptions and constraints wherever ``Annotated`` sits: inside ``X | None``,
+    ``Optional``, ``list``, ``dict`` values and ``tuple`` items, with string and ``Meta``
+    metadata mixed. Built with public typing APIs only, so it holds on every supported Python
+    (3.13 removed ``Annotated.__class_getitem__``)."""
+
+    def tool(
+        tags: Annotated[list[Annotated[str, "A tag", Meta(min_length=1)]], "The tags"],
+        limit: Optional[Annotated[int, Meta(ge=0), "Max results"]] = None,  # noqa: UP045
+        scores: dict[str, Annotated[float, Meta(le=1.0), "A score"]] | None = None,
+        pair: tuple[Annotated[int, "first"], Annotated[str, "second"]] | None = None,
+        either: Annotated[int, "a number"] | Annotated[str, "a word"] = 0,
+    ) -> None:
+        pass
+
+    sig = ToolSignature.from_function(tool)
+    props = sig.input_schema["properties"]
+    assert props["tags"] == {
+        "type": "array",
+        "description": "The tags",
+        "items": {"type": "string", "description": "A tag", "minLength": 1},
+    }
+    assert props["limit"] == {
+        "anyOf": [
+            {"type": "integer", "description": "Max results", "minimum": 0},
+            {"type": "null"},
+        ],
+        "default": None,
+    }
+    scores = props["scores"]["anyOf"][0]
+    assert scores["additionalProperties"] == {
+        "type": "number",
+        "description": "A score",
+        "maximum": 1.0,
+    }
+    items = props["pair"]["anyOf"][0]["prefixItems"]
+    assert [i["description"] for i in items] == ["first", "second"]
+    assert [a["description"] for a in props["either"]["anyOf"]] == ["a number", "a word"]
+    assert_parity(
+        sig,
+        valid=[
+            {"tags": ["a"]},
+            {"tags": [], "limit": 0, "scores": {"x": 0.5}, "pair": [1, "b"], "either": "w"},
+        ],
+        invalid=[
+            {"tags": [""]},
+            {"tags": ["a"], "limit": -1},
+            {"tags": ["a"], "scores": {"x": 1.5}},
+            {"tags": ["a"], "pair": ["1", "b"]},
+            {"tags": ["a"], "either": 1.5},
+        ],
+    )
+
+
 def test_description_on_struct_reference() -> None:
     def tool(where: Annotated[Point, "Where to go"]) -> None:
         pass
@@ -597,6 +652,90 @@ def test_other_msgspec_types() -> None:
     assert bound["ident"] == uuid.UUID("12345678-1234-5678-1234-567812345678")
     assert bound["blob"] == b"hi"
     assert bind_error(sig, {**bound, "when": "yesterday"}).path == "$.when"
+
+
+def test_date_and_time_parameters_carry_their_json_schema_format() -> None:
+    """datetime, date, time and timedelta parameters (also nested) say their format, so a
+    client knows to send RFC 3339 / ISO 8601 text."""
+
+    def tool(
+        when: datetime.datetime,
+        day: datetime.date,
+        at: datetime.time,
+        span: datetime.timedelta,
+        history: list[datetime.datetime] | None = None,
+        start: Annotated[datetime.datetime, "Start time"] | None = None,
+    ) -> datetime.datetime:
+        return when
+
+    sig = ToolSignature.from_function(tool)
+    props = sig.input_schema["properties"]
+    assert props["when"] == {"type": "string", "format": "date-time"}
+    assert props["day"] == {"type": "string", "format": "date"}
+    assert props["at"] == {"type": "string", "format": "time"}
+    assert props["span"] == {"type": "string", "format": "duration"}
+    assert props["history"]["anyOf"][0]["items"] == {"type": "string", "format": "date-time"}
+    assert props["start"]["anyOf"][0] == {
+        "type": "string",
+        "format": "date-time",
+        "description": "Start time",
+    }
+    assert sig.output_schema is not None
+    assert sig.output_schema["properties"]["result"] == {"type": "string", "format": "date-time"}
+    check_schema(sig.input_schema)
+    bound = sig.bind(
+        {
+            "when": "2025-11-25T10:00:00+01:00",
+            "day": "2025-11-25",
+            "at": "10:30:00Z",
+            "span": "PT1H",
+        }
+    )
+    assert bound["at"] == datetime.time(10, 30, tzinfo=datetime.UTC)
+    assert bound["span"] == datetime.timedelta(hours=1)
+    when = datetime.datetime(2025, 11, 25, 10, tzinfo=datetime.UTC)
+    assert sig.structured(when) == {"result": "2025-11-25T10:00:00Z"}
+
+
+def test_path_parameters_are_strings_bound_to_paths() -> None:
+    """A ``pathlib`` parameter is a non-empty string in the schema and arrives as the annotated
+    path class (also nested in a dataclass, also from raw JSON); a returned path is a string."""
+
+    @dataclasses.dataclass
+    class Copy:
+        source: pathlib.Path
+        target: pathlib.PurePosixPath
+
+    def tool(
+        path: pathlib.Path,
+        copies: list[Copy] | None = None,
+        base: pathlib.Path = pathlib.Path("/tmp"),
+    ) -> pathlib.Path:
+        return path
+
+    sig = ToolSignature.from_function(tool)
+    props = sig.input_schema["properties"]
+    assert props["path"] == {"type": "string", "minLength": 1}
+    assert props["base"] == {"type": "string", "minLength": 1, "default": "/tmp"}
+    assert sig.input_schema["$defs"]["Copy"]["properties"]["target"] == {
+        "type": "string",
+        "minLength": 1,
+    }
+    bound = sig.bind({"path": "notes/a.txt", "copies": [{"source": "a", "target": "b"}]})
+    assert bound["path"] == pathlib.Path("notes/a.txt")
+    assert bound["base"] == pathlib.Path("/tmp")
+    assert bound["copies"] == [Copy(pathlib.Path("a"), pathlib.PurePosixPath("b"))]
+    assert type(bound["copies"][0].target) is pathlib.PurePosixPath
+    raw = sig.bind(msgspec.Raw(b'{"path": "/etc/hosts"}'))
+    assert raw["path"] == pathlib.Path("/etc/hosts")
+    assert_parity(sig, valid=[{"path": "x"}], invalid=[{"path": ""}, {"path": 3}, {}])
+    assert bind_error(sig, {"path": ""}).path == "$.path"
+    assert sig.output_schema == {
+        "type": "object",
+        "properties": {"result": {"type": "string", "minLength": 1}},
+        "required": ["result"],
+    }
+    assert sig.structured(pathlib.Path("/x/y")) == {"result": "/x/y"}
 
 
 # --------------------------------------------------------------------------------------

@@ -91,8 +91,9 @@ async def raw_connection(transport: str, server: str = "full") -> AsyncIterator[
         async with spawn(server) as tr:
             yield tr
         return
+    app = build(server)  # first: a server that fails to build leaves no streams open
     client_end, server_end = memory_pair()
-    session = ServerSession(build(server), server_end)
+    session = ServerSession(app, server_end)
     async with anyio.create_task_group() as tg:
         tg.start_soon(session.run)
         try:

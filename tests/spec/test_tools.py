@@ -3,7 +3,10 @@ structured content and output schemas, the two error mechanisms, list_changed.""
 
 from __future__ import annotations
 
+import datetime
 import json
+import pathlib
+import sys
 from typing import Any
 
 import anyio
@@ -11,7 +14,15 @@ import jsonschema
 import msgspec
 import pytest
 
-from mcpbind import Client, ClientHandlers, McpError, Server, json_object, json_value
+from mcpbind import (
+    LATEST_HANDSHAKE,
+    Client,
+    ClientHandlers,
+    McpError,
+    Server,
+    json_object,
+    json_value,
+)
 from mcpbind import types as t
 from mcpbind.protocol import INVALID_PARAMS
 
@@ -226,3 +237,110 @@ async def test_refresh_lists_follows_list_changed() -> None:
             while len(client.tools or []) < 3:  # noqa: ASYNC110 - the refresh has no event
                 await anyio.sleep(0.01)
         assert [tool.name for tool in client.tools or []] == ["first", "add_tool", "second"]
+
+
+@pytest.mark.memory_only
+async def test_path_and_datetime_parameters_over_the_wire(tmp_path: pathlib.Path) -> None:
+    """tools.mdx §Tool inputSchema: a server declaring ``pathlib.Path`` and ``datetime``
+    parameters starts (a path parameter used to raise at registration), lists them as
+    strings (``format: date-time`` for the datetime) and receives real objects."""
+    server = Server("paths")
+
+    @server.tool()
+    def touch(path: pathlib.Path, when: datetime.datetime) -> pathlib.Path:
+        target = tmp_path / path.name
+        target.write_text(when.isoformat())
+        return target
+
+    async with Client(server, protocol_version=LATEST_HANDSHAKE) as client:
+        [tool] = [tool async for tool in client.iter_tools()]
+        props = json_object(tool.input_schema)["properties"]
+        assert props == {
+            "path": {"type": "string", "minLength": 1},
+            "when": {"type": "string", "format": "date-time"},
+        }
+        result = await client.call("touch", {"path": "a/b.txt", "when": "2025-11-25T10:00:00Z"})
+        assert json_value(result.structured_content) == {"result": str(tmp_path / "b.txt")}
+        assert result.content == [t.TextContent(text=json.dumps(str(tmp_path / "b.txt")))]
+        assert (tmp_path / "b.txt").read_text() == "2025-11-25T10:00:00+00:00"
+        refused = await client.call("touch", {"path": "", "when": "2025-11-25T10:00:00Z"})
+        assert refused.is_error
+
+
+# Tools whose outputSchema is set by hand: a draft-07 tuple ("items" as a list,
+# "additionalItems"), which 2020-12 does not allow ("items" must be one schema).
+DRAFT_07_PAIR = {
+    "type": "object",
+    "properties": {
+        "pair": {
+            "type": "array",
+            "items": [{"type": "integer"}, {"type": "string"}],
+            "additionalItems": False,
+        }
+    },
+    "required": ["pair"],
+}
+
+
+def _pair_server(schema: dict[str, Any]) -> Server:
+    server = Server("dialects")
+
+    @server.tool()
+    def pair(first: Any, second: Any) -> dict[str, Any]:
+        content = {"pair": [first, second]}
+        return t.CallToolResult(  # type: ignore[return-value]
+            content=[t.TextContent(text=json.dumps(content))], structured_content=content
+        )
+
+    server.tools["pair"].tool.output_schema = schema
+    return server
+
+
+@pytest.mark.memory_only
+@pytest.mark.parametrize(
+    ("version", "schema"),
+    [
+        ("2025-11-25", {"$schema": "http://json-schema.org/draft-07/schema#", **DRAFT_07_PAIR}),
+        ("2025-06-18", DRAFT_07_PAIR),  # no $schema: draft-07 before 2025-11-25
+    ],
+    ids=["declared-draft-07", "default-draft-07-on-2025-06-18"],
+)
+async def test_output_schema_is_checked_in_its_declared_or_default_dialect(
+    version: str, schema: dict[str, Any]
+) -> None:
+    """basic/index.mdx §JSON Schema Usage (2025-11-25): "Clients and servers MUST validate
+    schemas according to their declared or default dialect"; the default is 2020-12 from
+    2025-11-25 on; earlier versions name none, and their own schema is draft-07."""
+    async with Client(_pair_server(schema), protocol_version=version) as client:
+        ok = await client.call("pair", {"first": 1, "second": "a"})
+        assert json_value(ok.structured_content) == {"pair": [1, "a"]}
+        with pytest.raises(McpError, match=r"\$\['pair'\]\[1\]: 2 is not of type 'string'"):
+            await client.call("pair", {"first": 1, "second": 2})
+
+
+@pytest.mark.memory_only
+async def test_output_schema_defaults_to_2020_12_and_refuses_unknown_dialects() -> None:
+    """basic/index.mdx §JSON Schema Usage: without ``$schema`` a 2025-11-25 schema is 2020-12
+    (where the draft-07 tuple form is not a valid schema); an unsupported dialect is refused
+    with an error naming it, not silently checked as another one."""
+    async with Client(_pair_server(DRAFT_07_PAIR), protocol_version="2025-11-25") as client:
+        with pytest.raises(McpError, match="Tool pair output schema is not valid"):
+            await client.call("pair", {"first": 1, "second": "a"})
+    unknown = {"$schema": "https://example.com/my-dialect", "type": "object"}
+    async with Client(_pair_server(unknown), protocol_version="2025-11-25") as client:
+        with pytest.raises(McpError, match="unsupported JSON Schema dialect 'https://example"):
+            await client.call("pair", {"first": 1, "second": "a"})
+        unchecked = await client.call("pair", {"first": 1, "second": "a"}, check_output=False)
+        assert not unchecked.is_error
+
+
+@pytest.mark.memory_only
+async def test_output_check_is_never_skipped_silently(monkeypatch: pytest.MonkeyPatch) -> None:
+    """jsonschema is a dependency, so ``Client.call`` always checks; an install without it
+    (``--no-deps``) gets one clear error naming the package and the opt-out, not a pass."""
+    monkeypatch.setitem(sys.modules, "jsonschema", None)  # import jsonschema -> ImportError
+    async with Client(_pair_server(DRAFT_07_PAIR), protocol_version="2025-06-18") as client:
+        with pytest.raises(ModuleNotFoundError, match=r"needs jsonschema.*check_output=False"):
+            await client.call("pair", {"first": 1, "second": 2})
+        skipped = await client.call("pair", {"first": 1, "second": 2}, check_output=False)
+        assert not skipped.is_error

@@ -8,6 +8,8 @@ from typing import Any
 
 import msgspec
 
+from ..protocol.errors import INVALID_REQUEST
+
 __all__ = [
     "Receive",
     "Scope",
@@ -17,8 +19,10 @@ __all__ = [
     "accepts",
     "media_type",
     "read_body",
+    "receive_body",
     "send_error",
     "send_response",
+    "serve_lifespan",
 ]
 
 Scope = MutableMapping[str, Any]
@@ -151,3 +155,38 @@ async def read_body(receive: Receive, limit: int, timeout: float | None) -> byte
     except TimeoutError:
         raise BodyError(408, "Request body not received in time") from None
     return b"".join(chunks)
+
+
+async def receive_body(
+    send: Send, receive: Receive, headers: Headers, limit: int, timeout: float | None
+) -> bytes | None:
+    """The request body within ``limit`` bytes and ``timeout`` seconds, or ``None`` after
+    answering 400 (malformed ``Content-Length``), 413 (too large, declared or as it streams)
+    or 408 (too slow); the error body is a JSON-RPC error (code -32600)."""
+    declared = headers.get(b"content-length")
+    if declared is not None:
+        if not declared.strip().isdigit():
+            await send_error(send, 400, INVALID_REQUEST, "Bad Request: invalid Content-Length")
+            return None
+        if int(declared) > limit:
+            await send_error(send, 413, INVALID_REQUEST, f"Request body exceeds {limit} bytes")
+            return None
+    try:
+        return await read_body(receive, limit, timeout)
+    except BodyError as exc:
+        await send_error(send, exc.status, INVALID_REQUEST, exc.message)
+        return None
+
+
+async def serve_lifespan(
+    receive: Receive, send: Send, aclose: Callable[[], Awaitable[None]]
+) -> None:
+    """The ASGI lifespan protocol for an app whose only cleanup is ``aclose`` (at shutdown)."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await aclose()
+            await send({"type": "lifespan.shutdown.complete"})
+            return

@@ -19,21 +19,21 @@ from ..protocol import BATCH_VERSIONS, INVALID_REQUEST, SessionOptions
 from ..server.app import Server
 from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from ._asgi import (
-    BodyError,
     Headers,
     Receive,
     Scope,
     Send,
     accepts,
     media_type,
-    read_body,
+    receive_body,
     send_error,
     send_response,
+    serve_lifespan,
 )
 from .classify import Classified, classify_post
 from .events import EventStore, format_event_id, parse_event_id
-from .responses import SESSION_NOT_FOUND, reply_json, reply_sse
-from .security import HostPolicy, is_loopback_address
+from .responses import SESSION_NOT_FOUND, refuse_new_session, reply_json, reply_sse
+from .security import HostPolicy, refusal
 from .session import HttpSession, new_session_id
 from .streams import MAX_PENDING, Outbox, Stream
 
@@ -120,19 +120,9 @@ class StreamableHTTPApp:
         if kind == "http":
             await self._http(scope, receive, send)
         elif kind == "lifespan":
-            await self._lifespan(receive, send)
+            await serve_lifespan(receive, send, self.aclose)
         elif kind == "websocket":
             await send({"type": "websocket.close", "code": 1003})
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
 
     async def aclose(self) -> None:
         """Terminate every session (their handlers are cancelled); the app stays usable."""
@@ -154,16 +144,8 @@ class StreamableHTTPApp:
             await send_error(send, 404, INVALID_REQUEST, "Not Found")
             return
         headers = Headers(scope["headers"])
-        if headers.duplicates:
-            await send_error(send, 400, INVALID_REQUEST, "Bad Request: repeated header")
-            return
-        server = scope.get("server")
-        loopback = is_loopback_address(server[0] if server else None)
-        if not self.policy.host_ok(headers.get(b"host"), loopback):
-            await send_error(send, 421, INVALID_REQUEST, "Misdirected Request: invalid Host header")
-            return
-        if not self.policy.origin_ok(headers.get(b"origin"), headers.get(b"host"), loopback):
-            await send_error(send, 403, INVALID_REQUEST, "Forbidden: invalid Origin header")
+        if (refused := refusal(self.policy, scope, headers)) is not None:
+            await send_error(send, refused[0], INVALID_REQUEST, refused[1])
             return
         method = scope["method"]
         if method == "POST":
@@ -229,20 +211,8 @@ class StreamableHTTPApp:
                 "Not Acceptable: Accept must list application/json and text/event-stream",
             )
             return
-        declared = headers.get(b"content-length")
-        if declared is not None:
-            if not declared.strip().isdigit():
-                await send_error(send, 400, INVALID_REQUEST, "Bad Request: invalid Content-Length")
-                return
-            if int(declared) > self.max_body_size:
-                await send_error(
-                    send, 413, INVALID_REQUEST, f"Request body exceeds {self.max_body_size} bytes"
-                )
-                return
-        try:
-            body = await read_body(receive, self.max_body_size, self.body_timeout)
-        except BodyError as exc:
-            await send_error(send, exc.status, INVALID_REQUEST, exc.message)
+        body = await receive_body(send, receive, headers, self.max_body_size, self.body_timeout)
+        if body is None:
             return
         classified = classify_post(body)
         if classified.error is not None:
@@ -265,13 +235,7 @@ class StreamableHTTPApp:
                 )
                 return
             if len(self.sessions) >= self.max_sessions:
-                await send_error(
-                    send,
-                    503,
-                    INVALID_REQUEST,
-                    "Service Unavailable: too many sessions",
-                    [(b"retry-after", b"5")],
-                )
+                await refuse_new_session(send)
                 return
             session = self._create_session(scope)
         else:

@@ -13,16 +13,29 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
+from ..protocol.errors import INVALID_REQUEST
 from ._asgi import Receive, Send, send_error, send_response
 from .session import HttpSession
 from .streams import Outbox, Stream, Timeout, sse_frame
 
-__all__ = ["SESSION_NOT_FOUND", "reply_json", "reply_sse"]
+__all__ = ["SESSION_NOT_FOUND", "refuse_new_session", "reply_json", "reply_sse"]
 
 logger = logging.getLogger("mcpbind.http")
 
 SESSION_NOT_FOUND = -32001
 """JSON-RPC code in the body of a 404 for an unknown or terminated session."""
+
+
+async def refuse_new_session(send: Send) -> None:
+    """503 with ``Retry-After``: the app already has ``max_sessions`` live sessions."""
+    await send_error(
+        send,
+        503,
+        INVALID_REQUEST,
+        "Service Unavailable: too many sessions",
+        [(b"retry-after", b"5")],
+    )
+
 
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),

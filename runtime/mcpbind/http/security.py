@@ -9,7 +9,9 @@ import functools
 import ipaddress
 from collections.abc import Iterable
 
-__all__ = ["HostPolicy", "LOOPBACK_NAMES", "is_loopback_address", "split_host"]
+from ._asgi import Headers, Scope
+
+__all__ = ["HostPolicy", "LOOPBACK_NAMES", "is_loopback_address", "refusal", "split_host"]
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
 """The names a loopback-bound server answers to by default, with any port."""
@@ -109,3 +111,17 @@ class HostPolicy:
             return host in allowed or (port is not None and f"{host}:{port}" in allowed)
         # Bound to a public address with no list: same-origin with Host only.
         return host_header is not None and split_host(host_header) == parsed
+
+
+def refusal(policy: HostPolicy, scope: Scope, headers: Headers) -> tuple[int, str] | None:
+    """The HTTP status and message to refuse a request with before anything else is read (a
+    repeated header, a ``Host`` or ``Origin`` the policy does not allow), or ``None``."""
+    if headers.duplicates:
+        return 400, "Bad Request: repeated header"
+    server = scope.get("server")
+    loopback = is_loopback_address(server[0] if server else None)
+    if not policy.host_ok(headers.get(b"host"), loopback):
+        return 421, "Misdirected Request: invalid Host header"
+    if not policy.origin_ok(headers.get(b"origin"), headers.get(b"host"), loopback):
+        return 403, "Forbidden: invalid Origin header"
+    return None

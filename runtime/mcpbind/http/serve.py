@@ -1,4 +1,5 @@
-"""``serve_http``: run a ``Server`` over Streamable HTTP with uvicorn (the ``http`` extra).
+"""``serve_http``: run a ``Server`` over Streamable HTTP (and optionally the legacy HTTP+SSE
+transport) with uvicorn (the ``http`` extra).
 
 uvicorn bounds idle keep-alive connections but not a client that sends its request headers
 slowly; ``serve_http`` adds that deadline (``header_timeout``) to whichever HTTP parser it
@@ -16,6 +17,7 @@ from typing import Any, Literal
 from ..server.app import Server
 from ._header_deadline import header_deadline_protocol
 from .app import StreamableHTTPApp
+from .legacy_sse import with_legacy_sse
 
 __all__ = ["choose_stack", "header_deadline_protocol", "serve_http"]
 
@@ -63,6 +65,7 @@ def serve_http(
     loop: LoopChoice = "auto",
     log_level: str = "warning",
     uvicorn_options: dict[str, Any] | None = None,
+    legacy_sse: bool = False,
     **options: Any,
 ) -> None:
     """Serve ``server`` at ``http://host:port/path`` until interrupted.
@@ -74,12 +77,15 @@ def serve_http(
     loopback by default: the Host and Origin allowlists then default to loopback names
     (DNS-rebinding protection). On SIGTERM the sessions are ended first (their SSE streams
     close), then requests still running get ``shutdown_timeout`` seconds before they are
-    cancelled: uvicorn alone would wait for an open GET stream forever.
+    cancelled: uvicorn alone would wait for an open GET stream forever. ``legacy_sse=True``
+    also serves the 2024-11-05 HTTP+SSE transport for old clients (``GET /sse``, ``POST
+    /messages/``; see ``mcpbind.http.with_legacy_sse``).
     """
     import uvicorn
 
     parser, event_loop = choose_stack(http, loop)
-    app = StreamableHTTPApp(server, path=path, **options)
+    streamable = StreamableHTTPApp(server, path=path, **options)
+    app = with_legacy_sse(streamable) if legacy_sse else streamable
     settings: dict[str, Any] = {
         "host": host,
         "port": port,

@@ -30,7 +30,7 @@ from ..stateless.options import StatelessOptions
 from .context import Context
 from .cursor import decode_cursor, encode_cursor
 from .extension import ServerExtension
-from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
+from .signature import ToolArgumentsError, ToolSignature, encode_hook, is_valid_tool_name
 from .uritemplate import UriTemplate
 
 __all__ = ["Handler", "Server", "ServerExtension"]
@@ -308,13 +308,10 @@ class Server:
 
         A change made off the listener's event loop (by a plain ``def`` tool in its worker
         thread) is handed to that loop, the only place a session may act on it."""
-        try:
-            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
+        loop = _running_loop()
 
         def deliver(what: str, uri: str | None) -> None:
-            if loop is not None and asyncio._get_running_loop() is not loop:
+            if loop is not None and _running_loop() is not loop:
                 loop.call_soon_threadsafe(listener, what, uri)
             else:
                 listener(what, uri)
@@ -553,7 +550,7 @@ def _tool_result(value: Any, sig: ToolSignature) -> t.CallToolResult:
     elif value is None:
         text = ""
     else:
-        text = msgspec.json.encode(value).decode()
+        text = msgspec.json.encode(value, enc_hook=encode_hook).decode()
     result = t.CallToolResult(
         content=[t.TextContent(text=text)] if text or value is not None else []
     )
@@ -596,3 +593,11 @@ def _prompt_result(value: Any, prompt: t.Prompt) -> t.GetPromptResult:
     if isinstance(prompt.description, str):
         result.description = prompt.description
     return result
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread, or ``None`` (a worker thread)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

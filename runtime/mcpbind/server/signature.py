@@ -36,19 +36,26 @@ Decisions worth knowing:
   laxer on ``uniqueItems`` (a ``set`` parameter de-duplicates).
 * ``Annotated[T, "text"]`` is shorthand for ``Annotated[T, msgspec.Meta(description=
   "text")]``; an explicit ``Meta(description=...)`` wins over the string.
+* ``datetime``/``time`` parameters get ``"format": "date-time"``/``"time"`` (``date`` and
+  ``timedelta`` already have ``"date"``/``"duration"``); the formats are annotations for the
+  model, ``bind`` also accepts a datetime or time without a UTC offset.
+* ``pathlib`` paths are strings (``{"type": "string", "minLength": 1}``), bound to the
+  annotated path class; returned paths become strings.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import functools
 import inspect
 import json
+import pathlib
 import re
 import types
 import typing
 from collections.abc import Callable, Collection, Mapping
-from typing import Annotated, Any, Final, NoReturn, get_args, get_origin
+from typing import Annotated, Any, Final, Literal, NoReturn, get_args, get_origin
 
 import msgspec
 import msgspec.inspect as mi
@@ -56,6 +63,7 @@ from msgspec.structs import asdict
 
 __all__ = [
     "SkipPredicate",
+    "encode_hook",
     "ToolArgumentsError",
     "ToolOutputError",
     "ToolSignature",
@@ -70,7 +78,38 @@ _PATH_RE: Final = re.compile(r" - at (?:`key` in )?`(\$[^`]*)`$")
 _MUTABLE_DEFAULTS: Final = (list, dict, set, bytearray)
 _NO_OUTPUT: Final[tuple[Any, ...]] = (None, type(None), Any, NoReturn, typing.Never)
 
+# Formats msgspec leaves out (it accepts values without a UTC offset, which RFC 3339 wants).
+_FORMATS: Final = ((datetime.datetime, "date-time"), (datetime.time, "time"))
+_PATH_SCHEMA: Final = {"type": "string", "minLength": 1}
+
 SkipPredicate = Callable[[inspect.Parameter], bool]
+
+
+def _is_path(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, pathlib.PurePath)
+
+
+def _schema_hook(tp: Any) -> dict[str, Any]:
+    if _is_path(tp):
+        return dict(_PATH_SCHEMA)
+    raise NotImplementedError
+
+
+def _dec_hook(tp: Any, value: Any) -> Any:
+    if _is_path(tp):
+        if not isinstance(value, str):
+            raise TypeError(f"Expected `str`, got `{type(value).__name__}`")
+        if not value:
+            raise ValueError("Expected a non-empty path")
+        return tp(value)
+    raise NotImplementedError
+
+
+def encode_hook(value: Any) -> Any:
+    """msgspec ``enc_hook`` for the values tool signatures add: paths become strings."""
+    if isinstance(value, pathlib.PurePath):
+        return str(value)
+    raise TypeError(f"Encoding objects of type {type(value).__name__} is unsupported")
 
 
 def is_valid_tool_name(name: str) -> bool:
@@ -110,18 +149,39 @@ class ToolOutputError(ValueError):
         self.path = path
 
 
-def _with_descriptions(annotation: Any) -> Any:
-    """Turn ``Annotated[T, "text"]`` into ``Annotated[T, Meta(description="text")]``."""
-    if get_origin(annotation) is not Annotated:
+def _prepare_annotation(annotation: Any) -> Any:
+    """Turn ``Annotated[T, "text"]`` into ``Annotated[T, Meta(description="text")]`` and
+    give ``datetime``/``time`` their JSON Schema format, wherever they are nested (``X |
+    None``, ``list[...]``, ``dict[str, ...]``...).
+
+    Only public typing APIs: ``get_origin``/``get_args`` to take a type apart, and
+    subscription (``Annotated[...]``, ``Union[...]``, ``origin[...]``) to rebuild it.
+    """
+    origin = get_origin(annotation)
+    if origin is None:
+        for tp, fmt in _FORMATS:
+            if annotation is tp:
+                return Annotated[annotation, msgspec.Meta(extra_json_schema={"format": fmt})]
         return annotation
-    base, *extras = get_args(annotation)
-    texts = [e for e in extras if isinstance(e, str)]
-    if not texts:
+    if origin is Literal:
         return annotation
-    others = [e for e in extras if not isinstance(e, str)]
-    # Earlier Meta entries are overridden by later ones: an explicit Meta wins.
-    metadata = (msgspec.Meta(description=texts[0]), *others)
-    return Annotated.__class_getitem__((base, *metadata))
+    args = get_args(annotation)
+    if origin is Annotated:
+        base, *extras = args
+        new_base = _prepare_annotation(base)
+        texts = [e for e in extras if isinstance(e, str)]
+        if not texts and new_base is base:
+            return annotation
+        others = [e for e in extras if not isinstance(e, str)]
+        # Earlier Meta entries are overridden by later ones: an explicit Meta wins.
+        metadata = (msgspec.Meta(description=texts[0]), *others) if texts else tuple(others)
+        return Annotated[(new_base, *metadata)]
+    new_args = tuple(_prepare_annotation(a) for a in args)
+    if all(new is old for new, old in zip(new_args, args, strict=True)):
+        return annotation
+    if origin is typing.Union or origin is types.UnionType:
+        return typing.Union[new_args]  # noqa: UP007 - built from a tuple at run time
+    return origin[new_args]
 
 
 def _is_context(annotation: Any, context_type: type | None) -> bool:
@@ -139,28 +199,37 @@ def _is_context(annotation: Any, context_type: type | None) -> bool:
 def _json_value(value: Any) -> tuple[bool, Any]:
     """``(True, json_value)`` if ``value`` round-trips through JSON, else ``(False, None)``."""
     try:
-        text = json.dumps(msgspec.to_builtins(value, str_keys=True), allow_nan=False)
+        builtins = msgspec.to_builtins(value, str_keys=True, enc_hook=encode_hook)
+        text = json.dumps(builtins, allow_nan=False)
     except (TypeError, ValueError):  # unsupported type, NaN or infinity
         return False, None
     return True, json.loads(text)
 
 
-def _needs_str_keys(t: mi.Type, seen: set[int]) -> bool:
-    """Whether some dict in ``t`` has non-``str`` keys (``msgspec.convert(str_keys=True)``).
+def _needs_str_keys(t: mi.Type) -> bool:
+    """Whether ``t`` is a dict with non-``str`` keys (``msgspec.convert(str_keys=True)``)."""
+    return isinstance(t, mi.DictType) and not isinstance(t.key_type, mi.StrType)
 
-    ``str_keys=True`` makes convert much slower, so it is only enabled when needed.
-    """
+
+def _is_path_type(t: mi.Type) -> bool:
+    """Whether ``t`` is a path (converted by ``_dec_hook``)."""
+    return isinstance(t, mi.CustomType) and _is_path(t.cls)
+
+
+def _contains(t: mi.Type, test: Callable[[mi.Type], bool], seen: set[int]) -> bool:
+    """Whether ``test`` holds for ``t`` or a type within it. Used to pass ``str_keys`` and
+    ``dec_hook`` to msgspec only when needed: any keyword makes ``convert`` much slower."""
     if id(t) in seen:
         return False
     seen.add(id(t))
-    if isinstance(t, mi.DictType) and not isinstance(t.key_type, mi.StrType):
+    if test(t):
         return True
     for name in t.__struct_fields__:
         value = getattr(t, name)
         items = value if isinstance(value, tuple) else (value,)
         for item in items:
             sub = item.type if isinstance(item, mi.Field) else item
-            if isinstance(sub, mi.Type) and _needs_str_keys(sub, seen):
+            if isinstance(sub, mi.Type) and _contains(sub, test, seen):
                 return True
     return False
 
@@ -295,7 +364,7 @@ class ToolSignature:
                 continue
             if p.name.startswith("__") and p.name.endswith("__"):
                 raise TypeError(f"tool `{name}`: parameter name `{p.name}` is reserved")
-            annotation = Any if p.annotation is p.empty else _with_descriptions(p.annotation)
+            annotation = Any if p.annotation is p.empty else _prepare_annotation(p.annotation)
             params.append((p.name, annotation, p.default))
 
         self = cls.__new__(cls)
@@ -310,7 +379,8 @@ class ToolSignature:
         self.output_schema = None
         self.output_wrapped = False
         if structured_output is not False:
-            self._init_output(name, sig.return_annotation, required=bool(structured_output))
+            returns = _prepare_annotation(sig.return_annotation)
+            self._init_output(name, returns, required=bool(structured_output))
         return self
 
     def _init_output(self, name: str, annotation: Any, *, required: bool) -> None:
@@ -320,7 +390,7 @@ class ToolSignature:
             return
         try:
             (root,), components = msgspec.json.schema_components(
-                (annotation,), ref_template=_REF_TEMPLATE
+                (annotation,), schema_hook=_schema_hook, ref_template=_REF_TEMPLATE
             )
             if self._validate_output:
                 _check_type(annotation)
@@ -385,10 +455,10 @@ class ToolSignature:
         """
         if self.output_schema is None:
             return None
-        builtins = msgspec.to_builtins(value, str_keys=True)
+        builtins = msgspec.to_builtins(value, str_keys=True, enc_hook=encode_hook)
         if self._validate_output:
             try:
-                msgspec.convert(builtins, self._return_type, str_keys=True)
+                msgspec.convert(builtins, self._return_type, str_keys=True, dec_hook=_dec_hook)
             except msgspec.ValidationError as exc:
                 message = str(exc)
                 raise ToolOutputError(message, _error_path(message)) from None
@@ -408,12 +478,12 @@ def _input_schema(
 ) -> dict[str, Any]:
     try:
         roots, components = msgspec.json.schema_components(
-            [p[1] for p in params], ref_template=_REF_TEMPLATE
+            [p[1] for p in params], schema_hook=_schema_hook, ref_template=_REF_TEMPLATE
         )
     except TypeError:
         for pname, annotation, _ in params:  # find the culprit for a better message
             try:
-                msgspec.json.schema(annotation)
+                msgspec.json.schema(annotation, schema_hook=_schema_hook)
             except TypeError as exc:
                 raise TypeError(
                     f"tool `{name}`: parameter `{pname}`: type not supported: {exc}"
@@ -463,25 +533,32 @@ def _build_converter(name: str, params: list[tuple[str, Any, Any]], allow_extra:
         _check_type(struct)
     except TypeError as exc:
         raise TypeError(f"tool `{name}`: parameters not supported: {exc}") from exc
-    # Keyword arguments make msgspec.convert much slower: pass none unless needed.
-    str_keys = _needs_str_keys(mi.type_info(struct), set())
-    return _Binder(struct, str_keys)
+    info = mi.type_info(struct)
+    return _Binder(
+        struct, _contains(info, _needs_str_keys, set()), _contains(info, _is_path_type, set())
+    )
 
 
 class _Binder:
     """Arguments -> validated keyword arguments, through one generated Struct."""
 
-    __slots__ = ("_decode", "_str_keys", "_struct")
+    __slots__ = ("_decode", "_options", "_struct")
 
-    def __init__(self, struct: type[msgspec.Struct], str_keys: bool) -> None:
+    def __init__(self, struct: type[msgspec.Struct], str_keys: bool, paths: bool) -> None:
         self._struct = struct
-        self._str_keys = str_keys
+        # Keyword arguments make msgspec.convert much slower: pass none unless needed.
+        self._options: dict[str, Any] = {}
+        if str_keys:
+            self._options["str_keys"] = True
+        if paths:
+            self._options["dec_hook"] = _dec_hook
         # Raw JSON from the wire decodes straight into the struct: no intermediate dict.
-        self._decode = msgspec.json.Decoder(struct).decode
+        hook = _dec_hook if paths else None
+        self._decode = msgspec.json.Decoder(struct, dec_hook=hook).decode
 
     def __call__(self, arguments: Any) -> dict[str, Any]:
-        if self._str_keys:
-            return asdict(msgspec.convert(arguments, self._struct, str_keys=True))
+        if self._options:
+            return asdict(msgspec.convert(arguments, self._struct, **self._options))
         return asdict(msgspec.convert(arguments, self._struct))
 
     def from_json(self, data: msgspec.Raw) -> dict[str, Any]:

@@ -1,0 +1,97 @@
+"""Private attributes of the standard library and of dependencies that the runtime relies on,
+checked on every supported Python so that a release that moves or changes them fails here
+rather than in a user's session.
+
+- ``asyncio.tasks._enter_task`` / ``_leave_task`` (``mcpbind._eager``), Python 3.11 only: 3.12
+  and later use the public ``asyncio.Task(..., eager_start=True)``.
+- ``anyio._core._eventloop.get_async_backend`` (``mcpbind._cancel``), with a public fallback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import sys
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from mcpbind import _cancel, _eager
+
+
+def test_eager_uses_private_asyncio_only_on_3_11() -> None:
+    if sys.version_info >= (3, 12):
+        assert _eager._enter_task is None and _eager._leave_task is None
+        assert "eager_start" in inspect.signature(asyncio.Task).parameters
+    else:
+        for name in ("_enter_task", "_leave_task"):
+            fn = getattr(asyncio.tasks, name)
+            assert getattr(_eager, name) is fn
+            assert list(inspect.signature(fn).parameters) == ["loop", "task"]
+    assert _eager.EAGER_SUPPORTED
+
+
+@pytest.mark.parametrize("from_task", [True, False], ids=["from-task", "from-callback"])
+def test_start_eager_runs_the_first_step_at_once_as_the_task(from_task: bool) -> None:
+    """The behaviour the private functions (or ``eager_start``) give: the coroutine's first
+    step runs before ``start_eager`` returns, with ``current_task()`` being its own task, and
+    the caller's task is current again afterwards; the rest runs as that same task."""
+    seen: list[Any] = []
+
+    async def handler() -> str:
+        seen.append(("first", asyncio.current_task()))
+        await asyncio.sleep(0)
+        seen.append(("second", asyncio.current_task()))
+        return "done"
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        started: asyncio.Future[asyncio.Task[Any]] = loop.create_future()
+
+        def start() -> None:
+            task = _eager.start_eager(loop, handler())  # type: ignore[arg-type]
+            assert seen == [("first", task)]  # ran already, as the task
+            started.set_result(task)
+
+        if from_task:
+            caller = asyncio.current_task()
+            start()
+            assert asyncio.current_task() is caller
+        else:
+            loop.call_soon(start)
+        task = await started
+        assert await task == "done"
+        assert seen == [("first", task), ("second", task)]
+
+    asyncio.run(main())
+
+
+def test_start_eager_propagates_an_immediate_exception() -> None:
+    async def failing() -> None:
+        raise ValueError("boom")
+
+    async def main() -> None:
+        task = _eager.start_eager(asyncio.get_running_loop(), failing())
+        with pytest.raises(ValueError, match="boom"):
+            await task
+
+    asyncio.run(main())
+
+
+def test_anyio_backend_lookup_is_where_cancel_check_expects_it() -> None:
+    from anyio._core._eventloop import get_async_backend
+
+    assert _cancel._get_async_backend is get_async_backend
+
+    async def main() -> None:
+        check = _cancel.CancelCheck()
+        await check()  # not cancelled: returns
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await check()
+            pytest.fail("a cancelled scope must interrupt the check")  # pragma: no cover
+        assert scope.cancelled_caught
+
+    anyio.run(main)
