@@ -109,6 +109,7 @@ class StreamableHTTPApp:
         self.sse_keepalive = sse_keepalive
         self.principal = principal
         self.session_options = session_options
+        self._max_depth = (session_options or SessionOptions()).max_depth
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
@@ -199,6 +200,14 @@ class StreamableHTTPApp:
         if session is None or session.closed or session.principal != self.principal(scope):
             await send_error(send, 404, SESSION_NOT_FOUND, "Session not found")
             return None
+        version = headers.get(b"mcp-protocol-version")
+        if version is not None and session.version not in (None, version.strip()):
+            message = (
+                f"Bad Request: MCP-Protocol-Version {version.strip()!r} is not the negotiated "
+                f"version {session.version!r}"
+            )
+            await send_error(send, 400, INVALID_REQUEST, message)
+            return None
         return session
 
     async def _checked_session(
@@ -244,7 +253,7 @@ class StreamableHTTPApp:
         except BodyError as exc:
             await send_error(send, exc.status, INVALID_REQUEST, exc.message)
             return
-        classified = classify_post(body)
+        classified = classify_post(body, self._max_depth)
         if classified.error is not None:
             status, code, message = classified.error
             await send_error(send, status, code, message)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from ..protocol import HEADER_MISMATCH, McpError
+from ..protocol import HEADER_MISMATCH, PARSE_ERROR, McpError
 from ..protocol._wire import encode_error
 from ..stateless.dispatch import Reply, answer
 from ..stateless.listen import LISTEN, ListenHub, Subscription
@@ -93,9 +93,13 @@ async def serve_stateless_era(
         schema = entry.tool.input_schema
         return schema if isinstance(schema, dict) else msgspec.to_builtins(schema)
 
-    reason = check_headers(
-        RequestHeaders(scope["headers"]), headers.get(b"mcp-protocol-version"), body, schema_of
-    )
+    try:
+        reason = check_headers(
+            RequestHeaders(scope["headers"]), headers.get(b"mcp-protocol-version"), body, schema_of
+        )
+    except msgspec.DecodeError as exc:  # e.g. invalid UTF-8 in a mirrored argument
+        await _send_json(send, 400, encode_error(rid, McpError(PARSE_ERROR, f"Parse error: {exc}")))
+        return
     if reason is not None:
         await _send_json(send, 400, encode_error(rid, McpError(HEADER_MISMATCH, reason)))
         return

@@ -21,7 +21,7 @@ from ._base import (
     has_capability,
     logger,
 )
-from .depth import exceeds_depth
+from .depth import exceeds_depth, salvage_id
 from .errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -62,7 +62,7 @@ class Receiver(SessionBase):
             type(data) is not bytes or data.count(b"[") + data.count(b"{") > limit
         ) and exceeds_depth(data, limit):
             message = f"Invalid Request: JSON nesting exceeds {limit} levels"
-            self._reply_error(events, None, INVALID_REQUEST, message)
+            self._refuse(data, events, INVALID_REQUEST, message)
             return events
         if data[:1] == b"{":  # the usual case: one object, no leading whitespace
             self._receive_one(data, events)
@@ -74,6 +74,22 @@ class Receiver(SessionBase):
             self._receive_one(data, events)
         return events
 
+    def _refuse(self, data: bytes, events: list[Event], code: int, message: str) -> None:
+        """Answer an undecodable message on the request it carries when its id is readable,
+        fail our pending call when it is a response to one, else answer with ``id: null``."""
+        rid, is_request = salvage_id(data)
+        pending = None if rid is None or is_request else self._pending.pop(rid, None)
+        if pending is not None and rid is not None:
+            if pending.progress_token is not None:
+                self._progress.pop(pending.progress_token, None)
+            method = pending.info.method
+            if method == "initialize":
+                self._transition(Transition.INIT_FAILED)
+            failure = RemoteProtocolError(code, f"Unreadable result for {method}: {message}")
+            events.append(ErrorReceived(rid, method, failure))
+            return
+        self._reply_error(events, rid if is_request else None, code, message)
+
     def _receive_batch(self, data: bytes, events: list[Event]) -> None:
         if self.version not in BATCH_VERSIONS:
             message = f"Invalid Request: JSON-RPC batches are not supported in protocol version {self.version}"
@@ -81,7 +97,7 @@ class Receiver(SessionBase):
             return
         try:
             items = _wire.BATCH_DECODER.decode(data)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
             self._reply_error(events, None, PARSE_ERROR, f"Parse error: {exc}")
             return
         if not items:
@@ -96,8 +112,9 @@ class Receiver(SessionBase):
         except msgspec.ValidationError as exc:
             self._reply_error(events, None, INVALID_REQUEST, f"Invalid Request: {exc}")
             return
-        except msgspec.DecodeError as exc:
-            self._reply_error(events, None, PARSE_ERROR, f"Parse error: {exc}")
+        except (msgspec.DecodeError, RecursionError) as exc:
+            # A bad escape or byte deep inside still leaves the id readable (depth.py).
+            self._refuse(bytes(data), events, PARSE_ERROR, f"Parse error: {exc}")
             return
         # The decoder never yields bools for ``id`` (msgspec keeps them out of ``int``).
         rid: RequestId | None = env.id if isinstance(env.id, (int, str)) else None
@@ -153,7 +170,7 @@ class Receiver(SessionBase):
             message = f"Invalid params: {_validation_message(exc, 'params')}"
             self._reply_error(events, rid, INVALID_PARAMS, message)
             return
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
             # Invalid UTF-8 makes the text not JSON at all; a number out of range is valid JSON
             # that the params cannot hold.
             if "UTF-8" in str(exc):
@@ -202,7 +219,7 @@ class Receiver(SessionBase):
             return
         try:
             params = self._decode_params(info, raw)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
             logger.warning("dropped %r: invalid params: %s", method, exc)
             return
         if isinstance(params, CancelledNotificationParams):
@@ -266,7 +283,7 @@ class Receiver(SessionBase):
             except msgspec.ValidationError as exc:
                 message = f"Invalid result for {method}: {_validation_message(exc, 'result')}"
                 failure = RemoteProtocolError(INTERNAL_ERROR, message)
-            except msgspec.DecodeError as exc:
+            except (msgspec.DecodeError, RecursionError) as exc:
                 failure = RemoteProtocolError(PARSE_ERROR, f"Unreadable result for {method}: {exc}")
         if failure is not None:
             if method == "initialize":

@@ -20,6 +20,7 @@ import msgspec
 
 from ..protocol import INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION, McpError
 from ..protocol._wire import encode_error
+from ..protocol.depth import DEFAULT_MAX_DEPTH
 from ..stateless.classify import classify
 from ..stateless.options import options_of
 from ..transports import Transport, TransportClosed
@@ -60,6 +61,8 @@ class EraRouter:
         self._handshake_versions = [v for v in opts.versions if v in HANDSHAKE_VERSIONS]
         #: Stateless requests answered on this connection (for tests and metrics).
         self.served = 0
+        #: Deeper messages are left to the session core, which refuses them.
+        self.max_depth = DEFAULT_MAX_DEPTH
         #: This connection's ``subscriptions/listen`` streams (created on first use).
         self.hub: ListenHub | None = None
 
@@ -87,7 +90,7 @@ class EraRouter:
 
     async def _route(self, data: bytes) -> bool:
         """Handle ``data`` here (True) or leave it to the session core (False)."""
-        incoming = classify(data)
+        incoming = classify(data, self.max_depth)
         if incoming.kind == "cancelled":
             cancelled = incoming.cancelled_id
             handle = self._inflight.get(cancelled) if cancelled is not None else None
