@@ -11,7 +11,7 @@ from mcpbind_types._common import RequestOptions, json_object, json_value
 from .client import Client, ClientHandlers, Subscription, UnsupportedVersion
 from .host import ApprovalPolicy, Host, HostConfig, SamplingReview, ServerConfig, ToolCallRequest
 from .protocol import McpError
-from .server import Context, Server, serve, serve_stdio
+from .server import Context, Server, ToolExecutionError, serve, serve_stdio
 from .session import ConnectionClosed, PeerError, RequestTimeout
 from .stateless import CacheHint, StatelessOptions
 from .versions import (
@@ -46,6 +46,7 @@ __all__ = [
     "RequestOptions",
     "RequestTimeout",
     "Server",
+    "ToolExecutionError",
     "UnsupportedVersion",
     "serve",
     "serve_stdio",

@@ -25,7 +25,7 @@ from anyio.abc import TaskGroup
 
 from mcpbind_types._common import RequestOptions
 
-from ._cancel import CancelCheck
+from ._cancel import CancelCheck, is_cancellation
 from ._eager import start_eager
 from .deadlines import Deadlines
 from .protocol import (
@@ -486,7 +486,9 @@ class Connection:
     async def _handle(self, event: RequestReceived) -> None:
         try:
             result = await self._on_request(event)
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit from a handler fails its request, not us
+            if is_cancellation(exc):
+                raise
             if event.id not in self._cancelled:
                 await self._answer(
                     self.core.send_error(event.id, self.core.error_for_exception(exc))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any
 
 import anyio
@@ -42,6 +43,13 @@ async def sleep(seconds: float, ctx: Context) -> str:
     await ctx.report_progress(0, 1, "started")
     await anyio.sleep(seconds)
     return "slept"
+
+
+@server.tool()
+def block(seconds: float) -> str:
+    """A ``def`` tool that ignores cancellation (stuck in a blocking call)."""
+    time.sleep(seconds)
+    return "unblocked"
 
 
 @server.method("faults/echo")

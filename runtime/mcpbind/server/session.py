@@ -8,6 +8,7 @@ is the ``python -m`` entry for a stdio server.
 from __future__ import annotations
 
 import contextvars
+import logging
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -32,11 +33,17 @@ from ..session import Connection, current_request_id
 from ..stateless.options import options_of
 from ..transports import Transport
 from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
+from . import threads
 from .app import Server
 from .context import Context
 from .era import EraRouter
 
 __all__ = ["ServerSession", "serve", "serve_stdio"]
+
+logger = logging.getLogger("mcpbind.server")
+
+THREAD_GRACE = 2.0
+"""Seconds ``serve`` waits, once the client is gone, for ``def`` tools still running."""
 
 _LIST_CHANGED = {
     "tools": m.S2C_TOOL_LIST_CHANGED,
@@ -70,6 +77,7 @@ class ServerSession:
         wire: Transport = transport
         if any(v in STATELESS_VERSIONS for v in opts.versions):
             self.router = EraRouter(transport, server, self._spawn, self._on_handshake)
+            self.router.max_depth = self.core.options.max_depth
             wire = self.router
         self.connection = Connection(
             self.core, wire, on_request=self._on_request, on_notification=self._on_notification
@@ -211,6 +219,7 @@ class ServerSession:
             request_id=event.id,
             progress_token=event.progress_token,
             is_cancelled=lambda: self.connection.is_cancelled(event.id),
+            debug_errors=self.core.options.debug,
         )
         return await handler(event.params, ctx)
 
@@ -232,6 +241,14 @@ class ServerSession:
 async def serve(server: Server, transport: Transport, **options: Any) -> None:
     """Run one session of ``server`` over ``transport`` until the client goes away."""
     await ServerSession(server, transport, **options).run()
+    if threads.on_asyncio():
+        # The client is gone; ``def`` tools still running were told (``ctx.cancelled``) and
+        # get a short grace to finish their side effects; then the server ends without them.
+        left = await threads.drain(THREAD_GRACE)
+        if left:
+            logger.warning(
+                "%d tool thread(s) still running after %ss; not waited for", left, THREAD_GRACE
+            )
 
 
 def serve_stdio(server: Server) -> None:

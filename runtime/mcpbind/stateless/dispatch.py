@@ -20,6 +20,7 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, decoder
 from mcpbind_types.unified.methods import CLIENT_TO_SERVER
 
+from .._cancel import is_cancellation
 from ..protocol import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -142,7 +143,9 @@ async def answer(
             # server/resources.mdx (2026-07-28): not found is -32602 now.
             exc = McpError(INVALID_PARAMS, exc.message, exc.data)
         return Reply(_encode_error(request_id, exc), exc.code, isinstance(exc, MalformedMeta))
-    except Exception as exc:
+    except BaseException as exc:  # SystemExit from a handler fails its request, not us
+        if is_cancellation(exc):
+            raise
         logger.exception("handler for %s failed", method)
         error = error_for_exception(exc)
         return Reply(encode_error(request_id, error), error.code)
