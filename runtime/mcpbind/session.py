@@ -30,6 +30,7 @@ from ._eager import start_eager
 from .deadlines import Deadlines
 from .protocol import (
     CONNECTION_CLOSED,
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     REQUEST_TIMEOUT,
     Cancelled,
@@ -47,6 +48,7 @@ from .protocol import (
 from .transports import MessageTooLarge, Transport, TransportClosed
 
 __all__ = [
+    "InflightLimit",
     "Connection",
     "ConnectionClosed",
     "NotificationHandler",
@@ -145,6 +147,16 @@ class _Waiter:
             await self._event.wait()
 
 
+class InflightLimit:
+    """A count of inbound requests in flight shared by several connections, and its bound."""
+
+    __slots__ = ("count", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+
+
 class Connection:
     """One session over one transport. Use as ``async with Connection(...) as conn``."""
 
@@ -177,6 +189,8 @@ class Connection:
         #: Events of the last message the read loop still has to dispatch, in order.
         self._backlog: list[Event] = []
         self.close_reason: str | None = None
+        #: Requests in flight across connections (a server's sessions), if bounded.
+        self.shared_limit: InflightLimit | None = None
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Connection:
@@ -435,6 +449,14 @@ class Connection:
             self._cancel_handler(event.request_id, running)
 
     def _start_handler(self, event: RequestReceived) -> None:
+        shared = self.shared_limit
+        if len(self._handlers) >= self.core.options.max_inflight or (
+            shared is not None and shared.count >= shared.limit
+        ):
+            self._refuse_busy(event)
+            return
+        if shared is not None:
+            shared.count += 1
         # The handle exists before the handler starts, so a cancellation that arrives right
         # behind its request (same read buffer) still finds it.
         if self._loop is not None:
@@ -477,8 +499,22 @@ class Connection:
         finally:
             self._handler_done(event.id)
 
+    def _refuse_busy(self, event: RequestReceived) -> None:
+        """Answer at once, without running anything: the in-flight bound is reached."""
+        limit = self.core.options.max_inflight
+        scope = "session"
+        if len(self._handlers) < limit and self.shared_limit is not None:
+            limit, scope = self.shared_limit.limit, "server"
+        message = f"Server busy: {limit} requests in flight on this {scope}; retry later"
+        data = self.core.send_error(event.id, McpError(INTERNAL_ERROR, message))
+        assert self._tg is not None
+        self._tg.start_soon(self._answer, data)
+
     def _handler_done(self, request_id: RequestId) -> None:
-        self._handlers.pop(request_id, None)
+        if request_id in self._handlers:
+            del self._handlers[request_id]
+            if self.shared_limit is not None:
+                self.shared_limit.count -= 1
         if request_id in self._cancelled:
             self._cancelled.discard(request_id)
             self.core.release(request_id)

@@ -25,9 +25,23 @@ from itertools import accumulate
 
 import msgspec
 
-__all__ = ["DEFAULT_MAX_DEPTH", "exceeds_depth", "salvage_id"]
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_META_BYTES",
+    "exceeds_depth",
+    "meta_too_large",
+    "salvage_id",
+]
 
 DEFAULT_MAX_DEPTH = 128
+DEFAULT_MAX_META_BYTES = 64 * 1024
+
+
+class _MetaSpan(msgspec.Struct):
+    meta: msgspec.Raw = msgspec.field(default=msgspec.Raw(b"{}"), name="_meta")
+
+
+_META_SPAN = msgspec.json.Decoder(_MetaSpan)
 
 _KEEP = b'[]{}"'
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
@@ -72,6 +86,19 @@ def exceeds_depth(data: bytes | bytearray | memoryview, limit: int = DEFAULT_MAX
             return passes + max(accumulate(map(_STEP.__getitem__, inner))) > limit
         brackets = inner
     return False
+
+
+def meta_too_large(params: bytes | msgspec.Raw, limit: int = DEFAULT_MAX_META_BYTES) -> bool:
+    """Whether the params' ``_meta`` object is over ``limit`` bytes of JSON: it is decoded
+    into Python objects (several times its size) and held while the handler runs. Params no
+    bigger than ``limit`` pass at the cost of a ``len``; others are skimmed (``_meta`` is
+    kept raw, nothing else is built). Undecodable params pass: the decoder reports them."""
+    if len(params) <= limit:
+        return False
+    try:
+        return len(_META_SPAN.decode(params).meta) > limit
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return False
 
 
 def salvage_id(data: bytes) -> tuple[int | str | None, bool]:

@@ -21,7 +21,7 @@ from ._base import (
     has_capability,
     logger,
 )
-from .depth import exceeds_depth, salvage_id
+from .depth import exceeds_depth, meta_too_large, salvage_id
 from .errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -161,6 +161,11 @@ class Receiver(SessionBase):
                 return
             accepted[method] = known
         info, params_decoder = known
+        limit = self.options.max_meta_bytes
+        if type(raw) is msgspec.Raw and len(raw) > limit and meta_too_large(raw, limit):
+            message = f"Invalid params: _meta exceeds {limit} bytes"
+            self._reply_error(events, rid, INVALID_PARAMS, message)
+            return
         try:
             if params_decoder is None:
                 params = None

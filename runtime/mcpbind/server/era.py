@@ -18,13 +18,20 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from ..protocol import INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION, McpError
+from ..protocol import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+    SessionOptions,
+)
 from ..protocol._wire import encode_error
 from ..protocol.depth import DEFAULT_MAX_DEPTH
 from ..stateless.classify import classify
 from ..stateless.options import options_of
 from ..transports import Transport, TransportClosed
 from ..versions import HANDSHAKE_VERSIONS
+from .limits import server_inflight
 
 if TYPE_CHECKING:
     from ..stateless.listen import ListenHub
@@ -63,6 +70,9 @@ class EraRouter:
         self.served = 0
         #: Deeper messages are left to the session core, which refuses them.
         self.max_depth = DEFAULT_MAX_DEPTH
+        #: Stateless requests answered at once; more get "Server busy".
+        self.max_inflight = SessionOptions().max_inflight
+        self._shared = server_inflight(server)
         #: This connection's ``subscriptions/listen`` streams (created on first use).
         self.hub: ListenHub | None = None
 
@@ -123,6 +133,15 @@ class EraRouter:
             )
             await self._send(encode_error(rid, error))
             return True
+        shared = self._shared
+        if len(self._inflight) >= self.max_inflight or shared.count >= shared.limit:
+            limit, where = self.max_inflight, "session"
+            if len(self._inflight) < limit:
+                limit, where = shared.limit, "server"
+            message = f"Server busy: {limit} requests in flight on this {where}; retry later"
+            await self._send(encode_error(rid, McpError(INTERNAL_ERROR, message)))
+            return True
+        shared.count += 1
         raw = incoming.params
         if not self._loop_known:
             self._loop_known = True
@@ -156,7 +175,8 @@ class EraRouter:
             self._done(rid)
 
     def _done(self, rid: int | str) -> None:
-        self._inflight.pop(rid, None)
+        if self._inflight.pop(rid, None) is not None:
+            self._shared.count -= 1
         self._cancelled.discard(rid)
 
     async def _serve(self, rid: int | str, method: str, raw: msgspec.Raw | None) -> None:

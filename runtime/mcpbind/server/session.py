@@ -37,6 +37,7 @@ from . import threads
 from .app import Server
 from .context import Context
 from .era import EraRouter
+from .limits import server_inflight
 
 __all__ = ["ServerSession", "serve", "serve_stdio"]
 
@@ -78,10 +79,12 @@ class ServerSession:
         if any(v in STATELESS_VERSIONS for v in opts.versions):
             self.router = EraRouter(transport, server, self._spawn, self._on_handshake)
             self.router.max_depth = self.core.options.max_depth
+            self.router.max_inflight = self.core.options.max_inflight
             wire = self.router
         self.connection = Connection(
             self.core, wire, on_request=self._on_request, on_notification=self._on_notification
         )
+        self.connection.shared_limit = server_inflight(server)
         self._transport = transport
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()

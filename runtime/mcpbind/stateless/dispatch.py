@@ -35,6 +35,7 @@ from ..protocol import (
     has_capability,
 )
 from ..protocol._wire import encode_error, encode_result
+from ..protocol.depth import DEFAULT_MAX_META_BYTES, meta_too_large
 from ..server.context import Context
 from ..versions import STATELESS_VERSIONS
 from .meta import SERVER_INFO, MalformedMeta, RequestMeta, parse_request_meta
@@ -180,6 +181,10 @@ async def _answer(
     custom = server.custom.get(method)
     if info is None and custom is None:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+    if meta_too_large(raw):
+        raise McpError(
+            INVALID_PARAMS, f"Invalid params: _meta exceeds {DEFAULT_MAX_META_BYTES} bytes"
+        )
     try:
         meta_value = _META_DECODER.decode(raw).meta
     except msgspec.ValidationError:
