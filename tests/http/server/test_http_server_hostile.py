@@ -8,12 +8,17 @@ Warning: validate Host), basic/index.mdx §Messages, RFC 9110 §12.4.2 (``q=0``)
 from __future__ import annotations
 
 import gc
+import json
 import tracemalloc
 
+import anyio
 import httpx2
 import pytest
 
-from ._support import LiveServer, headers
+from mcpbind.http import StreamableHTTPApp
+
+from ._raw import asgi_call
+from ._support import LiveServer, headers, init_body, make_server
 from .conftest import open_session
 
 INVALID_REQUEST = -32600
@@ -140,3 +145,58 @@ def test_protocol_version_header_must_match_the_negotiated_one(
     assert r.status_code == 400 and "negotiated" in r.json()["error"]["message"]
     ok = client.post(live.url, json=ping, headers=headers(sid, "2025-06-18"))
     assert ok.status_code == 200
+
+
+# ---------------------------------------------------------------------- session slots
+
+_HDRS = [
+    ("host", "127.0.0.1:8000"),
+    ("content-type", "application/json"),
+    ("accept", "application/json, text/event-stream"),
+]
+_INIT = json.dumps(init_body()).encode()
+_INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+
+
+async def _init(app: StreamableHTTPApp, address: str) -> tuple[int, str | None]:
+    status, got, _ = await asgi_call(app, "POST", _HDRS, [_INIT], client=(address, 40000))
+    return status, got.get("mcp-session-id")
+
+
+@pytest.mark.anyio
+async def test_one_client_address_cannot_take_every_session_slot() -> None:
+    """Issue 16 (6): ~1.3 s of unauthenticated initialize POSTs filled all 1,000 slots for
+    30 minutes. Now one address holds at most ``max_sessions_per_client``; others still get
+    in, and the session count stays flat however long the flood goes on."""
+    app = StreamableHTTPApp(make_server(), max_sessions_per_client=5, init_timeout=None)
+    try:
+        flood = [await _init(app, "203.0.113.7") for _ in range(200)]
+        assert [s for s, _ in flood].count(200) == 5
+        assert {s for s, _ in flood[5:]} == {503}
+        assert len(app.sessions) == 5
+        assert (await _init(app, "198.51.100.2"))[0] == 200
+        assert len(app.sessions) == 6
+    finally:
+        await app.aclose()
+
+
+@pytest.mark.anyio
+async def test_sessions_that_never_initialize_are_reaped_within_seconds() -> None:
+    """Issue 16 (6): a session without ``notifications/initialized`` is dropped after
+    ``init_timeout`` (default 10 s); a completed handshake keeps its session."""
+    app = StreamableHTTPApp(make_server(), init_timeout=0.5)
+    try:
+        abandoned = [await _init(app, f"192.0.2.{i}") for i in range(20)]
+        assert all(status == 200 for status, _ in abandoned)
+        status, kept = await _init(app, "192.0.2.200")
+        assert status == 200 and kept is not None
+        hdrs = [*_HDRS, ("mcp-session-id", kept), ("mcp-protocol-version", "2025-11-25")]
+        status, _, _ = await asgi_call(app, "POST", hdrs, [_INITIALIZED])
+        assert status == 202
+        for _ in range(200):  # reaped within seconds (10 s at most here)
+            if len(app.sessions) == 1:
+                break
+            await anyio.sleep(0.05)
+        assert list(app.sessions) == [kept]
+    finally:
+        await app.aclose()
