@@ -31,7 +31,6 @@ from .deadlines import Deadlines
 from .protocol import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
-    INVALID_REQUEST,
     REQUEST_TIMEOUT,
     Cancelled,
     ErrorReceived,
@@ -340,10 +339,8 @@ class Connection:
                     else:
                         self._backlog = self.core.receive(await transport.receive())
                 except MessageTooLarge as exc:
-                    await self.send(
-                        _error_bytes(INVALID_REQUEST, f"Message too large: over {exc.limit} bytes")
-                    )
-                    continue
+                    # Answered on its id when readable; a response fails its call at once.
+                    self._backlog = self.core.refuse_oversized(exc.head, exc.tail, exc.limit)
                 backlog, self._backlog = self._backlog, []
                 for event in backlog:
                     # The two common events are handled inline (no coroutine per event).
@@ -558,9 +555,3 @@ class Connection:
 def _not_started(task: asyncio.Task[None]) -> bool:
     coro = task.get_coro()
     return inspect.iscoroutine(coro) and inspect.getcoroutinestate(coro) == inspect.CORO_CREATED
-
-
-def _error_bytes(code: int, message: str) -> bytes:
-    return msgspec.json.encode(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-    )

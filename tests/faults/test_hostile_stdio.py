@@ -6,9 +6,14 @@ response carries the request's id unless it could not be read), basic/lifecycle.
 
 from __future__ import annotations
 
+import time
+
+import anyio
 import pytest
 
-from .test_stdio_malformed import INVALID_REQUEST, handshake, raw_server, request
+from mcpbind import Client, McpError, RequestOptions
+
+from .test_stdio_malformed import INVALID_REQUEST, handshake, raw_server, request, rude_server
 
 pytestmark = pytest.mark.anyio
 
@@ -48,3 +53,19 @@ async def test_deep_line_before_initialize_is_answered_and_server_lives(levels: 
         assert result["id"] == 1 and result["result"]["content"][0]["text"] == "3"
         status, _ = await peer.close_and_wait()
         assert status == 0
+
+
+@pytest.mark.parametrize("tool", ["huge-line", "huge-line-id-last", "deep-result"])
+async def test_oversized_or_deep_answer_fails_the_call_at_once(tool: str) -> None:
+    """Issue 16 (10): a server answering with a 64 MiB line (over the 16 MiB limit) or a
+    result nested 5,000 deep used to leave the call waiting for its timeout; now the call
+    fails at once (the id is read from the line's first or last bytes) and the session goes
+    on. The client's timeout here is 120 s; the failure must come long before."""
+    async with rude_server() as transport, Client(transport) as client:
+        start = time.monotonic()
+        with anyio.fail_after(60), pytest.raises(McpError) as info:
+            await client.call(tool, options=RequestOptions(timeout=120))
+        assert time.monotonic() - start < 60
+        expected = "nesting exceeds" if tool == "deep-result" else "Message too large"
+        assert expected in info.value.message
+        assert await client.ping() is not None

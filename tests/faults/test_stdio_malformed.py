@@ -221,7 +221,8 @@ PROBES: list[Probe] = [
         "line above max_message_size",
         call(19, {"a": 1, "b": 2, "pad": "x" * (MAX_MESSAGE_SIZE + 100)}),
         INVALID_REQUEST,
-        message=f"Message too large: over {MAX_MESSAGE_SIZE} bytes",
+        19,  # read from the line's first bytes (issue 16, item 10)
+        f"Message too large: over {MAX_MESSAGE_SIZE} bytes",
     ),
     # -- method not found: -32601 (JSON-RPC §5.1)
     Probe("unknown method", request(20, "nope/nope"), METHOD_NOT_FOUND, 20, "nope/nope"),

@@ -31,6 +31,7 @@ __all__ = [
     "exceeds_depth",
     "meta_too_large",
     "salvage_id",
+    "salvage_oversized_id",
 ]
 
 DEFAULT_MAX_DEPTH = 128
@@ -50,6 +51,7 @@ _STEP = [0] * 256
 _STEP[ord("[")], _STEP[ord("]")] = 1, -1
 _ID_KEY = re.compile(rb'"id"\s*:\s*')
 _ID_VALUE = re.compile(rb'(-?\d+|"(?:[^"\\]|\\.)*")\s*[,}]')
+_LAST_ID = re.compile(rb',\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*}\s*$')
 _MAX_ID_CANDIDATES = 4
 
 
@@ -99,6 +101,24 @@ def meta_too_large(params: bytes | msgspec.Raw, limit: int = DEFAULT_MAX_META_BY
         return len(_META_SPAN.decode(params).meta) > limit
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return False
+
+
+def salvage_oversized_id(head: bytes, tail: bytes) -> tuple[int | str | None, bool]:
+    """:func:`salvage_id` for a message of which only the first and last bytes were kept
+    (too large): the id near the start, else a top-level ``,"id":...}`` closing it."""
+    rid, is_request = salvage_id(head)
+    if rid is not None:
+        return rid, is_request
+    last = _LAST_ID.search(tail)
+    if last is not None:
+        try:
+            decoded = msgspec.json.decode(last.group(1))
+        except msgspec.DecodeError:
+            return None, False
+        if isinstance(decoded, int | str) and not isinstance(decoded, bool):
+            method = any(_top_level(head, m.start()) for m in re.finditer(rb'"method"\s*:', head))
+            return decoded, method
+    return None, False
 
 
 def salvage_id(data: bytes) -> tuple[int | str | None, bool]:

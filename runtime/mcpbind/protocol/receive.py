@@ -21,7 +21,7 @@ from ._base import (
     has_capability,
     logger,
 )
-from .depth import exceeds_depth, meta_too_large, salvage_id
+from .depth import exceeds_depth, meta_too_large, salvage_id, salvage_oversized_id
 from .errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -74,10 +74,29 @@ class Receiver(SessionBase):
             self._receive_one(data, events)
         return events
 
+    def refuse_oversized(self, head: bytes, tail: bytes, limit: int) -> list[Event]:
+        """A message over the transport's size limit was dropped (only its ``head`` and
+        ``tail`` bytes kept): answer it like :meth:`_refuse` does an undecodable one."""
+        events: list[Event] = []
+        message = f"Message too large: over {limit} bytes"
+        rid, is_request = salvage_oversized_id(head, tail)
+        self._refuse_id(rid, is_request, events, INVALID_REQUEST, message)
+        return events
+
     def _refuse(self, data: bytes, events: list[Event], code: int, message: str) -> None:
         """Answer an undecodable message on the request it carries when its id is readable,
         fail our pending call when it is a response to one, else answer with ``id: null``."""
         rid, is_request = salvage_id(data)
+        self._refuse_id(rid, is_request, events, code, message)
+
+    def _refuse_id(
+        self,
+        rid: RequestId | None,
+        is_request: bool,
+        events: list[Event],
+        code: int,
+        message: str,
+    ) -> None:
         pending = None if rid is None or is_request else self._pending.pop(rid, None)
         if pending is not None and rid is not None:
             if pending.progress_token is not None:
