@@ -2,7 +2,7 @@
 PY ?= python
 export MYPYPATH := runtime:generated:codegen
 
-.PHONY: help setup demo schema gen gen-check lint typecheck test check ci bench-codec bench-rt bench-http conformance
+.PHONY: help setup demo schema gen gen-check lint typecheck test check ci bench-codec bench-rt bench-http conformance fuzz soak
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -64,3 +64,15 @@ conformance: conformance/node_modules/.installed  ## the official MCP conformanc
 	$(PY) conformance/run.py server --spec-version $(CONFORMANCE_SPEC); s=$$?; \
 	$(PY) conformance/run.py client --command "$(PY) conformance/everything_client.py" \
 	  --spec-version $(CONFORMANCE_SPEC); c=$$?; exit $$(( s || c ))
+
+FUZZ_SECONDS ?= 600
+
+fuzz:  ## coverage-guided fuzzing (atheris) of bytes -> decode -> dispatch, both eras and the ASGI app
+	$(PY) -c 'import atheris' 2>/dev/null || $(PY) -m pip install -q 'atheris==3.0.0'
+	nice $(PY) tests/fuzz/run.py --seconds $(FUZZ_SECONDS)
+
+SOAK_SECONDS ?= 1800
+SOAK_CLIENTS ?= 50
+
+soak:  ## soak benchmark: one uvicorn worker, SOAK_CLIENTS clients for SOAK_SECONDS; RSS drift, errors, p50/p99
+	$(PY) bench/soak/run.py --seconds $(SOAK_SECONDS) --clients $(SOAK_CLIENTS)
