@@ -190,6 +190,7 @@ class Connection:
         self.close_reason: str | None = None
         #: Requests in flight across connections (a server's sessions), if bounded.
         self.shared_limit: InflightLimit | None = None
+        self._replies: set[asyncio.Task[None]] = set()  # "Server busy" answers being sent
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Connection:
@@ -504,8 +505,13 @@ class Connection:
             limit, scope = self.shared_limit.limit, "server"
         message = f"Server busy: {limit} requests in flight on this {scope}; retry later"
         data = self.core.send_error(event.id, McpError(INTERNAL_ERROR, message))
-        assert self._tg is not None
-        self._tg.start_soon(self._answer, data)
+        if self._loop is not None:  # maybe in the read callback (pump): no anyio task here
+            task = self._loop.create_task(self._answer(data))
+            self._replies.add(task)
+            task.add_done_callback(self._replies.discard)
+        else:
+            assert self._tg is not None
+            self._tg.start_soon(self._answer, data)
 
     def _handler_done(self, request_id: RequestId) -> None:
         if request_id in self._handlers:

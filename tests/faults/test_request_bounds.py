@@ -146,3 +146,41 @@ async def test_slow_calls_with_big_meta_keep_memory_flat(version: str) -> None:
         # The bound: at most one message (the client may keep its last encoded request), not
         # 20 x 21.5 MiB of decoded _meta.
         assert held < 6 * 1024 * 1024, f"{held} bytes held after 20 refused calls"
+
+
+async def test_stateless_request_cancelled_before_it_starts_frees_its_slot() -> None:
+    """A 2026-07-28 request and its ``notifications/cancelled`` read together: the task is
+    cancelled before its first step, and its in-flight slots are still given back."""
+    server = make_server()
+    shared = server_inflight(server)
+    client_end, server_end = memory_pair()
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": LATEST_STATELESS,
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    }
+    async with anyio.create_task_group() as tg:
+        session = ServerSession(server, server_end)
+        tg.start_soon(session.run)
+        for rid in range(50):
+            params = {"name": "slow", "arguments": {"seconds": 5}, "_meta": meta}
+            call = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+            cancel = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": rid, "_meta": meta},
+            }
+            await client_end.send(msgspec.json.encode(call))
+            await client_end.send(msgspec.json.encode(cancel))
+        await client_end.send(
+            msgspec.json.encode(
+                {"jsonrpc": "2.0", "id": "p", "method": "ping", "params": {"_meta": meta}}
+            )
+        )
+        with anyio.fail_after(10):
+            while b'"id":"p"' not in await client_end.receive():
+                pass
+        await anyio.sleep(0.1)
+        assert session.router is not None and not session.router._inflight
+        assert shared.count == 0
+        await client_end.aclose()
+        tg.cancel_scope.cancel()

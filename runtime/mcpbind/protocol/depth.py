@@ -20,6 +20,7 @@ the passes done plus the openers left bound the depth a decoder would reach.
 
 from __future__ import annotations
 
+import itertools
 import re
 from itertools import accumulate
 
@@ -116,8 +117,7 @@ def salvage_oversized_id(head: bytes, tail: bytes) -> tuple[int | str | None, bo
         except msgspec.DecodeError:
             return None, False
         if isinstance(decoded, int | str) and not isinstance(decoded, bool):
-            method = any(_top_level(head, m.start()) for m in re.finditer(rb'"method"\s*:', head))
-            return decoded, method
+            return decoded, _has_top_level_method(head)
     return None, False
 
 
@@ -142,8 +142,12 @@ def salvage_id(data: bytes) -> tuple[int | str | None, bool]:
             break
     if rid is None:
         return None, False
-    method = any(_top_level(data, m.start()) for m in re.finditer(rb'"method"\s*:', data[:65536]))
-    return rid, method
+    return rid, _has_top_level_method(data)
+
+
+def _has_top_level_method(data: bytes) -> bool:
+    keys = re.finditer(rb'"method"\s*:', data[:65536])
+    return any(_top_level(data, m.start()) for m in itertools.islice(keys, _MAX_ID_CANDIDATES))
 
 
 def _top_level(data: bytes, position: int) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -150,7 +151,11 @@ class EraRouter:
             except RuntimeError:
                 self._loop = None
         if self._loop is not None:
-            self._inflight[rid] = self._loop.create_task(self._serve_task(rid, method, raw))
+            task = self._loop.create_task(self._serve_task(rid, method, raw))
+            self._inflight[rid] = task
+            # A done callback, not a ``finally``: a task cancelled before its first step
+            # never runs its body, and its slot must still be freed.
+            task.add_done_callback(functools.partial(self._task_done, rid))
         else:
             scope = anyio.CancelScope()
             self._inflight[rid] = scope
@@ -158,11 +163,12 @@ class EraRouter:
         return True
 
     async def _serve_task(self, rid: int | str, method: str, raw: msgspec.Raw | None) -> None:
-        try:
+        # Cancelled by the client, or the connection ended: nothing more to send.
+        with contextlib.suppress(asyncio.CancelledError):
             await self._serve(rid, method, raw)
-        except asyncio.CancelledError:
-            pass  # cancelled by the client, or the connection ended: nothing more to send
-        finally:
+
+    def _task_done(self, rid: int | str, task: asyncio.Task[None]) -> None:
+        if self._inflight.get(rid) is task:
             self._done(rid)
 
     async def _serve_scoped(
