@@ -38,6 +38,7 @@ HERE = Path(__file__).resolve().parent
 META = {
     "io.modelcontextprotocol/protocolVersion": LATEST_STATELESS,
     "io.modelcontextprotocol/clientInfo": {"name": "soak", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
 }
 MIX = (("echo", 70), ("cancel", 10), ("churn", 8), ("stateless", 8), ("count", 4))
 
@@ -163,7 +164,8 @@ async def _listen_slowly(http: httpx2.AsyncClient, url: str, deadline: float, st
     }
     async with http.stream("POST", url, json=message, headers=headers) as response:
         if response.status_code != 200:
-            raise RuntimeError(f"listen answered HTTP {response.status_code}")
+            text = (await response.aread())[:200]
+            raise RuntimeError(f"listen answered HTTP {response.status_code}: {text!r}")
         await _read_slowly(response, min(deadline, time.monotonic() + 30), stats)
 
 

@@ -29,7 +29,7 @@ from ..protocol import (
     custom_method,
     has_capability,
 )
-from ..session import Connection, current_request_id
+from ..session import Connection, ConnectionClosed, current_request_id
 from ..stateless.options import options_of
 from ..transports import Transport
 from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
@@ -188,7 +188,10 @@ class ServerSession:
             # Only kinds declared (with listChanged) at the handshake: a kind registered later
             # is invisible to this client until it reconnects.
             if has_capability(declared, (what, "listChanged")) and not self.connection.closed:
-                await self.connection.notify(_LIST_CHANGED[what].method, None)
+                try:
+                    await self.connection.notify(_LIST_CHANGED[what].method, None)
+                except ConnectionClosed:
+                    return  # the session ended meanwhile (found by the soak benchmark)
 
     # ------------------------------------------------------------------ dispatch
     async def _on_notification(self, event: NotificationReceived) -> None:
