@@ -47,9 +47,9 @@ from .protocol import (
 from .transports import MessageTooLarge, Transport, TransportClosed
 
 __all__ = [
-    "InflightLimit",
     "Connection",
     "ConnectionClosed",
+    "InflightLimit",
     "NotificationHandler",
     "PeerError",
     "RequestHandler",
@@ -191,6 +191,7 @@ class Connection:
         #: Requests in flight across connections (a server's sessions), if bounded.
         self.shared_limit: InflightLimit | None = None
         self._replies: set[asyncio.Task[None]] = set()  # "Server busy" answers being sent
+        self._max_inflight = core.options.max_inflight
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Connection:
@@ -448,7 +449,7 @@ class Connection:
 
     def _start_handler(self, event: RequestReceived) -> None:
         shared = self.shared_limit
-        if len(self._handlers) >= self.core.options.max_inflight or (
+        if len(self._handlers) >= self._max_inflight or (
             shared is not None and shared.count >= shared.limit
         ):
             self._refuse_busy(event)
@@ -499,7 +500,7 @@ class Connection:
 
     def _refuse_busy(self, event: RequestReceived) -> None:
         """Answer at once, without running anything: the in-flight bound is reached."""
-        limit = self.core.options.max_inflight
+        limit = self._max_inflight
         scope = "session"
         if len(self._handlers) < limit and self.shared_limit is not None:
             limit, scope = self.shared_limit.limit, "server"

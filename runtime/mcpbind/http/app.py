@@ -336,7 +336,8 @@ class StreamableHTTPApp:
         self.sessions[session_id] = session
         task = session.start()
         task.add_done_callback(lambda _t: self._forget(session))
-        if (self.idle_timeout or self.init_timeout) is not None and self._reaper is None:
+        timed = self.idle_timeout is not None or self.init_timeout is not None
+        if timed and self._reaper is None:
             self._reaper = asyncio.get_running_loop().create_task(self._reap())
         return session
 
