@@ -9,7 +9,7 @@ PYTHONS := 3.11 3.12 3.13
 NEWEST := $(lastword $(PYTHONS))
 OLDER := $(filter-out $(NEWEST),$(PYTHONS))
 
-.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http bench-tasks conformance pythons test-older
+.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http bench-tasks conformance pythons test-older fuzz soak
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -106,3 +106,15 @@ conformance: conformance/node_modules/.installed  ## the official MCP conformanc
 	$(PY) conformance/run.py server --spec-version $(CONFORMANCE_SPEC); s=$$?; \
 	$(PY) conformance/run.py client --command "$(PY) conformance/everything_client.py" \
 	  --spec-version $(CONFORMANCE_SPEC); c=$$?; exit $$(( s || c ))
+
+FUZZ_SECONDS ?= 600
+
+fuzz:  ## coverage-guided fuzzing (atheris) of bytes -> decode -> dispatch, both eras and the ASGI app
+	$(PY) -c 'import atheris' 2>/dev/null || $(PY) -m pip install -q 'atheris==3.0.0'
+	nice $(PY) tests/fuzz/run.py --seconds $(FUZZ_SECONDS)
+
+SOAK_SECONDS ?= 1800
+SOAK_CLIENTS ?= 50
+
+soak:  ## soak benchmark: one uvicorn worker, SOAK_CLIENTS clients for SOAK_SECONDS; RSS drift, errors, p50/p99
+	$(PY) bench/soak/run.py --seconds $(SOAK_SECONDS) --clients $(SOAK_CLIENTS)

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Literal
 
-from mcpbind import McpError, Server, serve_stdio
+from mcpbind import McpError, Server, ToolExecutionError, serve_stdio
 from mcpbind import types as t
 
 __all__ = [
@@ -61,7 +61,7 @@ DIRECTORY_MIME = "inode/directory"
 Kind = Literal["file", "directory", "symlink", "other"]
 
 
-class FileAccessError(ValueError):
+class FileAccessError(ToolExecutionError, ValueError):
     """A path the server will not or cannot serve; the message is safe to show the model."""
 
     code = INVALID_PARAMS

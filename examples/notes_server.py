@@ -29,7 +29,7 @@ from typing import Annotated
 import anyio
 import msgspec
 
-from mcpbind import Context, McpError, Server, serve_stdio
+from mcpbind import Context, McpError, Server, ToolExecutionError, serve_stdio
 from mcpbind import types as t
 
 __all__ = ["SAMPLE_NOTES", "Note", "NoteStore", "create_server", "main", "server"]
@@ -76,7 +76,7 @@ class NoteStore:
     def add(self, title: str, body: str, tags: Iterable[str] = ()) -> Note:
         title = title.strip()
         if not title:
-            raise ValueError("A note needs a non-empty title")
+            raise ToolExecutionError("A note needs a non-empty title")
         base = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "note"
         note_id, n = base, 1
         while note_id in self.notes or note_id == "index":  # notes://index is the index
@@ -199,7 +199,7 @@ def create_server(seed: Iterable[tuple[str, str, list[str]]] = SAMPLE_NOTES) -> 
         """Delete a note for good."""
         removed = notes.delete(id)
         if removed is None:
-            raise ValueError(f"No note with id {id!r}; search_notes lists the ids")
+            raise ToolExecutionError(f"No note with id {id!r}; search_notes lists the ids")
         unpublish(removed)
         await ctx.info(f"deleted note {id!r}")
         return f"Deleted note {id!r} ({removed.title})"

@@ -12,7 +12,7 @@ from . import types
 from .client import Client, ClientHandlers, Subscription, UnsupportedVersion
 from .host import ApprovalPolicy, Host, HostConfig, SamplingReview, ServerConfig, ToolCallRequest
 from .protocol import McpError, UrlElicitationRequired
-from .server import Context, Server, serve, serve_stdio
+from .server import Context, Server, ToolExecutionError, serve, serve_stdio
 from .session import ConnectionClosed, PeerError, RequestTimeout
 from .stateless import CacheHint, StatelessOptions
 from .versions import (
@@ -47,6 +47,7 @@ __all__ = [
     "RequestOptions",
     "RequestTimeout",
     "Server",
+    "ToolExecutionError",
     "UnsupportedVersion",
     "UrlElicitationRequired",
     "serve",

@@ -8,6 +8,7 @@ public function is used as is).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ try:
 except ImportError:  # pragma: no cover - a future anyio
     _get_async_backend = None
 
-__all__ = ["CancelCheck"]
+__all__ = ["CancelCheck", "is_cancellation"]
 
 
 class CancelCheck:
@@ -42,3 +43,10 @@ class CancelCheck:
                 return
             backend = self._backend = _get_async_backend()
         await backend.checkpoint_if_cancelled()
+
+
+def is_cancellation(exc: BaseException) -> bool:
+    """Whether ``exc`` is the framework's cancellation (or a generator closing), which a
+    handler must let through; every other ``BaseException`` of a handler is its failure."""
+    cancelled = anyio.get_cancelled_exc_class()
+    return isinstance(exc, (asyncio.CancelledError, GeneratorExit, cancelled))

@@ -25,12 +25,12 @@ from anyio.abc import TaskGroup
 
 from mcpbind_types._common import MethodInfo, RequestOptions
 
-from ._cancel import CancelCheck
+from ._cancel import CancelCheck, is_cancellation
 from ._eager import start_eager
 from .deadlines import Deadlines
 from .protocol import (
     CONNECTION_CLOSED,
-    INVALID_REQUEST,
+    INTERNAL_ERROR,
     REQUEST_TIMEOUT,
     URL_ELICITATION_REQUIRED,
     Cancelled,
@@ -52,6 +52,7 @@ from .transports._reconnect import CONNECTION_LOST
 __all__ = [
     "Connection",
     "ConnectionClosed",
+    "InflightLimit",
     "NotificationHandler",
     "PeerError",
     "RequestHandler",
@@ -159,6 +160,16 @@ class _Waiter:
             await self._event.wait()
 
 
+class InflightLimit:
+    """A count of inbound requests in flight shared by several connections, and its bound."""
+
+    __slots__ = ("count", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+
+
 class Connection:
     """One session over one transport. Use as ``async with Connection(...) as conn``."""
 
@@ -191,6 +202,10 @@ class Connection:
         #: Events of the last message the read loop still has to dispatch, in order.
         self._backlog: list[Event] = []
         self.close_reason: str | None = None
+        #: Requests in flight across connections (a server's sessions), if bounded.
+        self.shared_limit: InflightLimit | None = None
+        self._replies: set[asyncio.Task[None]] = set()  # "Server busy" answers being sent
+        self._max_inflight = core.options.max_inflight
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Connection:
@@ -353,10 +368,8 @@ class Connection:
                     else:
                         self._backlog = self.core.receive(await transport.receive())
                 except MessageTooLarge as exc:
-                    await self.send(
-                        _error_bytes(INVALID_REQUEST, f"Message too large: over {exc.limit} bytes")
-                    )
-                    continue
+                    # Answered on its id when readable; a response fails its call at once.
+                    self._backlog = self.core.refuse_oversized(exc.head, exc.tail, exc.limit)
                 backlog, self._backlog = self._backlog, []
                 for event in backlog:
                     # The two common events are handled inline (no coroutine per event).
@@ -462,6 +475,14 @@ class Connection:
             self._cancel_handler(event.request_id, running)
 
     def _start_handler(self, event: RequestReceived) -> None:
+        shared = self.shared_limit
+        if len(self._handlers) >= self._max_inflight or (
+            shared is not None and shared.count >= shared.limit
+        ):
+            self._refuse_busy(event)
+            return
+        if shared is not None:
+            shared.count += 1
         # The handle exists before the handler starts, so a cancellation that arrives right
         # behind its request (same read buffer) still finds it.
         if self._loop is not None:
@@ -504,8 +525,27 @@ class Connection:
         finally:
             self._handler_done(event.id)
 
+    def _refuse_busy(self, event: RequestReceived) -> None:
+        """Answer at once, without running anything: the in-flight bound is reached."""
+        limit = self._max_inflight
+        scope = "session"
+        if len(self._handlers) < limit and self.shared_limit is not None:
+            limit, scope = self.shared_limit.limit, "server"
+        message = f"Server busy: {limit} requests in flight on this {scope}; retry later"
+        data = self.core.send_error(event.id, McpError(INTERNAL_ERROR, message))
+        if self._loop is not None:  # maybe in the read callback (pump): no anyio task here
+            task = self._loop.create_task(self._answer(data))
+            self._replies.add(task)
+            task.add_done_callback(self._replies.discard)
+        else:
+            assert self._tg is not None
+            self._tg.start_soon(self._answer, data)
+
     def _handler_done(self, request_id: RequestId) -> None:
-        self._handlers.pop(request_id, None)
+        if request_id in self._handlers:
+            del self._handlers[request_id]
+            if self.shared_limit is not None:
+                self.shared_limit.count -= 1
         if request_id in self._cancelled:
             self._cancelled.discard(request_id)
             self.core.release(request_id)
@@ -513,7 +553,9 @@ class Connection:
     async def _handle(self, event: RequestReceived) -> None:
         try:
             result = await self._on_request(event)
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit from a handler fails its request, not us
+            if is_cancellation(exc):
+                raise
             if event.id not in self._cancelled:
                 await self._answer(
                     self.core.send_error(event.id, self.core.error_for_exception(exc))
@@ -547,9 +589,3 @@ class Connection:
 def _not_started(task: asyncio.Task[None]) -> bool:
     coro = task.get_coro()
     return inspect.iscoroutine(coro) and inspect.getcoroutinestate(coro) == inspect.CORO_CREATED
-
-
-def _error_bytes(code: int, message: str) -> bytes:
-    return msgspec.json.encode(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-    )

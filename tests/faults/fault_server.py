@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any
 
 import anyio
@@ -42,6 +43,13 @@ async def sleep(seconds: float, ctx: Context) -> str:
     await ctx.report_progress(0, 1, "started")
     await anyio.sleep(seconds)
     return "slept"
+
+
+@server.tool()
+def block(seconds: float) -> str:
+    """A ``def`` tool that ignores cancellation (stuck in a blocking call)."""
+    time.sleep(seconds)
+    return "unblocked"
 
 
 @server.method("faults/echo")
@@ -85,6 +93,14 @@ def _rude_answer(rid: Any, method: str, params: dict[str, Any]) -> list[bytes]:
     if tool == "result-and-error":
         error = {"code": -1, "message": "x"}
         return [json.dumps({"jsonrpc": "2.0", "id": rid, "result": {}, "error": error}).encode()]
+    if tool == "huge-line":  # 64 MiB, the id first (as mcpbind and the Python SDK write it)
+        return [result({"content": [{"type": "text", "text": "x" * (64 << 20)}]})]
+    if tool == "huge-line-id-last":  # the id last (as the TypeScript SDK writes it)
+        body = {"result": {"content": [{"type": "text", "text": "x" * (64 << 20)}]}}
+        return [json.dumps({**body, "jsonrpc": "2.0", "id": rid}).encode()]
+    if tool == "deep-result":
+        deep = "[" * 5000 + "]" * 5000
+        return [result({"content": []}).replace(b'"content"', b'"x": ' + deep.encode() + b', "c"')]
     if tool == "bad-utf8":
         text = result({"content": [{"type": "text", "text": "TEXT"}]})
         return [text.replace(b"TEXT", b"\xc3(")]

@@ -28,6 +28,7 @@ from mcpbind import (
     Context,
     McpError,
     Server,
+    ToolExecutionError,
     json_value,
 )
 from mcpbind import types as t
@@ -60,6 +61,26 @@ def make_server() -> Server:
     @server.tool()
     def silent_failure() -> str:
         raise RuntimeError
+
+    @server.tool()
+    def explains() -> str:
+        raise ToolExecutionError("the city name is ambiguous; add a country")
+
+    @server.tool()
+    def wraps_a_cli() -> str:
+        raise SystemExit(2)  # argparse on bad arguments
+
+    @server.tool()
+    async def interrupted() -> str:
+        raise KeyboardInterrupt
+
+    @server.tool()
+    def interrupted_in_thread() -> str:
+        raise KeyboardInterrupt
+
+    @server.resource("mem://exits")
+    def exiting_resource() -> str:
+        raise SystemExit(1)
 
     @server.tool()
     def refuses() -> str:
@@ -120,14 +141,47 @@ async def still_works(client: Client) -> None:
 
 
 @pytest.mark.parametrize(
-    ("tool", "text"),
-    [("disk_full", "the disk is full"), ("silent_failure", "RuntimeError")],
+    ("tool", "text", "debug_text"),
+    [
+        ("disk_full", "Internal error", "OSError: the disk is full"),
+        ("silent_failure", "Internal error", "RuntimeError"),
+        ("explains", "the city name is ambiguous; add a country", None),
+    ],
 )
-async def test_tool_exception_is_an_error_result(tool: str, text: str) -> None:
+@pytest.mark.parametrize("debug", [False, True])
+async def test_tool_exception_is_an_error_result(
+    tool: str, text: str, debug_text: str | None, debug: bool
+) -> None:
+    """Issue 16 (8): like resources and prompts, a tool's exception text reaches the client
+    only with ``debug``; ``ToolExecutionError`` is the message meant for the model."""
+    options = SessionOptions(debug=debug)
+    async with connected(make_server(), options=options) as (client, server_tap, _):
+        result = await client.call(tool)
+        assert result.is_error is True
+        expected = debug_text if debug and debug_text is not None else text
+        assert result.content == [t.TextContent(text=expected)]
+        if not debug:
+            assert b"disk is full" not in b"".join(server_tap.sent)
+        await still_works(client)
+
+
+@pytest.mark.parametrize("tool", ["wraps_a_cli", "interrupted", "interrupted_in_thread"])
+async def test_tool_raising_system_exit_fails_only_its_call(tool: str) -> None:
+    """Issue 16 (7): SystemExit / KeyboardInterrupt from a tool (sync or async) is its
+    failure: an isError result, and the server keeps serving."""
     async with connected(make_server()) as (client, _, _):
         result = await client.call(tool)
         assert result.is_error is True
-        assert result.content == [t.TextContent(text=text)]
+        assert result.content == [t.TextContent(text="Internal error")]
+        await still_works(client)
+
+
+async def test_resource_raising_system_exit_is_an_internal_error() -> None:
+    """Issue 16 (7): the same for any handler: -32603, the session lives."""
+    async with connected(make_server()) as (client, _, _):
+        with pytest.raises(McpError) as info:
+            await client.read_resource(t.ReadResourceRequestParams(uri="mem://exits"))
+        assert info.value.code == INTERNAL_ERROR
         await still_works(client)
 
 

@@ -93,22 +93,30 @@ class Probe:
 
 PROBES: list[Probe] = [
     # -- not JSON at all: -32700 with no id (JSON-RPC §5.1; 2025-11-25 transports.mdx §stdio)
-    Probe("truncated JSON", b'{"jsonrpc":"2.0","id":1,"method":"pi', PARSE_ERROR),
+    #    ... answered on the top-level id when it is readable (issue 16, item 10)
+    Probe("truncated JSON", b'{"jsonrpc":"2.0","id":1,"method":"pi', PARSE_ERROR, 1),
     Probe("truncated after a key", b'{"jsonrpc":"2.0","id":', PARSE_ERROR, message="truncated"),
     Probe("plain text", b"not json", PARSE_ERROR, message="malformed"),
     Probe("single quotes", b"{'jsonrpc':'2.0','id':2,'method':'ping'}", PARSE_ERROR),
-    Probe("trailing garbage", request(3, "ping") + b" x", PARSE_ERROR, message="trailing"),
+    Probe("trailing garbage", request(3, "ping") + b" x", PARSE_ERROR, 3, "trailing"),
     Probe("invalid UTF-8 lead bytes", b'\xff\xfe{"jsonrpc":"2.0"}', PARSE_ERROR),
-    Probe("UTF-8 byte-order mark", b"\xef\xbb\xbf" + request(4, "ping"), PARSE_ERROR),
+    Probe("UTF-8 byte-order mark", b"\xef\xbb\xbf" + request(4, "ping"), PARSE_ERROR, 4),
     Probe(
         "invalid UTF-8 in the method",
         b'{"jsonrpc":"2.0","id":5,"method":"pi\xc3(ng"}',
         PARSE_ERROR,
-        message="UTF-8",
+        5,
+        "UTF-8",
     ),
-    Probe("invalid escape", b'{"jsonrpc":"2.0","id":6,"method":"\\x41"}', PARSE_ERROR),
-    Probe("lone surrogate escape", b'{"jsonrpc":"2.0","id":7,"method":"\\ud800"}', PARSE_ERROR),
-    Probe("raw control character", b'{"jsonrpc":"2.0","id":8,"method":"p\x01"}', PARSE_ERROR),
+    Probe("invalid escape", b'{"jsonrpc":"2.0","id":6,"method":"\\x41"}', PARSE_ERROR, 6),
+    Probe("lone surrogate escape", b'{"jsonrpc":"2.0","id":7,"method":"\\ud800"}', PARSE_ERROR, 7),
+    Probe(
+        "lone surrogate escape in params",
+        b'{"jsonrpc":"2.0","method":"ping","params":{"_meta":{"x":"\\udc00"}},"id":"s"}',
+        PARSE_ERROR,
+        "s",
+    ),
+    Probe("raw control character", b'{"jsonrpc":"2.0","id":8,"method":"p\x01"}', PARSE_ERROR, 8),
     Probe("NaN id", b'{"jsonrpc":"2.0","id":NaN,"method":"ping"}', PARSE_ERROR),
     Probe("leading-zero id", b'{"jsonrpc":"2.0","id":01,"method":"ping"}', PARSE_ERROR),
     Probe("whitespace-only line", b"   \t ", PARSE_ERROR),
@@ -206,13 +214,15 @@ PROBES: list[Probe] = [
         + b"]" * DEEP
         + b"}}",
         INVALID_REQUEST,
-        message="nesting exceeds",
+        18,
+        "nesting exceeds",
     ),
     Probe(
         "line above max_message_size",
         call(19, {"a": 1, "b": 2, "pad": "x" * (MAX_MESSAGE_SIZE + 100)}),
         INVALID_REQUEST,
-        message=f"Message too large: over {MAX_MESSAGE_SIZE} bytes",
+        19,  # read from the line's first bytes (issue 16, item 10)
+        f"Message too large: over {MAX_MESSAGE_SIZE} bytes",
     ),
     # -- method not found: -32601 (JSON-RPC §5.1)
     Probe("unknown method", request(20, "nope/nope"), METHOD_NOT_FOUND, 20, "nope/nope"),

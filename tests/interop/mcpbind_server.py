@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from mcpbind import Server, serve_stdio
+from mcpbind import Server, ToolExecutionError, serve_stdio
 
 
 class Stats(TypedDict):
@@ -47,7 +47,7 @@ def stats(values: list[float]) -> Stats:
 @server.tool()
 def fail(message: str) -> str:
     """Always fails: the failure is reported as a tool error result (isError)."""
-    raise ValueError(message)
+    raise ToolExecutionError(message)
 
 
 @server.resource("mem://greeting", mime_type="text/plain")

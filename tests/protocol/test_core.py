@@ -270,9 +270,26 @@ def test_error_code_constants() -> None:
 def test_parse_error_has_null_id() -> None:
     """JSON-RPC 2.0 section 5.1: -32700 Parse error, id null when it cannot be detected."""
     _, server = handshake()
-    for bad in (b'{"jsonrpc": "2.0", "id": 1, "method": "ping"', b"{nope}", b"\xff", b""):
+    for bad in (b'{"jsonrpc": "2.0", "method": "ping", "id": ', b"{nope}", b"\xff", b""):
         rid, code, message = only_error(server.receive(bad))
         assert (rid, code) == (None, PARSE_ERROR) and message.startswith("Parse error")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping"',  # cut short
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\\ud800"}}',
+        b'{"method":"ping","params":{"id":2,"x":"\\ud800"},"jsonrpc":"2.0","id":1}',
+    ],
+)
+def test_parse_error_answers_a_readable_id(bad: bytes) -> None:
+    """JSON-RPC 2.0 section 5: the id is null only when it could not be detected; a lone
+    surrogate escape or a cut-off message still names its (top-level) id, so the caller gets
+    its answer now instead of at its timeout."""
+    _, server = handshake()
+    rid, code, message = only_error(server.receive(bad))
+    assert (rid, code) == (1, PARSE_ERROR) and message.startswith("Parse error")
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from proto_helpers import only_error, outgoing, raw_request
 from mcpbind.protocol import (
     INVALID_REQUEST,
     PARSE_ERROR,
+    ErrorReceived,
     NotificationReceived,
     RequestReceived,
     ResponseReceived,
@@ -62,6 +63,82 @@ def test_depth_scan_is_linear_on_adversarial_strings() -> None:
         start = time.perf_counter()
         exceeds_depth(payload)
         assert time.perf_counter() - start < 0.5
+
+
+def _alternating(levels: int) -> bytes:
+    """``{"a":[{"a":[ ... ]}]}``: objects and arrays alternating, ``levels`` deep."""
+    opened = b"".join(b'{"a":' if i % 2 == 0 else b"[" for i in range(levels))
+    closed = b"".join(b"}" if i % 2 == 0 else b"]" for i in reversed(range(levels)))
+    return opened + b"1" + closed
+
+
+@pytest.mark.parametrize("levels", [127, 128, 129, 144, 500, 995, 1000, 5000])
+def test_depth_bound_is_exact_for_alternating_brackets(levels: int) -> None:
+    """Issue 16 (2): alternating ``{[`` used to pass 144 levels; the count is exact now."""
+    payload = _alternating(levels)
+    assert exceeds_depth(payload) == (levels > 128)
+    assert exceeds_depth(payload, limit=levels) is False
+    assert exceeds_depth(payload, limit=levels - 1) is True
+
+
+def test_depth_bound_matches_decoded_depth_on_random_json() -> None:
+    """The bound equals the real nesting of arbitrary JSON (strings with brackets, escapes)."""
+    import random
+
+    rng = random.Random(16)
+
+    def value(budget: int) -> object:
+        roll = rng.random()
+        if budget == 0 or roll < 0.2:
+            return rng.choice([1, "[{", '\\"', "]}", None])
+        if roll < 0.6:
+            return [value(budget - 1) for _ in range(rng.randint(0, 3))]
+        return {f"k{i}": value(budget - 1) for i in range(rng.randint(0, 3))}
+
+    def depth(v: object) -> int:
+        if isinstance(v, list):
+            return 1 + max((depth(x) for x in v), default=0)
+        if isinstance(v, dict):
+            return 1 + max((depth(x) for x in v.values()), default=0)
+        return 0
+
+    for _ in range(500):
+        v = value(rng.randint(0, 10))
+        data, real = json.dumps(v).encode(), depth(v)
+        for limit in range(12):
+            assert exceeds_depth(data, limit) == (real > limit), (data, limit)
+
+
+def test_depth_scan_is_linear_on_many_branches_at_the_limit() -> None:
+    """1 MB of 128-deep branches (valid, at the bound) costs one linear scan, not 128 (about
+    0.05 s; the bound is generous for loaded machines)."""
+    payload = b"[" + b",".join([b"[" * 127 + b"]" * 127] * 4_000) + b"]"
+    start = time.perf_counter()
+    assert not exceeds_depth(payload)
+    assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize("levels", [129, 995, 1000, 100_000])
+def test_too_deep_request_is_answered_on_its_id(levels: int) -> None:
+    """Issue 16 (2): a too-deep request whose id is readable is answered on that id, so the
+    caller (an HTTP POST, a stdio client) is not left waiting."""
+    server = Session("server", version="2025-11-25")
+    payload = b'{"jsonrpc":"2.0","method":"ping","params":' + _alternating(levels) + b',"id":9}'
+    rid, code, message = only_error(server.receive(payload))
+    assert (rid, code) == (9, INVALID_REQUEST) and "nesting exceeds 128" in message
+
+
+@pytest.mark.parametrize("levels", [200, 1000, 50_000])
+def test_too_deep_response_fails_the_pending_call_at_once(levels: int) -> None:
+    """Issue 16 (10): a malicious deep result fails the call now (not at its timeout) and
+    nothing is sent back to the peer."""
+    client = Session("client", version="2025-11-25")
+    rid, _ = client.send_request("ping")
+    payload = b'{"jsonrpc":"2.0","id":%d,"result":{"x":' % rid + _alternating(levels) + b"}}"
+    events = client.receive(payload)
+    assert len(events) == 1 and isinstance(events[0], ErrorReceived)
+    assert events[0].id == rid and events[0].error.code == INVALID_REQUEST
+    assert client.receive(b'{"jsonrpc":"2.0","id":%d,"result":{}}' % rid) == []  # forgotten
 
 
 # -- batches --------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from typing import Annotated, Any, TypedDict
 import anyio
 import msgspec
 
-from mcpbind import Context, McpError, Server, serve_stdio
+from mcpbind import Context, McpError, Server, ToolExecutionError, serve_stdio
 from mcpbind import types as t
 from mcpbind.server import ServerSession
 from mcpbind_types.unified import methods as m
@@ -99,7 +99,7 @@ def build_full() -> Server:
     @server.tool()
     def fail(message: str) -> str:
         """A tool whose execution fails."""
-        raise RuntimeError(message)
+        raise ToolExecutionError(message)
 
     @server.tool()
     def refuse() -> str:

@@ -82,9 +82,21 @@ def accepts(accept: str | None, wanted: str) -> bool:
         return False
     major = wanted.partition("/")[0]
     for part in accept.split(","):
-        kind = part.partition(";")[0].strip().lower()
-        if kind in (wanted, f"{major}/*", "*/*"):
+        kind, _, params = part.partition(";")
+        if kind.strip().lower() in (wanted, f"{major}/*", "*/*") and not _refused(params):
             return True
+    return False
+
+
+def _refused(params: str) -> bool:
+    """RFC 9110 §12.4.2: ``q=0`` means "not acceptable"."""
+    for param in params.split(";"):
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "q":
+            try:
+                return float(value.strip()) <= 0
+            except ValueError:
+                return True
     return False
 
 

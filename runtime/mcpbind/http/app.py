@@ -72,6 +72,9 @@ class StreamableHTTPApp:
     ``body_timeout``: seconds to receive a whole body (408 after). ``retry_ms``: the SSE
     ``retry`` field. ``sse_keepalive``: seconds between comments on an idle GET stream.
     ``principal``: maps an ASGI scope to the authenticated principal a session is bound to.
+    ``max_sessions_per_client``: sessions one client address may hold (503 beyond; ``None``
+    behind a proxy that hides client addresses). ``init_timeout``: seconds a session may
+    stay without ``notifications/initialized`` before it is dropped.
     """
 
     def __init__(
@@ -92,6 +95,8 @@ class StreamableHTTPApp:
         sse_keepalive: float | None = 15.0,
         principal: Callable[[Scope], object] = scope_principal,
         session_options: SessionOptions | None = None,
+        max_sessions_per_client: int | None = 100,
+        init_timeout: float | None = 10.0,
     ) -> None:
         if max_body_size < 1 or max_sessions < 1:
             raise ValueError("max_body_size and max_sessions must be positive")
@@ -109,6 +114,9 @@ class StreamableHTTPApp:
         self.sse_keepalive = sse_keepalive
         self.principal = principal
         self.session_options = session_options
+        self.max_sessions_per_client = max_sessions_per_client
+        self.init_timeout = init_timeout
+        self._max_depth = (session_options or SessionOptions()).max_depth
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
@@ -181,6 +189,14 @@ class StreamableHTTPApp:
         if session is None or session.closed or session.principal != self.principal(scope):
             await send_error(send, 404, SESSION_NOT_FOUND, "Session not found")
             return None
+        version = headers.get(b"mcp-protocol-version")
+        if version is not None and session.version not in (None, version.strip()):
+            message = (
+                f"Bad Request: MCP-Protocol-Version {version.strip()!r} is not the negotiated "
+                f"version {session.version!r}"
+            )
+            await send_error(send, 400, INVALID_REQUEST, message)
+            return None
         return session
 
     async def _checked_session(
@@ -214,7 +230,7 @@ class StreamableHTTPApp:
         body = await receive_body(send, receive, headers, self.max_body_size, self.body_timeout)
         if body is None:
             return
-        classified = classify_post(body)
+        classified = classify_post(body, self._max_depth)
         if classified.error is not None:
             status, code, message = classified.error
             await send_error(send, status, code, message)
@@ -237,7 +253,19 @@ class StreamableHTTPApp:
             if len(self.sessions) >= self.max_sessions:
                 await refuse_new_session(send)
                 return
+            address = _client_address(scope)
+            cap = self.max_sessions_per_client
+            if cap is not None and self._sessions_of(address) >= cap:
+                await send_error(
+                    send,
+                    503,
+                    INVALID_REQUEST,
+                    "Service Unavailable: too many sessions for this client",
+                    [(b"retry-after", b"5")],
+                )
+                return
             session = self._create_session(scope)
+            session.client_address = address
         else:
             found = await self._lookup(send, headers, scope)
             if found is None:
@@ -272,9 +300,15 @@ class StreamableHTTPApp:
         self.sessions[session_id] = session
         task = session.start()
         task.add_done_callback(lambda _t: self._forget(session))
-        if self.idle_timeout is not None and self._reaper is None:
+        timed = self.idle_timeout is not None or self.init_timeout is not None
+        if timed and self._reaper is None:
             self._reaper = asyncio.get_running_loop().create_task(self._reap())
         return session
+
+    def _sessions_of(self, address: str | None) -> int:
+        if address is None:
+            return 0
+        return sum(1 for s in self.sessions.values() if s.client_address == address)
 
     def _forget(self, session: HttpSession) -> None:
         if session.id is not None and self.sessions.get(session.id) is session:
@@ -457,22 +491,32 @@ class StreamableHTTPApp:
 
     # ------------------------------------------------------------------ idle sessions
     async def _reap(self) -> None:
-        assert self.idle_timeout is not None
-        period = max(0.05, min(self.idle_timeout / 4, 30.0))
+        timeouts = [t for t in (self.idle_timeout, self.init_timeout) if t is not None]
+        period = max(0.05, min(min(timeouts) / 4, 30.0))
         while True:
             await asyncio.sleep(period)
             await self._reap_once()
 
     async def _reap_once(self) -> None:
-        """Terminate the sessions idle for longer than ``idle_timeout`` (no open stream)."""
-        if self.idle_timeout is None:
-            return
-        cutoff = asyncio.get_running_loop().time() - self.idle_timeout
-        stale = [s for s in self.sessions.values() if s.last_active < cutoff and not s.busy]
+        """Terminate the sessions idle for longer than ``idle_timeout`` (no open stream), and
+        those without ``notifications/initialized`` ``init_timeout`` after they began."""
+        now = asyncio.get_running_loop().time()
+        idle = -1.0 if self.idle_timeout is None else now - self.idle_timeout
+        unborn = -1.0 if self.init_timeout is None else now - self.init_timeout
+        stale = [
+            s
+            for s in self.sessions.values()
+            if (s.last_active < idle and not s.busy) or (s.created < unborn and not s.initialized)
+        ]
         for session in stale:
             if session.id is not None:
                 self.sessions.pop(session.id, None)
             await session.close()
+
+
+def _client_address(scope: Scope) -> str | None:
+    client = scope.get("client")
+    return str(client[0]) if client else None
 
 
 def _stateless_header(headers: Headers, classified: Classified) -> bool:

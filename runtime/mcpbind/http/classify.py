@@ -15,6 +15,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ..protocol._wire import BATCH_DECODER, ENVELOPE_DECODER, Envelope
+from ..protocol.depth import DEFAULT_MAX_DEPTH, exceeds_depth
 from ..protocol.errors import INVALID_REQUEST, PARSE_ERROR
 
 __all__ = ["META_PROTOCOL_VERSION", "Classified", "classify_post"]
@@ -61,7 +62,7 @@ def _params(env: Envelope) -> _Params | None:
         return None
     try:
         return _PARAMS.decode(env.params)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None  # not an object: the session answers Invalid params
 
 
@@ -102,9 +103,14 @@ def _add(out: Classified, env: Envelope, *, batch: bool, era_marker: bool) -> st
     return "Invalid Request: not a JSON-RPC request, notification or response"
 
 
-def classify_post(body: bytes) -> Classified:
-    """Classify a POST body without side effects (nothing is allocated beyond the result)."""
+def classify_post(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Classified:
+    """Classify a POST body without side effects (nothing is allocated beyond the result).
+    A body nested deeper than ``max_depth`` is refused before anything decodes it."""
     out = Classified()
+    if body.count(b"[") + body.count(b"{") > max_depth and exceeds_depth(body, max_depth):
+        message = f"Invalid Request: JSON nesting exceeds {max_depth} levels"
+        out.error = (400, INVALID_REQUEST, message)
+        return out
     era_marker = META_PROTOCOL_VERSION.encode() in body
     stripped = body.lstrip()
     try:
@@ -120,7 +126,7 @@ def classify_post(body: bytes) -> Classified:
     except msgspec.ValidationError as exc:
         out.error = (400, INVALID_REQUEST, f"Invalid Request: {exc}")
         return out
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         out.error = (400, PARSE_ERROR, f"Parse error: {exc}")
         return out
     for env in envelopes:

@@ -51,7 +51,9 @@ def split_host(value: str) -> tuple[str, str | None] | None:
     else:
         host, colon, port_text = value.partition(":")
         port = port_text if colon else None
-    if port is not None and (not port.isdigit() or len(port) > 5):
+    if port is not None and (
+        not (port.isascii() and port.isdigit()) or len(port) > 5 or int(port) > 65535
+    ):
         return None
     if not host:
         return None

@@ -123,7 +123,9 @@ class HttpSession:
         self.store = event_store
         self.retry_ms = retry_ms
         self.closed = False
-        self.last_active = asyncio.get_running_loop().time()
+        self.last_active = self.created = asyncio.get_running_loop().time()
+        #: The client's address (per-address session limit).
+        self.client_address: str | None = None
         self.inbound: asyncio.Queue[bytes] = asyncio.Queue(64)
         # Stream ids: a random per-session prefix and a counter (ownership is checked by
         # lookup in this session, so they need to be unique, not secret).
@@ -179,6 +181,11 @@ class HttpSession:
         """A connection is open or a request is still being answered (a JSON-mode request
         has no stream to attach to): the idle timeout does not apply."""
         return bool(self._by_request) or self.attached
+
+    @property
+    def initialized(self) -> bool:
+        """The client sent ``notifications/initialized`` (the handshake completed)."""
+        return self.server_session.initialized.is_set()
 
     def touch(self) -> None:
         self.last_active = asyncio.get_running_loop().time()

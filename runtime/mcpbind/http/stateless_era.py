@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from ..protocol import HEADER_MISMATCH, McpError
+from ..protocol import HEADER_MISMATCH, INTERNAL_ERROR, PARSE_ERROR, McpError
 from ..protocol._wire import encode_error
+from ..server.limits import server_inflight
 from ..stateless.dispatch import Reply, answer
 from ..stateless.listen import LISTEN, ListenHub, Subscription
 from ._asgi import Headers, Receive, Scope, Send, send_response
@@ -93,9 +94,13 @@ async def serve_stateless_era(
         schema = entry.tool.input_schema
         return schema if isinstance(schema, dict) else msgspec.to_builtins(schema)
 
-    reason = check_headers(
-        RequestHeaders(scope["headers"]), headers.get(b"mcp-protocol-version"), body, schema_of
-    )
+    try:
+        reason = check_headers(
+            RequestHeaders(scope["headers"]), headers.get(b"mcp-protocol-version"), body, schema_of
+        )
+    except msgspec.DecodeError as exc:  # e.g. invalid UTF-8 in a mirrored argument
+        await _send_json(send, 400, encode_error(rid, McpError(PARSE_ERROR, f"Parse error: {exc}")))
+        return
     if reason is not None:
         await _send_json(send, 400, encode_error(rid, McpError(HEADER_MISMATCH, reason)))
         return
@@ -176,6 +181,12 @@ async def _request(
     raw: msgspec.Raw | None,
     principal: str | None,
 ) -> None:
+    shared = server_inflight(app.server)
+    if shared.count >= shared.limit:
+        message = f"Server busy: {shared.limit} requests in flight on this server; retry later"
+        await _send_json(send, 503, encode_error(rid, McpError(INTERNAL_ERROR, message)))
+        return
+    shared.count += 1
     response = _Response(send, not app.json_response)
     watch = _Watch(receive)
     try:
@@ -190,6 +201,7 @@ async def _request(
     except OSError:
         logger.debug("client left during request %r", rid)
     finally:
+        shared.count -= 1
         watch.stop()
 
 

@@ -14,7 +14,7 @@ from mcpbind_types._common import MethodInfo, decoder, join_error_path
 from mcpbind_types.unified.methods import CLIENT_TO_SERVER, METHODS, SERVER_TO_CLIENT
 
 from . import _wire
-from .depth import DEFAULT_MAX_DEPTH
+from .depth import DEFAULT_MAX_DEPTH, DEFAULT_MAX_META_BYTES
 from .errors import (
     LocalProtocolError,
     McpError,
@@ -53,6 +53,12 @@ class SessionOptions:
     """Gate requests on the initialization state (basic/lifecycle.mdx)."""
     debug: bool = False
     """Let :meth:`Session.error_for_exception` include exception text."""
+    max_inflight: int = 64
+    """Inbound requests handled at once on this session; more are refused at once (-32603
+    "Server busy"), so a peer cannot make the server hold unbounded work and params."""
+    max_meta_bytes: int = DEFAULT_MAX_META_BYTES
+    """Largest ``_meta`` object an inbound request may carry (it is decoded and held while
+    the handler runs); larger is -32602. Checked only for params bigger than this."""
 
 
 @dataclass(slots=True)

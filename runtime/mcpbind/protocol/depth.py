@@ -1,30 +1,68 @@
-"""A nesting-depth bound checked over raw JSON bytes before decoding, at C speed.
+"""A nesting-depth bound checked over raw JSON bytes before decoding, at C speed, and the
+salvage of a request id from a message that cannot be decoded.
 
 msgspec decodes recursively, so a hostile ``[[[[...`` payload must be refused before any
-decoding runs. :func:`exceeds_depth`:
+decoding runs (past ~1,000 levels msgspec raises ``RecursionError``, not ``DecodeError``).
+:func:`exceeds_depth` is exact for valid JSON and never under-counts for invalid JSON:
 
 - fast path: a message with no more than ``limit`` opening brackets in total (``bytes.count``,
   in C) cannot nest deeper than ``limit``;
-- otherwise escapes and then string literals are removed and everything but brackets is
-  deleted (``bytes.replace``/``split``/``translate``, all in C); then each pass removes
-  the innermost ``[]``/``{}`` pairs everywhere at once. Depth ``d`` needs exactly ``d`` passes,
-  so at most ``limit + 1`` linear passes decide, whatever the input: a 100k-deep payload costs
-  ``limit`` C-level scans, an ordinary 80 KB message a handful.
+- otherwise escapes and then string literals are removed, ``{``/``}`` are mapped to ``[``/``]``
+  and everything else is deleted (``bytes.replace``/``split``/``translate``, all in C); each
+  pass then removes the innermost ``[]`` pairs everywhere at once (``bytes.replace`` does not
+  rescan what it produced), so depth ``d`` needs exactly ``d`` passes. A run of ``limit + 1``
+  openers decides at once; when a pass shrinks the text little, one running sum (``accumulate``
+  over a lookup, C iteration) measures the rest: linear whatever the input.
 
-Unclosed or mismatched brackets stop the passes early; the walk then measures the open prefix
-(a decoder would recurse that deep before finding the error).
+Unclosed or stray brackets stop the passes early; what is left is then ``]...][...[``, and
+the passes done plus the openers left bound the depth a decoder would reach.
 """
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_MAX_DEPTH", "exceeds_depth"]
+import itertools
+import re
+from itertools import accumulate
+
+import msgspec
+
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_META_BYTES",
+    "exceeds_depth",
+    "meta_too_large",
+    "salvage_id",
+    "salvage_oversized_id",
+]
 
 DEFAULT_MAX_DEPTH = 128
+DEFAULT_MAX_META_BYTES = 64 * 1024
+
+
+class _MetaSpan(msgspec.Struct):
+    meta: msgspec.Raw = msgspec.field(default=msgspec.Raw(b"{}"), name="_meta")
+
+
+_META_SPAN = msgspec.json.Decoder(_MetaSpan)
 
 _KEEP = b'[]{}"'
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
-_C_PASSES = 16
-_OPEN = frozenset(b"[{")
+_ONE_KIND = bytes.maketrans(b"{}", b"[]")
+_STEP = [0] * 256
+_STEP[ord("[")], _STEP[ord("]")] = 1, -1
+_ID_KEY = re.compile(rb'"id"\s*:\s*')
+_ID_VALUE = re.compile(rb'(-?\d+|"(?:[^"\\]|\\.)*")\s*[,}]')
+_LAST_ID = re.compile(rb',\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*}\s*$')
+_MAX_ID_CANDIDATES = 4
+
+
+def _structure(raw: bytes) -> bytes:
+    """Only the brackets outside string literals, all as ``[``/``]``."""
+    # Escapes first (so no quote left is escaped), then keep only brackets and quotes, then
+    # drop string literals: what remains is the bracket structure, usually a few KB.
+    compact = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(_ONE_KIND, _DROP)
+    # Outside-string runs are the even pieces between quotes (split/join run in C).
+    return b"".join(compact.split(b'"')[::2]) if b'"' in compact else compact
 
 
 def exceeds_depth(data: bytes | bytearray | memoryview, limit: int = DEFAULT_MAX_DEPTH) -> bool:
@@ -32,27 +70,91 @@ def exceeds_depth(data: bytes | bytearray | memoryview, limit: int = DEFAULT_MAX
     raw = bytes(data) if not isinstance(data, bytes) else data
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
-    # Escapes first (so no quote left is escaped), then keep only brackets and quotes, then
-    # drop string literals: what remains is the bracket structure, usually a few KB.
-    compact = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _DROP)
-    # Outside-string runs are the even pieces between quotes (split/join run in C).
-    brackets = b"".join(compact.split(b'"')[::2]) if b'"' in compact else compact
+    brackets = _structure(raw)
+    if b"[" * (limit + 1) in brackets:
+        return True
     passes = 0
-    while passes < min(limit, _C_PASSES):
-        if not brackets:
-            return False
-        inner = brackets.replace(b"[]", b"").replace(b"{}", b"")
+    while brackets:
+        inner = brackets.replace(b"[]", b"")
         if len(inner) == len(brackets):
-            break  # unclosed or mismatched: the walk below measures the open prefix
-        brackets, passes = inner, passes + 1
-    # Each pass removed one level; what is left is deep or adversarial: walk it, stopping as
-    # soon as the bound is crossed (after at most ``limit`` bytes of a ``[[[[...`` payload).
-    remaining, depth = limit - passes, 0
-    for byte in brackets:
-        if byte in _OPEN:
-            depth += 1
-            if depth > remaining:
-                return True
-        else:
-            depth -= 1
+            # No adjacent pair left: ``]...][...[``. A decoder stops at the first stray
+            # closer; the openers left are unclosed levels on top of those removed.
+            return passes + inner.count(b"[") > limit
+        passes += 1
+        if passes > limit:
+            return True
+        if len(inner) * 4 > len(brackets) * 3:
+            # Passes that shrink little (many deep branches) would need up to ``limit``
+            # copies: one running sum (C iteration) measures what is left instead.
+            return passes + max(accumulate(map(_STEP.__getitem__, inner))) > limit
+        brackets = inner
     return False
+
+
+def meta_too_large(params: bytes | msgspec.Raw, limit: int = DEFAULT_MAX_META_BYTES) -> bool:
+    """Whether the params' ``_meta`` object is over ``limit`` bytes of JSON: it is decoded
+    into Python objects (several times its size) and held while the handler runs. Params no
+    bigger than ``limit`` pass at the cost of a ``len``; others are skimmed (``_meta`` is
+    kept raw, nothing else is built). Undecodable params pass: the decoder reports them."""
+    if len(params) <= limit:
+        return False
+    try:
+        return len(_META_SPAN.decode(params).meta) > limit
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return False
+
+
+def salvage_oversized_id(head: bytes, tail: bytes) -> tuple[int | str | None, bool]:
+    """:func:`salvage_id` for a message of which only the first and last bytes were kept
+    (too large): the id near the start, else a top-level ``,"id":...}`` closing it."""
+    rid, is_request = salvage_id(head)
+    if rid is not None:
+        return rid, is_request
+    last = _LAST_ID.search(tail)
+    if last is not None:
+        try:
+            decoded = msgspec.json.decode(last.group(1))
+        except msgspec.DecodeError:
+            return None, False
+        if isinstance(decoded, int | str) and not isinstance(decoded, bool):
+            return decoded, _has_top_level_method(head)
+    return None, False
+
+
+def salvage_id(data: bytes) -> tuple[int | str | None, bool]:
+    """The top-level ``id`` of a message that failed to decode (too deep, a bad escape
+    elsewhere, cut short) and whether it has a top-level ``method``: so the error can be
+    answered on that request, or the pending call failed, instead of ``id: null``."""
+    rid: int | str | None = None
+    for index, match in enumerate(_ID_KEY.finditer(data)):
+        if index == _MAX_ID_CANDIDATES:
+            break
+        value = _ID_VALUE.match(data, match.end())
+        if value is None or not _top_level(data, match.start()):
+            continue
+        token = value.group(1)
+        try:
+            decoded = msgspec.json.decode(token)
+        except msgspec.DecodeError:
+            continue
+        if isinstance(decoded, int | str) and not isinstance(decoded, bool):
+            rid = decoded
+            break
+    if rid is None:
+        return None, False
+    return rid, _has_top_level_method(data)
+
+
+def _has_top_level_method(data: bytes) -> bool:
+    keys = re.finditer(rb'"method"\s*:', data[:65536])
+    return any(_top_level(data, m.start()) for m in itertools.islice(keys, _MAX_ID_CANDIDATES))
+
+
+def _top_level(data: bytes, position: int) -> bool:
+    """Whether ``position`` (the quote of a key) is a key of the outermost object."""
+    prefix = data[:position]
+    compact = prefix.replace(b"\\\\", b"").replace(b'\\"', b"").translate(_ONE_KIND, _DROP)
+    if compact.count(b'"') % 2:
+        return False  # inside a string
+    outside = b"".join(compact.split(b'"')[::2])
+    return outside.count(b"[") - outside.count(b"]") == 1 and outside.lstrip()[:1] == b"["

@@ -21,7 +21,7 @@ from ._base import (
     has_capability,
     logger,
 )
-from .depth import exceeds_depth
+from .depth import exceeds_depth, meta_too_large, salvage_id, salvage_oversized_id
 from .errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -63,7 +63,7 @@ class Receiver(SessionBase):
             type(data) is not bytes or data.count(b"[") + data.count(b"{") > limit
         ) and exceeds_depth(data, limit):
             message = f"Invalid Request: JSON nesting exceeds {limit} levels"
-            self._reply_error(events, None, INVALID_REQUEST, message)
+            self._refuse(data, events, INVALID_REQUEST, message)
             return events
         if data[:1] == b"{":  # the usual case: one object, no leading whitespace
             self._receive_one(data, events)
@@ -75,6 +75,41 @@ class Receiver(SessionBase):
             self._receive_one(data, events)
         return events
 
+    def refuse_oversized(self, head: bytes, tail: bytes, limit: int) -> list[Event]:
+        """A message over the transport's size limit was dropped (only its ``head`` and
+        ``tail`` bytes kept): answer it like :meth:`_refuse` does an undecodable one."""
+        events: list[Event] = []
+        message = f"Message too large: over {limit} bytes"
+        rid, is_request = salvage_oversized_id(head, tail)
+        self._refuse_id(rid, is_request, events, INVALID_REQUEST, message)
+        return events
+
+    def _refuse(self, data: bytes, events: list[Event], code: int, message: str) -> None:
+        """Answer an undecodable message on the request it carries when its id is readable,
+        fail our pending call when it is a response to one, else answer with ``id: null``."""
+        rid, is_request = salvage_id(data)
+        self._refuse_id(rid, is_request, events, code, message)
+
+    def _refuse_id(
+        self,
+        rid: RequestId | None,
+        is_request: bool,
+        events: list[Event],
+        code: int,
+        message: str,
+    ) -> None:
+        pending = None if rid is None or is_request else self._pending.pop(rid, None)
+        if pending is not None and rid is not None:
+            if pending.progress_token is not None:
+                self._progress.pop(pending.progress_token, None)
+            method = pending.info.method
+            if method == "initialize":
+                self._transition(Transition.INIT_FAILED)
+            failure = RemoteProtocolError(code, f"Unreadable result for {method}: {message}")
+            events.append(ErrorReceived(rid, method, failure))
+            return
+        self._reply_error(events, rid if is_request else None, code, message)
+
     def _receive_batch(self, data: bytes, events: list[Event]) -> None:
         if self.version not in BATCH_VERSIONS:
             message = f"Invalid Request: JSON-RPC batches are not supported in protocol version {self.version}"
@@ -82,7 +117,7 @@ class Receiver(SessionBase):
             return
         try:
             items = _wire.BATCH_DECODER.decode(data)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
             self._reply_error(events, None, PARSE_ERROR, f"Parse error: {exc}")
             return
         if not items:
@@ -97,8 +132,9 @@ class Receiver(SessionBase):
         except msgspec.ValidationError as exc:
             self._reply_error(events, None, INVALID_REQUEST, f"Invalid Request: {exc}")
             return
-        except msgspec.DecodeError as exc:
-            self._reply_error(events, None, PARSE_ERROR, f"Parse error: {exc}")
+        except (msgspec.DecodeError, RecursionError) as exc:
+            # A bad escape or byte deep inside still leaves the id readable (depth.py).
+            self._refuse(bytes(data), events, PARSE_ERROR, f"Parse error: {exc}")
             return
         # The decoder never yields bools for ``id`` (msgspec keeps them out of ``int``).
         rid: RequestId | None = env.id if isinstance(env.id, (int, str)) else None
@@ -145,6 +181,11 @@ class Receiver(SessionBase):
                 return
             accepted[method] = known
         info, params_decoder = known
+        limit = self.options.max_meta_bytes
+        if type(raw) is msgspec.Raw and len(raw) > limit and meta_too_large(raw, limit):
+            message = f"Invalid params: _meta exceeds {limit} bytes"
+            self._reply_error(events, rid, INVALID_PARAMS, message)
+            return
         try:
             if params_decoder is None:
                 params = None
@@ -154,7 +195,7 @@ class Receiver(SessionBase):
             message = f"Invalid params: {_validation_message(exc, 'params')}"
             self._reply_error(events, rid, INVALID_PARAMS, message)
             return
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
             # Invalid UTF-8 makes the text not JSON at all; a number out of range is valid JSON
             # that the params cannot hold.
             if "UTF-8" in str(exc):
@@ -210,7 +251,7 @@ class Receiver(SessionBase):
             return
         try:
             params = self._decode_params(info, raw)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
             logger.warning("dropped %r: invalid params: %s", method, exc)
             return
         if isinstance(params, CancelledNotificationParams):
@@ -274,7 +315,7 @@ class Receiver(SessionBase):
             except msgspec.ValidationError as exc:
                 message = f"Invalid result for {method}: {_validation_message(exc, 'result')}"
                 failure = RemoteProtocolError(INTERNAL_ERROR, message)
-            except msgspec.DecodeError as exc:
+            except (msgspec.DecodeError, RecursionError) as exc:
                 failure = RemoteProtocolError(PARSE_ERROR, f"Unreadable result for {method}: {exc}")
         if failure is not None:
             if method == "initialize":

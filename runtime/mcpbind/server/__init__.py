@@ -5,5 +5,13 @@ from __future__ import annotations
 from .app import Server
 from .context import Context
 from .session import ServerSession, serve, serve_stdio
+from .tool_errors import ToolExecutionError
 
-__all__ = ["Context", "Server", "ServerSession", "serve", "serve_stdio"]
+__all__ = [
+    "Context",
+    "Server",
+    "ServerSession",
+    "ToolExecutionError",
+    "serve",
+    "serve_stdio",
+]

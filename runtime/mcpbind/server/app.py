@@ -25,12 +25,15 @@ import msgspec
 from mcpbind_types import unified as t
 from mcpbind_types._common import convert
 
+from .._cancel import is_cancellation
 from ..protocol.errors import INVALID_PARAMS, McpError, UrlElicitationRequired
 from ..stateless.options import StatelessOptions
 from .context import Context
 from .cursor import decode_cursor, encode_cursor
 from .extension import ServerExtension
 from .signature import ToolArgumentsError, ToolSignature, encode_hook, is_valid_tool_name
+from .threads import on_asyncio, run_in_thread
+from .tool_errors import tool_failure
 from .uritemplate import UriTemplate
 
 __all__ = ["Handler", "Server", "ServerExtension"]
@@ -368,22 +371,17 @@ class Server:
             kwargs[context_name] = ctx
         try:
             if entry.in_thread:
-                value = await anyio.to_thread.run_sync(
-                    functools.partial(entry.fn, **kwargs), abandon_on_cancel=True
-                )
+                value = await _in_thread(functools.partial(entry.fn, **kwargs), ctx)
             else:
                 value = entry.fn(**kwargs)
             if type(value) is CoroutineType or inspect.isawaitable(value):
                 value = await value
-        except Exception as exc:
-            if type(exc) is McpError or type(exc) is UrlElicitationRequired:
-                raise  # the tool chose a protocol error on purpose: code and data pass through
+        except BaseException as exc:
+            if type(exc) is McpError or type(exc) is UrlElicitationRequired or is_cancellation(exc):
+                raise  # a protocol error chosen on purpose (code and data pass through)
             # tools.mdx §Error Handling: errors that originate in the tool (its own, or of a
-            # request it made to the client: PeerError, RequestTimeout, a capability the
-            # client lacks) are results the model can see, not protocol errors.
-            return t.CallToolResult(
-                content=[t.TextContent(text=str(exc) or type(exc).__name__)], is_error=True
-            )
+            # request it made to the client) are results, not protocol errors (tool_errors).
+            return tool_failure(exc, ctx.debug_errors)
         return _tool_result(value, entry.signature)
 
     async def _list_resources(self, params: Any, ctx: Context) -> t.ListResourcesResult:
@@ -511,6 +509,13 @@ class _Call:
 
 
 _CONTENT = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.EmbeddedResource)
+
+
+async def _in_thread(fn: Callable[[], Any], ctx: Context) -> Any:
+    """A ``def`` tool: in the loop's bounded daemon pool (threads.py) on asyncio."""
+    if not on_asyncio():
+        return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
+    return await run_in_thread(fn, ctx.mark_cancelled)
 
 
 def _returns_content(fn: Callable[..., Any]) -> bool:

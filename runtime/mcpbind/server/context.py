@@ -44,6 +44,10 @@ class Peer(Protocol):
     def log_level(self) -> str | None: ...
 
 
+def _cancelled() -> bool:
+    return True
+
+
 @dataclass(slots=True)
 class Context:
     """Per-request handle given to handlers. Cheap: one per inbound request."""
@@ -59,11 +63,19 @@ class Context:
     #: by all sessions keeps per-session data here. Where there is no session (2026-07-28,
     #: ``stateless=True`` HTTP) each request gets a new, empty one.
     session_state: dict[str, Any] = field(default_factory=dict)
+    #: The session's ``debug`` setting: exception text in error responses and tool results.
+    debug_errors: bool = False
 
     @property
     def cancelled(self) -> bool:
-        """True once the client cancelled this request (the handler is also interrupted)."""
+        """True once the client cancelled this request (the handler is also interrupted).
+        A ``def`` tool, which Python cannot interrupt, reads it from its thread to stop early;
+        it stays true after the request was abandoned."""
         return self.is_cancelled()
+
+    def mark_cancelled(self) -> None:
+        """Make :attr:`cancelled` true for good (the request was abandoned)."""
+        self.is_cancelled = _cancelled
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -18,12 +19,20 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from ..protocol import INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION, McpError
+from ..protocol import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+    SessionOptions,
+)
 from ..protocol._wire import encode_error
+from ..protocol.depth import DEFAULT_MAX_DEPTH
 from ..stateless.classify import classify
 from ..stateless.options import options_of
 from ..transports import Transport, TransportClosed
 from ..versions import HANDSHAKE_VERSIONS
+from .limits import server_inflight
 
 if TYPE_CHECKING:
     from ..stateless.listen import ListenHub
@@ -60,6 +69,11 @@ class EraRouter:
         self._handshake_versions = [v for v in opts.versions if v in HANDSHAKE_VERSIONS]
         #: Stateless requests answered on this connection (for tests and metrics).
         self.served = 0
+        #: Deeper messages are left to the session core, which refuses them.
+        self.max_depth = DEFAULT_MAX_DEPTH
+        #: Stateless requests answered at once; more get "Server busy".
+        self.max_inflight = SessionOptions().max_inflight
+        self._shared = server_inflight(server)
         #: This connection's ``subscriptions/listen`` streams (created on first use).
         self.hub: ListenHub | None = None
 
@@ -87,7 +101,7 @@ class EraRouter:
 
     async def _route(self, data: bytes) -> bool:
         """Handle ``data`` here (True) or leave it to the session core (False)."""
-        incoming = classify(data)
+        incoming = classify(data, self.max_depth)
         if incoming.kind == "cancelled":
             cancelled = incoming.cancelled_id
             handle = self._inflight.get(cancelled) if cancelled is not None else None
@@ -120,6 +134,15 @@ class EraRouter:
             )
             await self._send(encode_error(rid, error))
             return True
+        shared = self._shared
+        if len(self._inflight) >= self.max_inflight or shared.count >= shared.limit:
+            limit, where = self.max_inflight, "session"
+            if len(self._inflight) < limit:
+                limit, where = shared.limit, "server"
+            message = f"Server busy: {limit} requests in flight on this {where}; retry later"
+            await self._send(encode_error(rid, McpError(INTERNAL_ERROR, message)))
+            return True
+        shared.count += 1
         raw = incoming.params
         if not self._loop_known:
             self._loop_known = True
@@ -128,7 +151,11 @@ class EraRouter:
             except RuntimeError:
                 self._loop = None
         if self._loop is not None:
-            self._inflight[rid] = self._loop.create_task(self._serve_task(rid, method, raw))
+            task = self._loop.create_task(self._serve_task(rid, method, raw))
+            self._inflight[rid] = task
+            # A done callback, not a ``finally``: a task cancelled before its first step
+            # never runs its body, and its slot must still be freed.
+            task.add_done_callback(functools.partial(self._task_done, rid))
         else:
             scope = anyio.CancelScope()
             self._inflight[rid] = scope
@@ -136,11 +163,12 @@ class EraRouter:
         return True
 
     async def _serve_task(self, rid: int | str, method: str, raw: msgspec.Raw | None) -> None:
-        try:
+        # Cancelled by the client, or the connection ended: nothing more to send.
+        with contextlib.suppress(asyncio.CancelledError):
             await self._serve(rid, method, raw)
-        except asyncio.CancelledError:
-            pass  # cancelled by the client, or the connection ended: nothing more to send
-        finally:
+
+    def _task_done(self, rid: int | str, task: asyncio.Task[None]) -> None:
+        if self._inflight.get(rid) is task:
             self._done(rid)
 
     async def _serve_scoped(
@@ -153,7 +181,8 @@ class EraRouter:
             self._done(rid)
 
     def _done(self, rid: int | str) -> None:
-        self._inflight.pop(rid, None)
+        if self._inflight.pop(rid, None) is not None:
+            self._shared.count -= 1
         self._cancelled.discard(rid)
 
     async def _serve(self, rid: int | str, method: str, raw: msgspec.Raw | None) -> None:

@@ -8,6 +8,7 @@ is the ``python -m`` entry for a stdio server.
 from __future__ import annotations
 
 import contextvars
+import logging
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -29,15 +30,22 @@ from ..protocol import (
     custom_method,
     has_capability,
 )
-from ..session import Connection, current_request_id
+from ..session import Connection, ConnectionClosed, current_request_id
 from ..stateless.options import options_of
 from ..transports import Transport
 from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
+from . import threads
 from .app import Server
 from .context import Context
 from .era import EraRouter
+from .limits import server_inflight
 
 __all__ = ["ServerSession", "serve", "serve_stdio"]
+
+logger = logging.getLogger("mcpbind.server")
+
+THREAD_GRACE = 2.0
+"""Seconds ``serve`` waits, once the client is gone, for ``def`` tools still running."""
 
 _LIST_CHANGED = {
     "tools": m.S2C_TOOL_LIST_CHANGED,
@@ -75,10 +83,13 @@ class ServerSession:
         wire: Transport = transport
         if any(v in STATELESS_VERSIONS for v in opts.versions):
             self.router = EraRouter(transport, server, self._spawn, self._on_handshake)
+            self.router.max_depth = self.core.options.max_depth
+            self.router.max_inflight = self.core.options.max_inflight
             wire = self.router
         self.connection = Connection(
             self.core, wire, on_request=self._on_request, on_notification=self._on_notification
         )
+        self.connection.shared_limit = server_inflight(server)
         self._transport = transport
         self.log_level: str | None = None
         #: ``Context.session_state`` of every request of this session.
@@ -198,7 +209,10 @@ class ServerSession:
             # Only kinds declared (with listChanged) at the handshake: a kind registered later
             # is invisible to this client until it reconnects.
             if has_capability(declared, (what, "listChanged")) and not self.connection.closed:
-                await self.connection.notify(_LIST_CHANGED[what].method, None)
+                try:
+                    await self.connection.notify(_LIST_CHANGED[what].method, None)
+                except ConnectionClosed:
+                    return  # the session ended meanwhile (found by the soak benchmark)
 
     # ------------------------------------------------------------------ dispatch
     async def _on_notification(self, event: NotificationReceived) -> None:
@@ -234,6 +248,7 @@ class ServerSession:
             progress_token=event.progress_token,
             is_cancelled=lambda: self.connection.is_cancelled(event.id),
             session_state=self.state,
+            debug_errors=self.core.options.debug,
         )
         return await handler(event.params, ctx)
 
@@ -255,6 +270,14 @@ class ServerSession:
 async def serve(server: Server, transport: Transport, **options: Any) -> None:
     """Run one session of ``server`` over ``transport`` until the client goes away."""
     await ServerSession(server, transport, **options).run()
+    if threads.on_asyncio():
+        # The client is gone; ``def`` tools still running were told (``ctx.cancelled``) and
+        # get a short grace to finish their side effects; then the server ends without them.
+        left = await threads.drain(THREAD_GRACE)
+        if left:
+            logger.warning(
+                "%d tool thread(s) still running after %ss; not waited for", left, THREAD_GRACE
+            )
 
 
 def serve_stdio(server: Server) -> None:

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from ..protocol.depth import DEFAULT_MAX_DEPTH, exceeds_depth
 from .meta import PROTOCOL_VERSION
 
 __all__ = ["Incoming", "classify"]
@@ -50,11 +51,14 @@ class Incoming:
 _OTHER = Incoming("other")
 
 
-def classify(data: bytes) -> Incoming:
-    """Classify one message; anything malformed is ``"other"`` (the session answers it)."""
+def classify(data: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Incoming:
+    """Classify one message; anything malformed or nested deeper than ``max_depth`` is
+    ``"other"`` (the session core answers it, on the request's id when readable)."""
+    if data.count(b"[") + data.count(b"{") > max_depth and exceeds_depth(data, max_depth):
+        return _OTHER
     try:
         env = _PEEK.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return _OTHER  # not one JSON object (or a batch)
     method = env.method
     if not isinstance(method, str) or env.jsonrpc != "2.0":
@@ -92,5 +96,5 @@ def _peek_params(raw: msgspec.Raw | None) -> _PeekParams | None:
         return None
     try:
         return _PEEK_PARAMS.decode(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None

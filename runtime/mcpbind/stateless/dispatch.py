@@ -20,6 +20,7 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, decoder
 from mcpbind_types.unified.methods import CLIENT_TO_SERVER
 
+from .._cancel import is_cancellation
 from ..protocol import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -34,6 +35,7 @@ from ..protocol import (
     has_capability,
 )
 from ..protocol._wire import encode_error, encode_result
+from ..protocol.depth import DEFAULT_MAX_META_BYTES, meta_too_large
 from ..server.context import Context
 from ..versions import STATELESS_VERSIONS
 from .meta import SERVER_INFO, MalformedMeta, RequestMeta, parse_request_meta
@@ -143,7 +145,9 @@ async def answer(
             # server/resources.mdx (2026-07-28): not found is -32602 now.
             exc = McpError(INVALID_PARAMS, exc.message, exc.data)
         return Reply(_encode_error(request_id, exc), exc.code, isinstance(exc, MalformedMeta))
-    except Exception as exc:
+    except BaseException as exc:  # SystemExit from a handler fails its request, not us
+        if is_cancellation(exc):
+            raise
         logger.exception("handler for %s failed", method)
         error = error_for_exception(exc)
         return Reply(encode_error(request_id, error), error.code)
@@ -178,6 +182,10 @@ async def _answer(
     custom = server.custom.get(method)
     if info is None and custom is None:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+    if meta_too_large(raw):
+        raise McpError(
+            INVALID_PARAMS, f"Invalid params: _meta exceeds {DEFAULT_MAX_META_BYTES} bytes"
+        )
     try:
         meta_value = _META_DECODER.decode(raw).meta
     except msgspec.ValidationError:

@@ -18,7 +18,7 @@ import msgspec
 
 from mcpbind_types import unified as t
 
-from ..protocol import INVALID_PARAMS, PARSE_ERROR, McpError
+from ..protocol import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, McpError
 from ..protocol._wire import encode_error, encode_notification, encode_result
 from .dispatch import Reply, stateless_capabilities
 from .meta import SUBSCRIPTION_ID, MalformedMeta, parse_request_meta
@@ -27,9 +27,14 @@ from .options import options_of
 if TYPE_CHECKING:
     from ..server.app import Server
 
-__all__ = ["LISTEN", "ListenHub", "Subscription"]
+__all__ = ["LISTEN", "MAX_LISTEN_URIS", "MAX_SUBSCRIPTIONS", "ListenHub", "Subscription"]
 
 LISTEN: Final = "subscriptions/listen"
+
+MAX_SUBSCRIPTIONS: Final = 1000
+"""Open listen streams per hub (an HTTP app, a stdio connection); more are refused."""
+MAX_LISTEN_URIS: Final = 1000
+"""``resourceSubscriptions`` entries one listen request may name."""
 
 _LIST_CHANGED: Final = {
     "tools": ("toolsListChanged", "notifications/tools/list_changed"),
@@ -53,12 +58,16 @@ class Subscription:
         self.id = request_id
         self.agreed = agreed
         self.uris: frozenset[str] = frozenset(agreed.get("resourceSubscriptions", ()))
-        #: (list_changed kind or "", message or an extension's change to render); ``None``
-        #: ends the stream.
+        #: (list_changed kind, updated URI or extension change key; message, or an extension's
+        #: change to render when taken); ``None`` ends the stream.
         self._queue: asyncio.Queue[tuple[str, bytes | tuple[str, str | None]] | None] = (
             asyncio.Queue()
         )
-        self._pending: set[str] = set()  # list_changed kinds queued and not yet taken
+        #: Keys queued and not yet taken: a change already announced and unread is not queued
+        #: again, so a reader that stops reading holds at most one message per kind, URI and
+        #: extension change (the queue is bounded by the agreed filter, itself bounded; an
+        #: extension's change is rendered when taken, so it shows the latest state).
+        self._pending: set[str] = set()
         self.closed = False
 
     def acknowledgement(self) -> bytes:
@@ -91,15 +100,18 @@ class Subscription:
         if self.closed:
             return
         if what == "updated":
-            if uri is not None and uri in self.uris:
+            if uri is not None and uri in self.uris and "\0" + uri not in self._pending:
+                self._pending.add("\0" + uri)
                 params = {"_meta": {SUBSCRIPTION_ID: self.id}, "uri": uri}
                 data = encode_notification("notifications/resources/updated", params)
-                self._queue.put_nowait(("", data))
+                self._queue.put_nowait(("\0" + uri, data))
             return
         entry = _LIST_CHANGED.get(what)
         if entry is None:
-            if not self.agreed.keys() <= _CORE_KEYS:  # an extension's filter (taskIds)
-                self._queue.put_nowait(("", (what, uri)))
+            key = f"\1{what}\0{uri or ''}"
+            if not self.agreed.keys() <= _CORE_KEYS and key not in self._pending:
+                self._pending.add(key)  # an extension's filter (taskIds)
+                self._queue.put_nowait((key, (what, uri)))
             return
         if not self.agreed.get(entry[0]) or what in self._pending:
             return
@@ -115,8 +127,9 @@ class Subscription:
 class ListenHub:
     """The subscriptions of one transport endpoint (an HTTP app, a stdio connection)."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: Server, max_subscriptions: int = MAX_SUBSCRIPTIONS) -> None:
         self.server = server
+        self.max_subscriptions = max_subscriptions
         self.subscriptions: dict[int, Subscription] = {}
         self._unsubscribe: Any = None
 
@@ -124,6 +137,9 @@ class ListenHub:
         """Check a ``subscriptions/listen`` request; an error :class:`Reply`, or the open
         subscription (already receiving changes: none is lost before the stream starts)."""
         try:
+            if len(self.subscriptions) >= self.max_subscriptions:
+                limit = self.max_subscriptions
+                raise McpError(INVALID_REQUEST, f"Too many open {LISTEN} streams (limit {limit})")
             agreed = self._agree(raw or b"{}")
         except McpError as exc:
             return Reply(encode_error(request_id, exc), exc.code, isinstance(exc, MalformedMeta))
@@ -193,7 +209,7 @@ def _notifications_of(raw: msgspec.Raw | bytes) -> dict[str, Any]:
 def _meta_of(raw: msgspec.Raw | bytes) -> Any:
     try:
         value = msgspec.json.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     return value.get("_meta") if isinstance(value, dict) else None
 
@@ -215,6 +231,9 @@ def agreed_filter(server: Server, wanted: t.SubscriptionFilter) -> dict[str, Any
     if wanted.resources_list_changed is True and has["resources"]:
         out["resourcesListChanged"] = True
     uris = wanted.resource_subscriptions
+    if isinstance(uris, list) and len(uris) > MAX_LISTEN_URIS:
+        message = f"Invalid params: at most {MAX_LISTEN_URIS} resourceSubscriptions per listen"
+        raise McpError(INVALID_PARAMS, message)
     if isinstance(uris, list) and uris and has["resources"]:
         out["resourceSubscriptions"] = list(dict.fromkeys(uris))
     return out

@@ -133,7 +133,7 @@ def _error_from_body(body: bytes) -> tuple[int, str, Any] | None:
     """A JSON-RPC error a server put in an HTTP error body (spec: "MAY comprise")."""
     try:
         value = msgspec.json.decode(body)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     error = value.get("error") if isinstance(value, dict) else None
     if isinstance(error, dict) and isinstance(error.get("code"), int):

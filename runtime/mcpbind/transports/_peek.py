@@ -101,7 +101,7 @@ def peek(message: bytes) -> Peek:
     notification, so the server, not the transport, reports what is wrong with them."""
     try:
         decoded = _decode_one.decode(message)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return Peek((), None)
     items = decoded if isinstance(decoded, list) else [decoded]
     ids = tuple(m.id for m in items if m.method is not None and m.id is not None)
@@ -123,7 +123,7 @@ def stateless_headers(
     of a tool in ``tool_headers`` also mirrors its ``x-mcp-header`` arguments."""
     try:
         params = _decode_request.decode(message).params
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return {}
     version = params.meta.protocol_version if params and params.meta else None
     if params is None or version is None or method is None:
@@ -140,7 +140,7 @@ def stateless_headers(
         if paths:
             try:
                 arguments = msgspec.json.decode(params.arguments)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):
                 arguments = None
             headers.update(param_headers(paths, arguments))
     return headers
@@ -158,7 +158,7 @@ def cancelled_request(message: bytes) -> RequestId | None:
     """The request a ``notifications/cancelled`` message cancels."""
     try:
         decoded = _decode_cancel.decode(message)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     return decoded.params.requestId if decoded.params is not None else None
 
@@ -167,7 +167,7 @@ def response_id(message: bytes | str) -> RequestId | None:
     """The id of an incoming response (``None`` for requests, notifications and batches)."""
     try:
         decoded = _decode_response.decode(message)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     return decoded.id if decoded.method is None else None
 
@@ -176,7 +176,7 @@ def result_protocol_version(message: bytes | str) -> str | None:
     """``result.protocolVersion`` of an initialize response, if this is one."""
     try:
         decoded = _decode_response.decode(message)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     return decoded.result.protocolVersion if decoded.result is not None else None
 

@@ -25,10 +25,14 @@ class MessageTooLarge(Exception):
     The transport stays usable: the next ``receive()`` returns the following message.
     """
 
-    def __init__(self, limit: int, seen: int) -> None:
+    def __init__(self, limit: int, seen: int, head: bytes = b"", tail: bytes = b"") -> None:
         super().__init__(f"incoming message of {seen} bytes exceeds the limit of {limit} bytes")
         self.limit = limit
         self.seen = seen
+        #: The first and last few KB of the message: enough to read its id, so the request
+        #: it answers (or asks) gets its error now instead of at its timeout.
+        self.head = head
+        self.tail = tail
 
 
 class Transport(Protocol):

@@ -47,6 +47,7 @@ _EXIT_POLL = 0.05  # seconds between checks for the server's exit
 _EXIT_DRAIN = 0.1  # after the server exits, how long its remaining output may still arrive
 _EXIT_SETTLE = 0.25  # how long to wait for the exit status and stderr tail for an error message
 _REASON_TAIL = 2048  # stderr bytes quoted in TransportClosed reasons
+_KEEP = 4096  # bytes kept from each end of an oversized line, to read its id
 _FAIR_STREAK = 16  # chunks read without waiting before yielding to other tasks once
 
 
@@ -71,6 +72,7 @@ class LineReader:
         self._start = 0  # where the current line begins
         self._scanned = 0  # no newline in buffer[_start:_scanned]
         self._dropped = 0  # bytes of an oversized line thrown away so far
+        self._head = b""  # the start of the line being dropped
         self._eof = False
 
     async def receive(self) -> bytes:
@@ -112,17 +114,21 @@ class LineReader:
             self._start = self._scanned = end + 1
             if self._dropped:
                 seen, self._dropped = self._dropped + end - start, 0
-                raise MessageTooLarge(self._max_size, seen)
+                tail = bytes(buffer[max(start, end - _KEEP) : end])
+                raise MessageTooLarge(self._max_size, seen, self._head, tail)
             if end > start and buffer[end - 1] == 0x0D:
                 end -= 1
             if end - start > self._max_size:
-                raise MessageTooLarge(self._max_size, end - start)
+                head, tail = bytes(buffer[start : start + _KEEP]), bytes(buffer[end - _KEEP : end])
+                raise MessageTooLarge(self._max_size, end - start, head, tail)
             if end > start:
                 with memoryview(buffer) as view:
                     return bytes(view[start:end])
         self._scanned = len(buffer)
         partial = len(buffer) - self._start
         if self._dropped or partial > self._max_size + 1:  # + 1: room for a "\r"
+            if not self._dropped:
+                self._head = bytes(buffer[self._start : self._start + _KEEP])
             self._dropped += partial
             buffer.clear()
             self._start = self._scanned = 0
@@ -134,7 +140,8 @@ class LineReader:
         self._buffer.clear()
         self._start = self._scanned = 0
         if dropped or len(line) > self._max_size:
-            raise MessageTooLarge(self._max_size, dropped + len(line))
+            head = self._head if dropped else line[:_KEEP]
+            raise MessageTooLarge(self._max_size, dropped + len(line), head, line[-_KEEP:])
         if not line:
             raise anyio.EndOfStream
         return line

@@ -55,6 +55,7 @@ async def asgi_call(
     headers: Iterable[tuple[str, str]] = (),
     chunks: Iterable[bytes] = (b"",),
     server: tuple[str, int] = ("127.0.0.1", 8000),
+    client: tuple[str, int] | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
     """One in-process ASGI HTTP request; the body is delivered as ``chunks``."""
     it = iter(chunks)
@@ -78,6 +79,8 @@ async def asgi_call(
         "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers],
         "server": server,
     }
+    if client is not None:
+        scope["client"] = client
     await app(scope, receive, send)
     start = sent[0]
     body = b"".join(m.get("body", b"") for m in sent[1:])

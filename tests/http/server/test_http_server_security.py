@@ -468,6 +468,8 @@ async def test_session_cap_and_idle_timeout_are_on_by_default() -> None:
     (30 min) from the first session on."""
     app = StreamableHTTPApp(make_server())
     assert (app.max_sessions, app.idle_timeout, app.body_timeout) == (1000, 1800.0, 30.0)
+    assert (app.init_timeout, app.max_sessions_per_client) == (10.0, 100)
+    app.init_timeout = None  # about the idle timeout here (init_timeout: ..._hostile.py)
     hdrs = [
         ("host", "127.0.0.1:8000"),
         ("content-type", "application/json"),

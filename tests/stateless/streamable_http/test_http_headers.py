@@ -233,3 +233,18 @@ def test_params_not_an_object_is_never_served(server: LiveServer) -> None:
     response = post(server, message, headers)
     assert response.status_code == 400
     assert response.json()["error"]["code"] in (HEADER_MISMATCH, -32602)
+
+
+def test_invalid_utf8_in_mirrored_arguments_is_a_parse_error(server: LiveServer) -> None:
+    """Issue 16 (9), found by fuzzing: invalid UTF-8 inside the arguments of a tool with
+    ``x-mcp-header`` parameters was an unhandled DecodeError (500). It is a -32700 parse
+    error on the request's id (JSON-RPC 2.0 §5.1: invalid JSON), HTTP 400."""
+    message = call("query", {"region": "us-west1", "limit": 1, "dry": True}, rid=77)
+    raw = json.dumps(message).encode().replace(b'"us-west1"', b'"us-\xff\xfewest1"')
+    headers = std_headers(message, **{"mcp-param-region": "us-west1", "mcp-param-limit": "1"})
+    response = HTTP.post(server.url, content=raw, headers=headers)
+    assert response.status_code == 400, response.text
+    error = response.json()
+    assert error["id"] == 77 and error["error"]["code"] == -32700
+    still = post(server, call("echo", {"text": "ok"}), std_headers(call("echo", {"text": "ok"})))
+    assert still.status_code == 200

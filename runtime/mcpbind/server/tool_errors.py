@@ -1,0 +1,38 @@
+"""What a failing tool sends back (server/tools.mdx §Error Handling: a tool execution error
+is a result with ``isError: true``), and which exceptions are a tool's failure at all.
+
+The text the client (and its model) sees, the same rule as for resources and prompts:
+
+- :class:`ToolExecutionError` (raised by the tool on purpose) and the SDK's own errors
+  (``McpError`` subclasses such as a failed sampling request, ``LocalProtocolError``): their
+  message, written for the model;
+- anything else: ``"Internal error"``, unless the session runs with ``debug`` (then
+  ``"ValueError: <text>"``): exception text can hold paths, SQL or secrets.
+
+Any ``BaseException`` but cancellation counts: a tool that calls ``sys.exit()`` (say, it wraps
+an argparse CLI) or raises ``KeyboardInterrupt`` fails its call, never the server.
+"""
+
+from __future__ import annotations
+
+from mcpbind_types import unified as t
+
+from ..protocol.errors import LocalProtocolError, McpError
+
+__all__ = ["ToolExecutionError", "tool_failure"]
+
+
+class ToolExecutionError(Exception):
+    """Raise from a tool to fail the call with this message shown to the client's model."""
+
+
+def tool_failure(exc: BaseException, debug: bool) -> t.CallToolResult:
+    """The ``isError`` result for a tool that raised ``exc``."""
+    if isinstance(exc, (ToolExecutionError, McpError, LocalProtocolError)):
+        text = str(exc) or type(exc).__name__
+    elif debug:
+        detail = str(exc)
+        text = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    else:
+        text = "Internal error"
+    return t.CallToolResult(content=[t.TextContent(text=text)], is_error=True)

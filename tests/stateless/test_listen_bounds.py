@@ -1,0 +1,99 @@
+"""Issue 16 (4): ``subscriptions/listen`` (2026-07-28 basic/patterns/subscriptions.mdx) streams
+are bounded: a listener that stops reading holds at most one queued message per notification
+kind and subscribed URI (an unread change is not queued twice: the client re-reads the
+resource or list anyway), a hub holds at most ``MAX_SUBSCRIPTIONS`` streams, and one request
+names at most ``MAX_LISTEN_URIS`` resources."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+
+import msgspec
+import pytest
+
+from mcpbind import Server
+from mcpbind.protocol import INVALID_PARAMS, INVALID_REQUEST
+from mcpbind.stateless.dispatch import Reply
+from mcpbind.stateless.listen import MAX_LISTEN_URIS, ListenHub, Subscription
+
+from .helpers import META
+
+pytestmark = pytest.mark.anyio
+
+
+def make_server() -> Server:
+    server = Server("listen-bounds")
+
+    @server.tool()
+    def noop() -> str:
+        return ""
+
+    @server.resource("test://a")
+    def a() -> str:
+        return "a"
+
+    return server
+
+
+def listen_params(notifications: dict[str, object]) -> bytes:
+    return msgspec.json.encode({"notifications": notifications, "_meta": META})
+
+
+async def test_listeners_that_stop_reading_hold_bounded_queues() -> None:
+    """Five listeners that never read, 200,000 updates: memory stays flat (271 MB before)."""
+    server = make_server()
+    hub = ListenHub(server)
+    wanted = {"toolsListChanged": True, "resourceSubscriptions": ["test://a", "test://b"]}
+    subs = [hub.open(i, listen_params(wanted)) for i in range(5)]
+    assert all(isinstance(s, Subscription) for s in subs)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(100_000):
+            server.resource_updated("test://a")
+            server.resource_updated("test://b")
+            if n % 1000 == 0:
+                server._changed("tools")
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 256 * 1024, f"{grown} bytes held by 5 idle listeners"
+    first = subs[0]
+    assert isinstance(first, Subscription)
+    queued = [await first.next() for _ in range(first._queue.qsize())]
+    methods = sorted(msgspec.json.decode(m)["method"] for m in queued if m is not None)
+    assert methods == [
+        "notifications/resources/updated",
+        "notifications/resources/updated",
+        "notifications/tools/list_changed",
+    ]
+    # Taken: the next change is queued again.
+    server.resource_updated("test://a")
+    assert first._queue.qsize() == 1
+
+
+async def test_listen_stream_count_is_bounded() -> None:
+    hub = ListenHub(make_server(), max_subscriptions=3)
+    params = listen_params({"toolsListChanged": True})
+    opened = [hub.open(i, params) for i in range(3)]
+    refused = hub.open(99, params)
+    assert isinstance(refused, Reply)
+    error = msgspec.json.decode(refused.data)["error"]
+    assert error["code"] == INVALID_REQUEST and "limit 3" in error["message"]
+    first = opened[0]
+    assert isinstance(first, Subscription)
+    hub.close(first)
+    assert isinstance(hub.open(100, params), Subscription)  # a freed slot is reusable
+
+
+async def test_one_listen_names_a_bounded_number_of_uris() -> None:
+    hub = ListenHub(make_server())
+    uris = [f"test://{i}" for i in range(MAX_LISTEN_URIS + 1)]
+    refused = hub.open(1, listen_params({"resourceSubscriptions": uris}))
+    assert isinstance(refused, Reply)
+    assert msgspec.json.decode(refused.data)["error"]["code"] == INVALID_PARAMS
+    assert isinstance(
+        hub.open(2, listen_params({"resourceSubscriptions": uris[:-1]})), Subscription
+    )
