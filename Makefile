@@ -56,6 +56,11 @@ bench/http/peers/ts/node_modules: bench/http/peers/ts/package-lock.json
 
 CONFORMANCE_SPEC ?= 2025-11-25,2026-07-28
 
+# oidc-provider, the real authorization server of the end-to-end auth tests (tests/auth/e2e).
+tests/auth/oidc/node_modules/.installed: tests/auth/oidc/package.json tests/auth/oidc/package-lock.json
+	npm ci --prefix tests/auth/oidc --no-audit --no-fund
+	touch $@
+
 conformance/node_modules/.installed: conformance/package.json conformance/package-lock.json
 	npm ci --prefix conformance --no-audit --no-fund
 	touch $@
