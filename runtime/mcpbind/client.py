@@ -134,8 +134,12 @@ class Client(ServerMethods):
         probe_timeout: float | None = 10.0,
         log_level: str | None = None,
         max_reissues: int = 2,
+        auth: Any = None,
     ) -> None:
         self._target = transport
+        #: For a URL: the HTTP transport's ``auth=`` (an ``httpx2.Auth`` such as
+        #: ``mcpbind.auth.client.OAuth``, or a bearer token string).
+        self.auth = auth
         self.handlers = handlers or ClientHandlers()
         self._info = t.Implementation(name=name, version=version)
         self._offer = protocol_version
@@ -307,7 +311,8 @@ class Client(ServerMethods):
         if isinstance(target, str) and target.startswith(("http://", "https://")):
             from .transports.http import connect_http  # httpx2 is the optional "http" extra
 
-            return await self._stack.enter_async_context(connect_http(target))
+            options = {"auth": self.auth} if self.auth is not None else {}
+            return await self._stack.enter_async_context(connect_http(target, **options))
         factory = target if isinstance(target, contextlib.AbstractAsyncContextManager) else None
         if factory is not None and not hasattr(factory, "send"):
             # A transport factory, such as connect_http(url, headers=...): opened here.

@@ -30,7 +30,14 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the HTTP transports need httpx2: pip install 'mcpbind[http]'") from exc
 
 from ..protocol import CONNECTION_CLOSED
-from ._httpcommon import Inbox, TaskSet, http_error_responses, lost_responses, read_capped
+from ._httpcommon import (
+    Inbox,
+    TaskSet,
+    auth_failed,
+    http_error_responses,
+    lost_responses,
+    read_capped,
+)
 from ._peek import (
     STREAM_LOST,
     Peek,
@@ -69,7 +76,9 @@ class _StreamEnded(Exception):
 class StreamableHTTPTransport:
     """Client end of Streamable HTTP for one MCP endpoint URL.
 
-    ``headers`` go on every request (authorization, tenant ids, ...). A caller-supplied
+    ``headers`` go on every request (authorization, tenant ids, ...). ``auth`` is an
+    ``httpx2.Auth`` run on every request to the server, such as the OAuth client of
+    :mod:`mcpbind.auth.client`, or a string sent as a bearer token. A caller-supplied
     ``client`` is used as is and never closed here. ``timeout`` bounds connecting and
     sending; ``sse_read_timeout`` bounds the wait for the next bytes of a response or
     stream (request deadlines are the session's business). ``protocol_version`` presets
@@ -92,9 +101,14 @@ class StreamableHTTPTransport:
         legacy_fallback: bool = True,
         protocol_version: str | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        auth: httpx2.Auth | str | None = None,
     ) -> None:
         self.url = url
         self.headers = dict(headers or {})
+        if isinstance(auth, str):
+            self.headers["authorization"] = f"Bearer {auth}"
+            auth = None
+        self._auth: httpx2.Auth | None = auth
         self._own_client = client is None
         self._client = client or httpx2.AsyncClient(follow_redirects=True)
         self._timeout = httpx2.Timeout(timeout, read=sse_read_timeout)
@@ -157,9 +171,12 @@ class StreamableHTTPTransport:
         with anyio.move_on_after(2.0):
             try:
                 await self._client.delete(
-                    self.url, headers=self._headers(None), timeout=self._short_timeout
+                    self.url,
+                    headers=self._headers(None),
+                    timeout=self._short_timeout,
+                    auth=self._auth or httpx2.USE_CLIENT_DEFAULT,
                 )
-            except httpx2.HTTPError as exc:  # the session ends with the server anyway
+            except Exception as exc:  # the session ends with the server anyway
                 logger.debug("DELETE of session failed: %s", exc)
 
     def _fail(self, reason: str) -> None:
@@ -236,13 +253,19 @@ class StreamableHTTPTransport:
         request = self._client.build_request(
             method, self.url, content=body, headers=headers, timeout=timeout or self._timeout
         )
-        return await self._client.send(request, stream=True)
+        return await self._client.send(
+            request, stream=True, auth=self._auth or httpx2.USE_CLIENT_DEFAULT
+        )
 
     async def _unreachable(self, exc: BaseException) -> None:
         """After a stream broke without a way to resume: is the server still there?"""
         try:
             response = await self._client.request(
-                "HEAD", self.url, headers=self._headers(None), timeout=self._short_timeout
+                "HEAD",
+                self.url,
+                headers=self._headers(None),
+                timeout=self._short_timeout,
+                auth=self._auth or httpx2.USE_CLIENT_DEFAULT,
             )
             await response.aclose()
         except (httpx2.ConnectError, httpx2.RemoteProtocolError, httpx2.ReadError):
@@ -281,6 +304,9 @@ class StreamableHTTPTransport:
             return
         except httpx2.HTTPError as exc:
             self._deliver(lost_responses(info.request_ids, f"HTTP request failed: {exc!r}"))
+            return
+        except Exception as exc:  # the auth= flow could not authorize (mcpbind.auth AuthError)
+            self._deliver(auth_failed(info.request_ids, exc))
             return
         try:
             status = response.status_code
@@ -471,6 +497,9 @@ class StreamableHTTPTransport:
         except httpx2.HTTPError as exc:
             logger.warning("sending %s failed: %r", info.method or "a response", exc)
             return
+        except Exception as exc:  # the auth= flow could not authorize
+            logger.warning("sending %s failed: %s", info.method or "a response", exc)
+            return
         try:
             status = response.status_code
             if status == 404 and sent_session is not None and not retried:
@@ -553,6 +582,10 @@ class StreamableHTTPTransport:
         """The standalone server-to-client stream (spec §Listening for Messages)."""
         try:
             await self._get_stream_loop()
+        except httpx2.HTTPError:
+            raise
+        except Exception as exc:  # the auth= flow could not authorize the GET
+            logger.warning("no GET stream: %s", exc)
         finally:
             self._get_running = False
 
