@@ -5,7 +5,9 @@
     python conformance/run.py client --command "python conformance/everything_client.py" \
         --spec-version 2025-11-25
 
-``--spec-version`` takes a comma-separated list: the server side then runs every version
+``--spec-version`` takes a comma-separated list (``extension`` names the scenarios of
+the official extensions, ``[extension]`` in ``conformance list``, which belong to no spec
+version and run without ``--spec-version``): the server side then runs every version
 against the same everything-server process (one endpoint serving both protocol eras), the
 client side runs the same ``--command`` once per version; one report per version, exit 1 if
 any version fails.
@@ -87,10 +89,18 @@ def read_expected(path: Path) -> dict[str, set[str]]:
     return sections
 
 
+EXTENSION = "extension"
+
+
+def _version_args(spec_version: str | None) -> list[str]:
+    """``--spec-version V``; nothing for extension scenarios (they are on no timeline)."""
+    return ["--spec-version", spec_version] if spec_version and spec_version != EXTENSION else []
+
+
 def listed(side: str, spec_version: str | None) -> list[str]:
-    """The suite's scenarios of a version (``None``: of every version it knows)."""
-    version = ["--spec-version", spec_version] if spec_version else []
-    out = _suite("list", f"--{side}", *version, timeout=120)
+    """The suite's scenarios of a version (``None``: of every version it knows;
+    ``extension``: the extension scenarios)."""
+    out = _suite("list", f"--{side}", *_version_args(spec_version), timeout=120)
     names = []
     in_side = False
     for line in out.stdout.splitlines():
@@ -99,7 +109,8 @@ def listed(side: str, spec_version: str | None) -> list[str]:
         elif line and not line.startswith(" "):
             in_side = False
         elif in_side and (m := _LISTED.match(line)):
-            names.append(m.group(1))
+            if spec_version != EXTENSION or m.group(2) == EXTENSION:
+                names.append(m.group(1))
     if not names:
         sys.exit(f"conformance list printed no {side} scenarios:\n{out.stdout}{out.stderr}")
     return names
@@ -253,8 +264,7 @@ def _client_once(args: argparse.Namespace, scenario: str) -> tuple[int, int, int
             args.command,
             "--scenario",
             scenario,
-            "--spec-version",
-            args.spec_version,
+            *_version_args(args.spec_version),
             "-o",
             out,
         )
@@ -277,9 +287,8 @@ def run_client(args: argparse.Namespace, expected: set[str]) -> int:
                 "--command",
                 args.command,
                 "--suite",
-                "all",
-                "--spec-version",
-                args.spec_version,
+                "extensions" if args.spec_version == EXTENSION else "all",
+                *_version_args(args.spec_version),
                 "-o",
                 out,
             )
@@ -303,7 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--spec-version",
         default="2025-11-25",
-        help="a version, or several separated by commas (e.g. 2025-11-25,2026-07-28)",
+        help="a version, or several separated by commas (e.g. 2025-11-25,2026-07-28); "
+        "'extension' for the extension scenarios",
     )
     parser.add_argument("--command", help="client command (client side)")
     parser.add_argument("--scenario", help="run only this scenario")
