@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .app import Server
 from .context import Context
+from .principal import Principal
 from .session import ServerSession, serve, serve_stdio
 
-__all__ = ["Context", "Server", "ServerSession", "serve", "serve_stdio"]
+__all__ = ["Context", "Principal", "Server", "ServerSession", "serve", "serve_stdio"]

@@ -28,6 +28,7 @@ from mcpbind_types._common import convert
 from ..protocol.errors import INVALID_PARAMS, McpError
 from ..stateless.options import StatelessOptions
 from .context import Context
+from .cursor import decode_cursor, encode_cursor
 from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
 from .uritemplate import UriTemplate
 
@@ -79,7 +80,8 @@ class _Prompt:
 
 @dataclass
 class Server:
-    """An MCP server: register with the decorators, then serve over any transport."""
+    """An MCP server: register with the decorators, then serve over any transport. Their
+    ``scopes=``: OAuth scopes a caller needs (``mcpbind.auth.server`` answers 403 without)."""
 
     name: str
     version: str = "0.1.0"
@@ -97,6 +99,9 @@ class Server:
     _listeners: list[Callable[[str, str | None], None]] = field(default_factory=list, repr=False)
     stateless: StatelessOptions = field(default_factory=StatelessOptions, repr=False)
     """Eras served, cache hints and ``requestState`` protection for protocol 2026-07-28."""
+    #: Declared scopes by ``"tools/call <name>"``, ``"prompts/get <name>"``, ``"resources/read
+    #: <uri or template>"``.
+    scopes: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ registration
     def tool(
@@ -109,6 +114,7 @@ class Server:
         icons: Sequence[t.Icon] | None = None,
         structured_output: bool | None = None,
         thread: bool | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a tool. Its input schema comes from the type hints; arguments are
         validated before the function runs; a structured return type gives an output schema.
@@ -140,6 +146,7 @@ class Server:
                 tool.icons = list(icons)
             in_thread = not inspect.iscoroutinefunction(fn) if thread is None else thread
             self.tools[tool_name] = _Tool(tool, fn, sig, in_thread)
+            self._require(f"tools/call {tool_name}", scopes)
             self._changed("tools")
             return fn
 
@@ -173,6 +180,7 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a fixed resource; the function returns ``str``, ``bytes`` or contents."""
 
@@ -182,6 +190,7 @@ class Server:
                 res, title=title, mime_type=mime_type, description=description or _doc(fn)
             )
             self.resources[uri] = _Resource(res, _Call(fn))
+            self._require(f"resources/read {uri}", scopes)
             self._changed("resources")
             return fn
 
@@ -195,6 +204,7 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register an RFC 6570 template; matched variables become keyword arguments."""
 
@@ -207,13 +217,19 @@ class Server:
                 tpl, title=title, mime_type=mime_type, description=description or _doc(fn)
             )
             self.templates[uri_template] = _Template(tpl, matcher, _Call(fn))
+            self._require(f"resources/read {uri_template}", scopes)
             self._changed("resources")
             return fn
 
         return register
 
     def prompt(
-        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a prompt; its string parameters are the prompt's arguments."""
 
@@ -230,6 +246,7 @@ class Server:
             p = t.Prompt(name=name or sig.name, arguments=args)
             _set_optional(p, title=title, description=description or sig.description)
             self.prompts[p.name] = _Prompt(p, fn, sig)
+            self._require(f"prompts/get {p.name}", scopes)
             self._changed("prompts")
             return fn
 
@@ -262,6 +279,13 @@ class Server:
             return fn
 
         return register
+
+    def _require(self, key: str, scopes: Iterable[str]) -> None:
+        found = frozenset(scopes.split() if isinstance(scopes, str) else scopes)
+        if found:
+            self.scopes[key] = found
+        else:
+            self.scopes.pop(key, None)
 
     # ------------------------------------------------------------------ capabilities
     def capabilities(self) -> t.ServerCapabilities:
@@ -440,9 +464,9 @@ class Server:
 
     def _page(self, items: list[Any], params: Any) -> tuple[list[Any], str | None]:
         cursor = getattr(params, "cursor", None) if params is not None else None
-        start = _decode_cursor(cursor) if isinstance(cursor, str) else 0
+        start = decode_cursor(cursor) if isinstance(cursor, str) else 0
         end = start + self.page_size
-        next_cursor = _encode_cursor(end) if end < len(items) else None
+        next_cursor = encode_cursor(end) if end < len(items) else None
         return items[start:end], next_cursor
 
 
@@ -462,20 +486,6 @@ def _set_optional(obj: Any, **values: Any) -> None:
     for key, value in values.items():
         if value is not None:
             setattr(obj, key, value)
-
-
-def _encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"o": offset}).encode()).decode()
-
-
-def _decode_cursor(cursor: str) -> int:
-    try:
-        offset = json.loads(base64.urlsafe_b64decode(cursor.encode()))["o"]
-    except Exception:
-        raise McpError(INVALID_PARAMS, "Invalid cursor") from None
-    if not isinstance(offset, int) or offset < 0:
-        raise McpError(INVALID_PARAMS, "Invalid cursor")
-    return offset
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -16,6 +16,8 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
 from mcpbind_types.unified import methods as m
 
+from .principal import Principal, current_principal
+
 __all__ = ["Context", "Peer"]
 
 _LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -51,6 +53,8 @@ class Context:
     progress_token: int | str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     is_cancelled: Callable[[], bool] = field(default=lambda: False)
+    #: The authenticated caller (subject, client, scopes, claims), ``None`` without auth.
+    principal: Principal | None = field(default_factory=current_principal.get)
 
     @property
     def cancelled(self) -> bool:

@@ -1,0 +1,24 @@
+"""Pagination cursors of the list methods: opaque to clients, an offset inside."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from ..protocol.errors import INVALID_PARAMS, McpError
+
+__all__ = ["decode_cursor", "encode_cursor"]
+
+
+def encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"o": offset}).encode()).decode()
+
+
+def decode_cursor(cursor: str) -> int:
+    try:
+        offset = json.loads(base64.urlsafe_b64decode(cursor.encode()))["o"]
+    except Exception:
+        raise McpError(INVALID_PARAMS, "Invalid cursor") from None
+    if not isinstance(offset, int) or offset < 0:
+        raise McpError(INVALID_PARAMS, "Invalid cursor")
+    return offset
