@@ -1,0 +1,111 @@
+"""``IntrospectionVerifier``: opaque (or any) access tokens checked by asking the authorization
+server (OAuth 2.0 Token Introspection, RFC 7662).
+
+The resource server authenticates to the introspection endpoint with its own client
+credentials (``client_secret_basic``). A token is accepted when the answer is ``active``,
+not expired, from the configured issuer (when the answer names one) and with an ``aud``
+naming this server (authorization.mdx §Token Handling: an answer without ``aud`` cannot
+show the token was issued for this server, so it is refused). Accepted answers are cached
+for ``cache_ttl`` seconds (never past the token's ``exp``), by a hash of the token.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from urllib.parse import quote
+
+from ...server.principal import Principal
+from ..client.errors import AuthError
+from ..client.fetch import Fetcher
+from ..client.urls import check_url
+from .verifier import InvalidToken, VerifierUnavailable, audience_matches, principal_from_claims
+
+__all__ = ["IntrospectionVerifier"]
+
+_MAX_TOKEN = 16 * 1024
+
+
+class IntrospectionVerifier:
+    """Verify tokens at ``endpoint`` (RFC 7662) as client ``client_id``/``client_secret``.
+
+    ``issuer``: when set, an answer naming another ``iss`` is refused. ``audiences``:
+    identifiers accepted besides this server's resource URI. ``cache_ttl``/``cache_size``:
+    how long and how many accepted answers are remembered (0: ask every time).
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        client_id: str,
+        client_secret: str,
+        issuer: str | None = None,
+        audiences: Iterable[str] = (),
+        cache_ttl: float = 30.0,
+        cache_size: int = 1024,
+        timeout: float = 5.0,
+    ) -> None:
+        try:
+            check_url(endpoint, local_ok=True)
+        except AuthError as exc:
+            raise ValueError(f"introspection endpoint: {exc}") from None
+        self.endpoint = endpoint
+        self.issuer = issuer
+        self.audiences = tuple(audiences)
+        self.cache_ttl = cache_ttl
+        self.cache_size = cache_size
+        self.timeout = timeout
+        # RFC 6749 §2.3.1: form-encode the id and secret, then Basic.
+        pair = f"{quote(client_id, safe='')}:{quote(client_secret, safe='')}"
+        self._authorization = "Basic " + base64.b64encode(pair.encode()).decode()
+        self._cache: OrderedDict[bytes, tuple[float, Principal]] = OrderedDict()
+
+    async def verify(self, token: str, resource: str) -> Principal:
+        if len(token) > _MAX_TOKEN:
+            raise InvalidToken("the token is too long")
+        key = hashlib.sha256(f"{resource}\n{token}".encode()).digest()
+        now = time.time()
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] > now:
+            self._cache.move_to_end(key)
+            return hit[1]
+        principal = await self._introspect(token, resource, now)
+        until = now + self.cache_ttl
+        if principal.expires_at is not None:
+            until = min(until, principal.expires_at)
+        if self.cache_ttl > 0 and until > now:
+            self._cache[key] = (until, principal)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return principal
+
+    async def _introspect(self, token: str, resource: str, now: float) -> Principal:
+        fetcher = Fetcher(local_ok=True, timeout=self.timeout)  # configured, not server-sent
+        try:
+            reply = await fetcher.post(
+                self.endpoint,
+                form={"token": token, "token_type_hint": "access_token"},
+                headers={"authorization": self._authorization},
+            )
+        except AuthError as exc:
+            raise VerifierUnavailable(f"token introspection failed: {exc}") from None
+        finally:
+            await fetcher.aclose()
+        if not reply.ok:
+            raise VerifierUnavailable(f"token introspection: {reply.error_text()}")
+        answer = reply.json
+        if answer.get("active") is not True:
+            raise InvalidToken("the token is not active")
+        exp = answer.get("exp")
+        if isinstance(exp, int | float) and exp <= now:
+            raise InvalidToken("the token has expired")
+        iss = answer.get("iss")
+        if self.issuer is not None and iss is not None and iss != self.issuer:
+            raise InvalidToken("the token was issued by another authorization server")
+        if not audience_matches(answer.get("aud"), resource, self.audiences):
+            raise InvalidToken("the token is for another resource (aud does not name this server)")
+        return principal_from_claims(answer, self.issuer)

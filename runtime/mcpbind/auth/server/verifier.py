@@ -1,0 +1,81 @@
+"""The token-verifier interface of the resource server, and what every verifier shares.
+
+A verifier turns a bearer token into a :class:`~mcpbind.server.principal.Principal` or
+refuses it. It is told the resource (this MCP server's canonical URI) the token must be
+for: a token whose audience does not name this server is refused (authorization.mdx §Token
+Handling, RFC 8707 §2; a token for another resource is never accepted or passed on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from ...server.principal import Principal
+from ..client.urls import canonical_resource
+
+__all__ = [
+    "InvalidToken",
+    "TokenVerifier",
+    "VerifierUnavailable",
+    "audience_matches",
+    "principal_from_claims",
+]
+
+
+class InvalidToken(Exception):
+    """The token is not acceptable here (bad signature, expired, other audience, inactive):
+    the request gets 401 ``invalid_token``. The message never contains the token."""
+
+
+class VerifierUnavailable(Exception):
+    """The token could not be checked (the JWKS or introspection endpoint is unreachable):
+    the request gets 503, not a 401 that would send the client back to the authorization
+    server for nothing."""
+
+
+@runtime_checkable
+class TokenVerifier(Protocol):
+    """Checks an access token for ``resource`` (this server's canonical URI)."""
+
+    async def verify(self, token: str, resource: str) -> Principal:
+        """The token's principal; :class:`InvalidToken` or :class:`VerifierUnavailable`."""
+        ...
+
+
+def audience_matches(aud: object, resource: str, extra: Iterable[str] = ()) -> bool:
+    """Whether an ``aud`` claim (a string or a list) names ``resource`` or one of ``extra``.
+
+    URIs compare in canonical form (lower-case scheme and host, no trailing slash:
+    authorization.mdx §Canonical Server URI); other identifiers compare exactly."""
+    values = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
+    wanted = {_canonical(resource), *(_canonical(x) for x in extra)}
+    return any(isinstance(v, str) and _canonical(v) in wanted for v in values)
+
+
+def _canonical(value: str) -> str:
+    return canonical_resource(value) if "://" in value else value
+
+
+def principal_from_claims(claims: Mapping[str, Any], issuer: str | None = None) -> Principal:
+    """A principal from JWT claims (RFC 9068 §2.2) or an introspection response (RFC 7662
+    §2.2): ``sub`` (else the client), ``client_id`` (or ``azp``), ``scope`` (a space-separated
+    string; ``scp`` as a list too), ``exp``."""
+    client = claims.get("client_id", claims.get("azp"))
+    client_id = client if isinstance(client, str) else None
+    sub = claims.get("sub")
+    subject = sub if isinstance(sub, str) and sub else client_id
+    if subject is None:
+        raise InvalidToken("the token names no subject and no client")
+    raw = claims.get("scope", claims.get("scp"))
+    scopes = raw.split() if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    exp = claims.get("exp")
+    iss = claims.get("iss")
+    return Principal(
+        subject=subject,
+        client_id=client_id,
+        issuer=iss if isinstance(iss, str) else issuer,
+        scopes=frozenset(s for s in scopes if isinstance(s, str)),
+        expires_at=exp if isinstance(exp, int) and not isinstance(exp, bool) else None,
+        claims=dict(claims),
+    )
