@@ -264,6 +264,8 @@ def _client_once(args: argparse.Namespace, scenario: str) -> tuple[int, int, int
             args.command,
             "--scenario",
             scenario,
+            "--timeout",
+            str(args.client_timeout),
             *_version_args(args.spec_version),
             "-o",
             out,
@@ -288,6 +290,8 @@ def run_client(args: argparse.Namespace, expected: set[str]) -> int:
                 args.command,
                 "--suite",
                 "extensions" if args.spec_version == EXTENSION else "all",
+                "--timeout",
+                str(args.client_timeout),
                 *_version_args(args.spec_version),
                 "-o",
                 out,
@@ -324,6 +328,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SCENARIO",
         help=f"timing-sensitive client scenario to re-run alone on failure "
         f"(default: {', '.join(TIMING_SENSITIVE)})",
+    )
+    parser.add_argument(
+        "--client-timeout",
+        type=int,
+        default=120_000,
+        metavar="MS",
+        help="per-scenario limit for the client command (the suite runs them all in parallel, "
+        "each a new process: a loaded 2-core machine needs more than the suite's 30 s)",
     )
     parser.add_argument("--verbose", action="store_true", help="print the suite's own output")
     args = parser.parse_args(argv)

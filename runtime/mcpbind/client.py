@@ -241,11 +241,16 @@ class Client(ServerMethods):
             self._meta = self._request_meta(version)
             params = with_meta(m.C2S_DISCOVER, None, self._meta)
             try:
+                # With auth=, the first request carries the whole authorization (discovery,
+                # a browser, token requests): it gets the request timeout, not the probe's.
+                probe = self.probe_timeout if self.auth is None else self._timeout
                 result: t.DiscoverResult = await self._conn().request(
-                    "server/discover", params, RequestOptions(timeout=self.probe_timeout)
+                    "server/discover", params, RequestOptions(timeout=probe)
                 )
             except PeerError as exc:
                 data = exc.data if isinstance(exc.data, dict) else {}
+                if data.get("authorization") is True:
+                    raise  # authorization failed: not a sign of a legacy server
                 supported = data.get("supported")
                 if exc.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(supported, list):
                     if fallback:
