@@ -10,6 +10,7 @@ shell do not leak into it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import click
 
+from .auth_options import AuthSettings, auth_options
 from .errors import EXIT_USAGE, CliFailure, missing_dependency, translate
 
 if TYPE_CHECKING:
@@ -40,6 +42,7 @@ class ServerTarget:
     cwd: str | None = None
     timeout: float | None = 60.0
     verbose: bool = False
+    auth: AuthSettings = field(default_factory=AuthSettings)
 
     @classmethod
     def parse(
@@ -100,6 +103,7 @@ def server_options(command: Callable[..., T]) -> Callable[..., T]:
     @click.option(
         "--verbose", "-v", is_flag=True, help="Echo a stdio server's stderr to this stderr."
     )
+    @auth_options
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> T:
         target = ServerTarget.parse(
@@ -109,7 +113,7 @@ def server_options(command: Callable[..., T]) -> Callable[..., T]:
             timeout=kwargs.pop("timeout"),
             verbose=kwargs.pop("verbose"),
         )
-        kwargs["target"] = target
+        kwargs["target"] = dataclasses.replace(target, auth=kwargs.pop("auth_settings"))
         return command(*args, **kwargs)
 
     return wrapper
@@ -125,12 +129,23 @@ async def connect(target: ServerTarget, **client_options: Any) -> AsyncIterator[
         if target.env:
             raise CliFailure("--env applies to stdio servers only, not to URLs", EXIT_USAGE)
         try:
-            import mcpbind.transports.http  # noqa: F401  (Client(url) uses it)
+            from ..transports.http import connect_http
         except ImportError as exc:
             raise missing_dependency("an http(s) SERVER", exc, "http") from None
-        async with Client(target.url, **options) as client:
+        try:
+            auth = target.auth.build()
+        except ImportError as exc:
+            raise missing_dependency("--auth", exc, "auth") from None
+        if auth is not None and target.timeout is not None:
+            options["timeout"] = max(target.timeout, 300.0)  # a person authorizes in between
+        server: Any = target.url
+        if target.auth.headers:
+            server = connect_http(target.url, headers=target.auth.headers, auth=auth)
+        async with Client(server, auth=auth, **options) as client:
             yield client
         return
+    if target.auth.wanted or target.auth.headers:
+        raise CliFailure("--auth, --client-credentials and --header apply to URLs only", EXIT_USAGE)
     from ..transports import StdioClientTransport
 
     on_stderr = _echo_stderr if target.verbose else None
