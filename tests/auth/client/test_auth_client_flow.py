@@ -1,0 +1,93 @@
+"""authorization.mdx §Authorization Flow Steps, §Token Handling, §Refresh: the mcpbind
+Client against a real (small) authorization server and a protected MCP endpoint."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from auth_client_support import AuthWorld
+
+from mcpbind import Client
+from mcpbind.auth.client import FileTokenStore, HeadlessRedirect, OAuth
+
+pytestmark = pytest.mark.anyio
+
+
+def oauth(**options: object) -> OAuth:
+    return OAuth(redirect_handler=HeadlessRedirect(), client_name="tests", **options)  # type: ignore[arg-type]
+
+
+async def test_authorization_code_flow_reaches_the_protected_server(world: AuthWorld) -> None:
+    async with Client(world.url, auth=oauth()) as client:
+        result = await client.call("echo", {"text": "hi"})
+    assert "hi" in str(result.content)
+    paths = world.paths()
+    assert paths[:2] == ["/mcp", "/.well-known/oauth-protected-resource/mcp"]
+    for step in ("/as/register", "/as/authorize", "/as/token"):
+        assert step in paths
+    authorize = next(data for _, path, _, data in world.log if path == "/as/authorize")
+    assert authorize["code_challenge_method"] == "S256"
+    assert authorize["resource"] == world.url  # RFC 8707
+    token = next(data for _, path, _, data in world.log if path == "/as/token")
+    assert token["resource"] == world.url and token["code_verifier"]
+
+
+async def test_expired_token_is_refreshed_and_rotated(world: AuthWorld) -> None:
+    world.knobs.expires_in = 1  # expired at once (30 s skew)
+    auth = oauth()
+    async with Client(world.url, auth=auth) as client:
+        first = auth.tokens
+        assert first is not None and first.refresh_token
+        await client.call("echo", {"text": "again"})
+        assert auth.tokens is not None and auth.tokens.access_token != first.access_token
+        assert auth.tokens.refresh_token != first.refresh_token  # rotated
+    grants = [d.get("grant_type") for _, p, _, d in world.log if p == "/as/token"]
+    assert "refresh_token" in grants
+    assert [p for p in world.paths() if p == "/as/authorize"] == ["/as/authorize"]
+
+
+async def test_file_store_is_0600_and_a_second_process_reuses_the_token(
+    world: AuthWorld, tmp_path: os.PathLike[str]
+) -> None:
+    path = os.path.join(tmp_path, "cfg", "tokens.json")
+    async with Client(world.url, auth=oauth(token_store=FileTokenStore(path))) as client:
+        await client.list_tools()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
+    before = world.paths().count("/as/authorize")
+    script = textwrap.dedent(
+        f"""
+        import anyio
+        from mcpbind import Client
+        from mcpbind.auth.client import FileTokenStore, OAuth, HeadlessRedirect
+        async def main():
+            auth = OAuth(redirect_handler=HeadlessRedirect(), token_store=FileTokenStore({path!r}))
+            async with Client({world.url!r}, auth=auth) as client:
+                print(len((await client.list_tools()).tools))
+        anyio.run(main)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.strip() == "1"
+    assert world.paths().count("/as/authorize") == before  # no new authorization
+
+
+async def test_scope_from_prm_and_offline_access_only_when_listed(world: AuthWorld) -> None:
+    world.knobs.prm = {"scopes_supported": ["mcp:read"]}
+    async with Client(world.url, auth=oauth()) as client:
+        await client.list_tools()
+    first = next(d for _, p, _, d in world.log if p == "/as/authorize")
+    assert first["scope"] == "mcp:read"
+    world.knobs.metadata = {"scopes_supported": ["mcp:read", "offline_access"]}
+    world.log.clear()
+    async with Client(world.url, auth=oauth()) as client:
+        await client.list_tools()
+    second = next(d for _, p, _, d in world.log if p == "/as/authorize")
+    assert second["scope"] == "mcp:read offline_access"
