@@ -82,11 +82,11 @@ def check_url(url: str, *, local_ok: bool) -> str:
         raise _refuse(url, "a fragment in the URL")
     if host.lower() in _METADATA_HOSTS:
         raise _refuse(url, "a cloud metadata-service host")
-    if parts.scheme == "http" and not (local_ok and _is_loopback_host(host)):
-        raise _refuse(url, "plain http is only allowed for loopback when the MCP server is local")
     address = _literal(host)
     if address is not None:
         _check_address(url, address, local_ok)
+    if parts.scheme == "http" and not (local_ok and _is_loopback_host(host)):
+        raise _refuse(url, "plain http is only allowed for loopback when the MCP server is local")
     return url
 
 
