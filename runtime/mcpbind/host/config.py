@@ -32,6 +32,8 @@ import msgspec
 
 from mcpbind_types import unified as t
 
+from .auth import OAuthSettings, check_auth
+
 __all__ = [
     "ApprovalPolicy",
     "ConfigError",
@@ -99,6 +101,9 @@ class ServerConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, ren
         default_factory=ApprovalPolicy
     )
     max_message_size: int | None = None
+    #: Authorization of an HTTP server (:mod:`mcpbind.host.auth`).
+    oauth: OAuthSettings | bool | None = None
+    bearer_token_env: str | None = None
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -195,6 +200,7 @@ def check_server(name: str, config: ServerConfig) -> ServerConfig:
             raise ConfigError(name, "roots", "a root must not be empty")
         if ".." in Path(uri.removeprefix("file://")).parts:
             raise ConfigError(name, "roots", f"'..' is not allowed in a root: {uri!r}")
+    check_auth(name, config)
     return config
 
 

@@ -105,7 +105,8 @@ class LoopbackRedirect:
         self._open = open_browser or webbrowser.open
 
     async def __call__(self, authorization_url: str) -> str:
-        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=self.port)
+        listeners = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=self.port)
+        listener = listeners.listeners[0]  # one address: 127.0.0.1
         print(
             f"Opening the browser to authorize; if it does not open, visit:\n  {authorization_url}",
             file=sys.stderr,
@@ -130,4 +131,4 @@ class LoopbackRedirect:
         except TimeoutError:
             raise AuthError("no authorization redirect arrived in time") from None
         finally:
-            await listener.aclose()
+            await listeners.aclose()
