@@ -73,7 +73,7 @@ async def test_host_with_a_bearer_token_from_the_environment(
     config = {"mcpServers": {"p": {"url": world.url, "bearerTokenEnv": "WORLD_TOKEN"}}}
     async with Host(config) as host:
         assert host.servers()[0].status == "running", host.servers()[0].error
-        result = await host.call_tool("echo", {"text": "via host"})
+        result = await host.client("p").call("echo", {"text": "via host"})
     assert "via host" in str(result.content)
 
 
