@@ -108,9 +108,12 @@ def listed(side: str, spec_version: str | None) -> list[str]:
             in_side = True
         elif line and not line.startswith(" "):
             in_side = False
-        elif in_side and (m := _LISTED.match(line)):
-            if spec_version != EXTENSION or m.group(2) == EXTENSION:
-                names.append(m.group(1))
+        elif (
+            in_side
+            and (m := _LISTED.match(line))
+            and (spec_version != EXTENSION or m.group(2) == EXTENSION)
+        ):
+            names.append(m.group(1))
     if not names:
         sys.exit(f"conformance list printed no {side} scenarios:\n{out.stdout}{out.stderr}")
     return names

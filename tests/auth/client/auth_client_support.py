@@ -20,10 +20,10 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
+from support.live_server import LiveServer
 
 from mcpbind import Server
 from mcpbind.http import StreamableHTTPApp
-from support.live_server import LiveServer
 
 
 def make_server() -> Server:
@@ -87,7 +87,8 @@ class AuthWorld:
     def guard(self, inner: Any) -> Any:
         async def app(scope: Any, receive: Any, send: Any) -> None:
             if scope["type"] != "http":
-                return await inner(scope, receive, send)
+                await inner(scope, receive, send)
+                return
             headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
             self.log.append((scope["method"], "/mcp", headers, {}))
             if self.knobs.redirect_mcp_to and scope["method"] == "POST":
@@ -95,9 +96,7 @@ class AuthWorld:
                 return await response(scope, receive, send)
             token = headers.get("authorization", "").removeprefix("Bearer ")
             if token not in self.valid:
-                challenge = (
-                    f'Bearer resource_metadata="{self.base}/.well-known/oauth-protected-resource/mcp"'
-                )
+                challenge = f'Bearer resource_metadata="{self.base}/.well-known/oauth-protected-resource/mcp"'
                 response = JSONResponse(
                     {"error": "invalid_token"}, 401, headers={"www-authenticate": challenge}
                 )

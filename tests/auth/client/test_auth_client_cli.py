@@ -28,7 +28,7 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 
 def test_401_without_auth_is_one_line_naming_auth(world: AuthWorld) -> None:
-    code, out, err = run("ls", world.url)
+    code, _, err = run("ls", world.url)
     assert code == EXIT_AUTH == 6
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "--auth" in lines[0] and "401" in lines[0]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 import sys
 import textwrap
 
+import anyio
 import pytest
 from auth_client_support import AuthWorld
 
@@ -72,10 +72,9 @@ async def test_file_store_is_0600_and_a_second_process_reuses_the_token(
         anyio.run(main)
         """
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert out.stdout.strip() == "1"
+    with anyio.fail_after(60):
+        out = await anyio.run_process([sys.executable, "-c", script], check=True)
+    assert out.stdout.decode().strip() == "1"
     assert world.paths().count("/as/authorize") == before  # no new authorization
 
 

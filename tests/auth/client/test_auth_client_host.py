@@ -23,7 +23,10 @@ def test_shapes_users_write_are_accepted() -> None:
     config = parse_config(
         {
             "mcpServers": {
-                "a": {"url": "https://x.example/mcp", "headers": {"Authorization": "Bearer ${env:T}"}},
+                "a": {
+                    "url": "https://x.example/mcp",
+                    "headers": {"Authorization": "Bearer ${env:T}"},
+                },
                 "b": {"url": "https://x.example/mcp", "bearerTokenEnv": "T"},
                 "c": {"url": "https://x.example/mcp", "oauth": True},
                 "d": {

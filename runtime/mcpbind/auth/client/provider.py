@@ -101,7 +101,6 @@ class OAuthBase(httpx2.Auth):
         self, request: httpx2.Request
     ) -> Generator[httpx2.Request, httpx2.Response, None]:
         raise RuntimeError("mcpbind's OAuth client works with httpx2.AsyncClient only")
-        yield request  # pragma: no cover
 
     async def async_auth_flow(
         self, request: httpx2.Request

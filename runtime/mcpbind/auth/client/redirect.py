@@ -24,6 +24,7 @@ from urllib.parse import urljoin
 
 import anyio
 import httpx2
+from anyio.abc import SocketListener
 
 from .errors import AuthError
 
@@ -107,6 +108,7 @@ class LoopbackRedirect:
     async def __call__(self, authorization_url: str) -> str:
         listeners = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=self.port)
         listener = listeners.listeners[0]  # one address: 127.0.0.1
+        assert isinstance(listener, SocketListener)
         print(
             f"Opening the browser to authorize; if it does not open, visit:\n  {authorization_url}",
             file=sys.stderr,
