@@ -25,6 +25,7 @@ from .errors import AuthError
 from .fetch import Fetcher
 from .redirect import RedirectHandler, call_redirect_handler
 from .store import ClientInfo, Tokens, TokenStore
+from .urls import origin
 
 __all__ = [
     "CLIENT_ASSERTION_TYPE",
@@ -52,11 +53,6 @@ def pkce_pair() -> tuple[str, str]:
     """(code_verifier, S256 code_challenge) per RFC 7636 §4.1-4.2."""
     verifier = _b64url(secrets.token_bytes(48))
     return verifier, _b64url(hashlib.sha256(verifier.encode("ascii")).digest())
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
 
 
 @dataclass
@@ -129,11 +125,11 @@ class TokenEndpoint:
             headers: dict[str, str] = {}
             self._authenticate(form, headers)
             if self.dpop is not None:
-                headers["dpop"] = self.dpop.proof("POST", url, nonce=self.nonces.get(_origin(url)))
+                headers["dpop"] = self.dpop.proof("POST", url, nonce=self.nonces.get(origin(url)))
             reply = await self.fetcher.post(url, form=form, headers=headers)
             nonce = reply.headers.get("dpop-nonce")
             if nonce and self.dpop is not None:
-                self.nonces[_origin(url)] = nonce
+                self.nonces[origin(url)] = nonce
             if (
                 reply.status == 400
                 and reply.json.get("error") == "use_dpop_nonce"

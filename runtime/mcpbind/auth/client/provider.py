@@ -28,16 +28,11 @@ from .errors import AuthError
 from .fetch import Fetcher
 from .grants import TokenEndpoint
 from .store import InMemoryTokenStore, Tokens, TokenStore
-from .urls import is_loopback_url
+from .urls import is_loopback_url, origin
 
 __all__ = ["OAuthBase"]
 
 logger = logging.getLogger("mcpbind.auth")
-
-
-def _origin(url: httpx2.URL | str) -> str:
-    parts = urlsplit(str(url))
-    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 def _server_url(url: httpx2.URL) -> str:
@@ -106,7 +101,7 @@ class OAuthBase(httpx2.Auth):
         self, request: httpx2.Request
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         if self._origin is None:
-            self._origin = _origin(request.url)
+            self._origin = origin(str(request.url))
         await self._refresh_if_expired()
         sent = self._attach(request)
         response = yield request
@@ -148,7 +143,7 @@ class OAuthBase(httpx2.Auth):
     # ------------------------------------------------------------------ tokens on requests
     def _attach(self, request: httpx2.Request) -> str | None:
         tokens = self.tokens
-        if tokens is None or _origin(request.url) != self._origin:
+        if tokens is None or origin(str(request.url)) != self._origin:
             return None
         if tokens.token_type.lower() == "dpop" and self._dpop_key is not None:
             request.headers["authorization"] = f"DPoP {tokens.access_token}"

@@ -21,7 +21,7 @@ import anyio
 
 from .errors import AuthError
 
-__all__ = ["canonical_resource", "check_url", "is_loopback_url", "resolve_checked"]
+__all__ = ["canonical_resource", "check_url", "is_loopback_url", "origin", "resolve_checked"]
 
 _METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata", "instance-data"})
 _METADATA_ADDRESSES = frozenset(
@@ -130,3 +130,9 @@ def canonical_resource(url: str) -> str:
     netloc = parts.netloc.lower()
     path = parts.path.rstrip("/")
     return f"{parts.scheme.lower()}://{netloc}{path}"
+
+
+def origin(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``, lower-case."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
