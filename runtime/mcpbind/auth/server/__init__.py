@@ -17,12 +17,15 @@ from __future__ import annotations
 
 from ...server.principal import Principal, current_principal
 from .bearer import ResourceServer, metadata_path
+from .dpop import DPoPChecker, InvalidProof
 from .introspection import IntrospectionVerifier
 from .jwt import JWTVerifier
 from .verifier import InvalidToken, TokenVerifier, VerifierUnavailable
 
 __all__ = [
+    "DPoPChecker",
     "IntrospectionVerifier",
+    "InvalidProof",
     "InvalidToken",
     "JWTVerifier",
     "Principal",

@@ -15,6 +15,9 @@ protected-resource metadata (2025-11-25 and 2026-07-28 basic/authorization).
   tool, prompt or resource the request names: 403 ``error="insufficient_scope"`` with every
   scope the operation needs in one challenge (§Scope Challenge Handling). Scope hierarchies
   (a broader scope implying narrower ones) come from ``scope_hierarchy``;
+* a DPoP-bound token (``cnf.jkt``, RFC 9449) only with the ``DPoP`` scheme and a valid
+  proof for this request (:mod:`.dpop`); 401 ``invalid_dpop_proof`` otherwise. The metadata
+  lists ``dpop_signing_alg_values_supported`` unless ``dpop=False``;
 * otherwise the principal goes to ``scope["mcp.principal"]`` (sessions are bound to it) and
   to handlers as ``ctx.principal``.
 """
@@ -32,6 +35,7 @@ from ...http._asgi import BodyError, Receive, Scope, Send, read_body, send_error
 from ...protocol.errors import INVALID_REQUEST
 from ...server.principal import Principal, current_principal
 from ..client.urls import canonical_resource
+from .dpop import DPoPChecker, InvalidProof, bound_key
 from .scopes import required_scopes
 from .verifier import InvalidToken, TokenVerifier, VerifierUnavailable
 
@@ -59,7 +63,8 @@ class ResourceServer:
     must name it). ``authorization_servers``: issuer URLs (at least one).
     ``scopes_supported``: published in the metadata (the scopes for basic use).
     ``required_scopes``: every request needs them. ``resource_name`` and ``metadata``:
-    more fields for the document.
+    more fields for the document. ``dpop``: accept DPoP-bound tokens (with their proofs);
+    a :class:`~.dpop.DPoPChecker` to tune the proof checks.
     """
 
     def __init__(
@@ -73,6 +78,7 @@ class ResourceServer:
         scope_hierarchy: Mapping[str, Iterable[str]] | None = None,
         resource_name: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        dpop: bool | DPoPChecker = True,
     ) -> None:
         parts = urlsplit(resource)
         if parts.scheme not in ("https", "http") or not parts.netloc or parts.fragment:
@@ -84,7 +90,9 @@ class ResourceServer:
         self.required = frozenset(required_scopes)
         self.hierarchy = {k: frozenset(v) for k, v in (scope_hierarchy or {}).items()}
         self.metadata_path = metadata_path(self.resource)
-        self.metadata_url = f"{parts.scheme.lower()}://{parts.netloc.lower()}{self.metadata_path}"
+        self._origin = f"{parts.scheme.lower()}://{parts.netloc.lower()}"
+        self.metadata_url = self._origin + self.metadata_path
+        self.dpop = (DPoPChecker() if dpop is True else dpop) or None
         document: dict[str, Any] = {
             "resource": self.resource,
             "authorization_servers": list(authorization_servers),
@@ -94,6 +102,8 @@ class ResourceServer:
             document["scopes_supported"] = list(scopes_supported)
         if resource_name is not None:
             document["resource_name"] = resource_name
+        if self.dpop is not None:
+            document["dpop_signing_alg_values_supported"] = self.dpop.algorithms
         document.update(metadata or {})
         self.document = msgspec.json.encode(document)
         challenge_scope = self.required or frozenset(scopes_supported or ())
@@ -122,15 +132,18 @@ class ResourceServer:
         if scope["path"] == self.metadata_path:
             await self.serve_metadata(scope, receive, send)
             return None
-        token = _bearer_token(scope["headers"])
-        if token is None:
+        found = _credentials(scope["headers"], self.dpop is not None)
+        if found is None:
             await self._challenge(send, 401, None, "Unauthorized: a bearer token is required")
             return None
+        scheme, token, proofs = found
         try:
             principal = await self.verifier.verify(token, self.resource)
+            self._check_binding(scope, scheme, token, proofs, bound_key(principal.claims))
         except InvalidToken as exc:
             logger.debug("token refused: %s", exc)
-            await self._challenge(send, 401, "invalid_token", f"Unauthorized: {exc}")
+            error = "invalid_dpop_proof" if isinstance(exc, InvalidProof) else "invalid_token"
+            await self._challenge(send, 401, error, f"Unauthorized: {exc}", scheme)
             return None
         except VerifierUnavailable as exc:
             logger.warning("cannot verify tokens: %s", exc)
@@ -160,6 +173,23 @@ class ResourceServer:
             return None
         return _replay(body, receive)
 
+    def _check_binding(
+        self, scope: Scope, scheme: str, token: str, proofs: list[str], jkt: str | None
+    ) -> None:
+        """RFC 9449 §7.1-7.2: a bound token needs the DPoP scheme and its proof, and the
+        DPoP scheme needs a bound token."""
+        if scheme == "bearer":
+            if jkt is not None:
+                raise InvalidToken("the token is DPoP-bound: send it with the DPoP scheme")
+            return
+        if jkt is None:
+            raise InvalidToken("the token is not DPoP-bound: send it as a Bearer token")
+        if len(proofs) != 1:
+            raise InvalidProof("exactly one DPoP proof header is required")
+        assert self.dpop is not None
+        url = self._origin + scope.get("root_path", "") + scope["path"]
+        self.dpop.check(proofs[0], method=scope["method"], url=url, token=token, jkt=jkt)
+
     # ------------------------------------------------------------------ scopes
     def satisfies(self, principal: Principal, needed: frozenset[str]) -> bool:
         """Whether the principal's scopes, with those they imply, cover ``needed``."""
@@ -175,13 +205,17 @@ class ResourceServer:
         return needed <= granted
 
     # ------------------------------------------------------------------ answers
-    async def _challenge(self, send: Send, status: int, error: str | None, message: str) -> None:
+    async def _challenge(
+        self, send: Send, status: int, error: str | None, message: str, scheme: str = "bearer"
+    ) -> None:
         params = [f'resource_metadata="{self.metadata_url}"']
         if self._scope_hint:
             params.append(f'scope="{self._scope_hint}"')
         if error is not None:
             params[:0] = [f'error="{error}"', f'error_description="{_quoted(message)}"']
-        header = ("Bearer " + ", ".join(params)).encode()
+        if scheme == "dpop" and self.dpop is not None:
+            params.append(f'algs="{" ".join(self.dpop.algorithms)}"')
+        header = (("DPoP " if scheme == "dpop" else "Bearer ") + ", ".join(params)).encode()
         await send_error(send, status, INVALID_REQUEST, message, [(b"www-authenticate", header)])
 
     async def _insufficient(self, send: Send, needed: frozenset[str]) -> None:
@@ -200,16 +234,29 @@ class ResourceServer:
         )
 
 
-def _bearer_token(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
-    """The token of the one ``Authorization: Bearer`` header (RFC 6750 §2.1), else ``None``."""
-    found: str | None = None
+def _credentials(
+    headers: Iterable[tuple[bytes, bytes]], dpop: bool
+) -> tuple[str, str, list[str]] | None:
+    """``(scheme, token, DPoP proofs)`` from the one ``Authorization`` header (``Bearer``,
+    RFC 6750 §2.1; ``DPoP``, RFC 9449 §7.1, when accepted), else ``None``."""
+    found: tuple[str, str] | None = None
+    proofs: list[str] = []
     for name, value in headers:
-        if name.lower() == b"authorization":
+        name = name.lower()
+        if name == b"authorization":
             if found is not None:
                 return None  # two Authorization headers: refuse rather than pick one
             scheme, _, token = value.decode("latin-1").strip().partition(" ")
-            found = token.strip() if scheme.lower() == "bearer" else ""
-    return found or None
+            found = (scheme.lower(), token.strip())
+        elif name == b"dpop":
+            proofs.append(value.decode("latin-1").strip())
+    if (
+        found is None
+        or not found[1]
+        or found[0] not in (("bearer", "dpop") if dpop else ("bearer",))
+    ):
+        return None
+    return found[0], found[1], proofs
 
 
 def _quoted(text: str) -> str:
