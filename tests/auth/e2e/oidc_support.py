@@ -4,7 +4,8 @@ the authorization-code flow (PKCE, dynamic registration, the automatic login of 
 and a protected mcpbind server on uvicorn.
 
 Pre-registered clients of provider.mjs: ``mcp-service`` (JWT access tokens), ``mcp-short``
-(JWT access tokens valid 1 s), ``mcp-opaque`` (opaque tokens), ``mcp-rs`` (the resource
+(JWT access tokens valid 2 s; so are those of registered clients named
+``short-lived``), ``mcp-opaque`` (opaque tokens), ``mcp-rs`` (the resource
 server, for introspection). Scopes: ``mcp:read mcp:write mcp:admin``.
 """
 

@@ -94,12 +94,15 @@ def test_metadata_document_at_the_path_inserted_well_known_uri(oidc: Provider) -
         reply = http.get(f"{base}/.well-known/oauth-protected-resource/mcp")
         assert reply.status_code == 200
         assert reply.headers["access-control-allow-origin"] == "*"
-        assert reply.json() == {
+        document = reply.json()
+        assert document == {
             "resource": live.url,
             "authorization_servers": [oidc.issuer],
             "bearer_methods_supported": ["header"],
             "scopes_supported": ["mcp:read"],
+            "dpop_signing_alg_values_supported": document["dpop_signing_alg_values_supported"],
         }
+        assert "ES256" in document["dpop_signing_alg_values_supported"]
         # The authorization server it names publishes metadata a client can use.
         issuer = reply.json()["authorization_servers"][0]
         meta = http.get(f"{issuer}/.well-known/oauth-authorization-server").json()
@@ -154,7 +157,7 @@ def test_token_for_another_resource_is_refused(oidc: Provider) -> None:
 
 def test_expired_token_is_refused(oidc: Provider) -> None:
     with serve_protected(oidc.issuer) as live, httpx2.Client(timeout=30) as http:
-        token = oidc.client_credentials("mcp-short", live.url, "mcp:read")  # valid for 1 s
+        token = oidc.client_credentials("mcp-short", live.url, "mcp:read")  # valid for 2 s
         while time.time() <= _expiry(token) + 1:
             time.sleep(0.25)
         reply = http.post(

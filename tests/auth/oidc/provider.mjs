@@ -18,7 +18,7 @@ const RESOURCE_SCOPES = 'mcp:read mcp:write mcp:admin';
 
 // Pre-registered confidential clients (client_secret_basic / client_secret_post).
 //   mcp-service  client credentials, JWT access tokens
-//   mcp-short    client credentials, JWT access tokens that expire after 1 second
+//   mcp-short    client credentials, JWT access tokens that expire after 2 seconds
 //   mcp-opaque   client credentials, opaque access tokens (checked by introspection)
 //   mcp-rs       the resource server itself: may call the introspection endpoint
 const CLIENTS = [
@@ -50,6 +50,11 @@ function isLoopbackResource(indicator) {
   }
 }
 
+// `mcp-short`, and registered clients named `short-lived`: access tokens valid 2 seconds.
+function shortLived(client) {
+  return client.clientId === 'mcp-short' || client.clientName === 'short-lived';
+}
+
 async function getResourceServerInfo(_ctx, resourceIndicator, client) {
   if (!isLoopbackResource(resourceIndicator)) {
     throw new Provider.errors.InvalidTarget();
@@ -58,7 +63,7 @@ async function getResourceServerInfo(_ctx, resourceIndicator, client) {
   return {
     scope: RESOURCE_SCOPES,
     audience: resourceIndicator,
-    accessTokenTTL: client.clientId === 'mcp-short' ? 1 : 600,
+    accessTokenTTL: shortLived(client) ? 2 : 600,
     accessTokenFormat: opaque ? 'opaque' : 'jwt',
     ...(opaque ? {} : { jwt: { sign: { alg: 'ES256' } } }),
   };
@@ -89,7 +94,8 @@ server.listen(0, '127.0.0.1', () => {
         getResourceServerInfo,
       },
     },
-    ttl: { AccessToken: 600, RefreshToken: 3600 },
+    // Access tokens live as long as getResourceServerInfo says (accessTokenTTL).
+    ttl: { RefreshToken: 3600 },
   });
   provider.proxy = false;
 
