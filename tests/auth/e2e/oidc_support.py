@@ -109,33 +109,25 @@ class Provider:
         landed = follow_authorization(f"{self.issuer}/auth?{urlencode(query)}", redirect_uri)
         params = dict(parse_qsl(urlsplit(landed).query))
         assert params.get("state") == query["state"] and params.get("iss") == self.issuer
-        reply = httpx2.post(
-            f"{self.issuer}/token",
-            data={
-                "grant_type": "authorization_code",
-                "code": params["code"],
-                "redirect_uri": redirect_uri,
-                "code_verifier": verifier,
-                "client_id": client_id,
-                "resource": resource,
-            },
-            timeout=30,
+        return self._token(
+            grant_type="authorization_code",
+            code=params["code"],
+            redirect_uri=redirect_uri,
+            code_verifier=verifier,
+            client_id=client_id,
+            resource=resource,
         )
-        assert reply.status_code == 200, reply.text
-        tokens: dict[str, Any] = reply.json()
-        return tokens
 
     def refresh(self, client_id: str, refresh_token: str, resource: str) -> dict[str, Any]:
-        reply = httpx2.post(
-            f"{self.issuer}/token",
-            data={
-                "grant_type": "refresh_token",
-                "refresh_token": refresh_token,
-                "client_id": client_id,
-                "resource": resource,
-            },
-            timeout=30,
+        return self._token(
+            grant_type="refresh_token",
+            refresh_token=refresh_token,
+            client_id=client_id,
+            resource=resource,
         )
+
+    def _token(self, **form: str) -> dict[str, Any]:
+        reply = httpx2.post(f"{self.issuer}/token", data=form, timeout=30)
         assert reply.status_code == 200, reply.text
         tokens: dict[str, Any] = reply.json()
         return tokens

@@ -25,6 +25,15 @@ HERE = Path(__file__).resolve().parent
 pytestmark = pytest.mark.anyio
 
 
+def _oauth(store: Path, name: str = "e2e") -> OAuth:
+    """The OAuth client of a user: registered dynamically as ``name``, headless redirects."""
+    return OAuth(
+        redirect_handler=HeadlessRedirect(REDIRECT),
+        token_store=FileTokenStore(store),
+        client_name=name,
+    )
+
+
 async def _whoami(client: Client) -> dict[str, Any]:
     result = await client.call("whoami")
     decoded: dict[str, Any] = msgspec.json.decode(result.structured_content)  # type: ignore[arg-type]
@@ -36,11 +45,7 @@ async def test_authorization_code_flow_with_pkce_and_registration(
     oidc: Provider, tmp_path: Path, era: str
 ) -> None:
     store = tmp_path / "tokens.json"
-    auth = OAuth(
-        redirect_handler=HeadlessRedirect(REDIRECT),
-        token_store=FileTokenStore(store),
-        client_name="e2e",
-    )
+    auth = _oauth(store)
     with serve_protected(oidc.issuer) as live:
         async with Client(live.url, auth=auth, protocol_version=era) as client:
             who = await _whoami(client)
@@ -52,11 +57,7 @@ async def test_authorization_code_flow_with_pkce_and_registration(
 
 
 async def test_step_up_after_403_insufficient_scope(oidc: Provider, tmp_path: Path) -> None:
-    auth = OAuth(
-        redirect_handler=HeadlessRedirect(REDIRECT),
-        token_store=FileTokenStore(tmp_path / "tokens.json"),
-        client_name="e2e",
-    )
+    auth = _oauth(tmp_path / "tokens.json")
     with serve_protected(oidc.issuer) as live:
         async with Client(live.url, auth=auth) as client:
             assert (await _whoami(client))["scopes"] == ["mcp:read"]
@@ -67,11 +68,7 @@ async def test_step_up_after_403_insufficient_scope(oidc: Provider, tmp_path: Pa
 
 
 async def test_expired_access_token_is_refreshed(oidc: Provider, tmp_path: Path) -> None:
-    auth = OAuth(
-        redirect_handler=HeadlessRedirect(REDIRECT),
-        token_store=FileTokenStore(tmp_path / "tokens.json"),
-        client_name="short-lived",  # oidc-provider gives this client 2-second access tokens
-    )
+    auth = _oauth(tmp_path / "tokens.json", "short-lived")  # 2-second access tokens
     with serve_protected(oidc.issuer) as live:
         async with Client(live.url, auth=auth) as client:
             await _whoami(client)
@@ -84,11 +81,7 @@ async def test_expired_access_token_is_refreshed(oidc: Provider, tmp_path: Path)
 
 async def test_stored_tokens_are_reused_by_a_second_process(oidc: Provider, tmp_path: Path) -> None:
     store = tmp_path / "tokens.json"
-    auth = OAuth(
-        redirect_handler=HeadlessRedirect(REDIRECT),
-        token_store=FileTokenStore(store),
-        client_name="e2e",
-    )
+    auth = _oauth(store)
     with serve_protected(oidc.issuer) as live:
         async with Client(live.url, auth=auth) as client:
             await _whoami(client)

@@ -19,10 +19,14 @@ from collections.abc import Iterable
 from urllib.parse import quote
 
 from ...server.principal import Principal
-from ..client.errors import AuthError
-from ..client.fetch import Fetcher
-from ..client.urls import check_url
-from .verifier import InvalidToken, VerifierUnavailable, audience_matches, principal_from_claims
+from .verifier import (
+    InvalidToken,
+    VerifierUnavailable,
+    audience_matches,
+    configured_url,
+    fetch,
+    principal_from_claims,
+)
 
 __all__ = ["IntrospectionVerifier"]
 
@@ -49,11 +53,7 @@ class IntrospectionVerifier:
         cache_size: int = 1024,
         timeout: float = 5.0,
     ) -> None:
-        try:
-            check_url(endpoint, local_ok=True)
-        except AuthError as exc:
-            raise ValueError(f"introspection endpoint: {exc}") from None
-        self.endpoint = endpoint
+        self.endpoint = configured_url(endpoint, "introspection endpoint")
         self.issuer = issuer
         self.audiences = tuple(audiences)
         self.cache_ttl = cache_ttl
@@ -84,17 +84,12 @@ class IntrospectionVerifier:
         return principal
 
     async def _introspect(self, token: str, resource: str, now: float) -> Principal:
-        fetcher = Fetcher(local_ok=True, timeout=self.timeout)  # configured, not server-sent
-        try:
-            reply = await fetcher.post(
-                self.endpoint,
-                form={"token": token, "token_type_hint": "access_token"},
-                headers={"authorization": self._authorization},
-            )
-        except AuthError as exc:
-            raise VerifierUnavailable(f"token introspection failed: {exc}") from None
-        finally:
-            await fetcher.aclose()
+        reply = await fetch(
+            self.endpoint,
+            timeout=self.timeout,
+            form={"token": token, "token_type_hint": "access_token"},
+            headers={"authorization": self._authorization},
+        )
         if not reply.ok:
             raise VerifierUnavailable(f"token introspection: {reply.error_text()}")
         answer = reply.json

@@ -21,10 +21,14 @@ from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ...server.principal import Principal
-from ..client.errors import AuthError
-from ..client.fetch import Fetcher
-from ..client.urls import check_url
-from .verifier import InvalidToken, VerifierUnavailable, audience_matches, principal_from_claims
+from .verifier import (
+    InvalidToken,
+    VerifierUnavailable,
+    audience_matches,
+    configured_url,
+    fetch,
+    principal_from_claims,
+)
 
 if TYPE_CHECKING:
     from joserfc.errors import JoseError
@@ -63,11 +67,7 @@ class JWTVerifier:
     ) -> None:
         if not {a.upper() for a in algorithms}.isdisjoint({"NONE", "HS256", "HS384", "HS512"}):
             raise ValueError("JWTVerifier takes asymmetric algorithms only (no 'none', no HMAC)")
-        try:
-            check_url(jwks_url, local_ok=True)
-        except AuthError as exc:
-            raise ValueError(f"jwks_url: {exc}") from None
-        self.jwks_url = jwks_url
+        self.jwks_url = configured_url(jwks_url, "jwks_url")
         self.issuer = issuer
         self.audiences = tuple(audiences)
         self.algorithms = list(algorithms)
@@ -129,13 +129,7 @@ class JWTVerifier:
     async def _fetch(self) -> KeySet:
         from joserfc.jwk import KeySet
 
-        fetcher = Fetcher(local_ok=True, timeout=self.timeout)  # configured, not server-sent
-        try:
-            reply = await fetcher.get(self.jwks_url)
-        except AuthError as exc:
-            raise VerifierUnavailable(f"JWKS fetch failed: {exc}") from None
-        finally:
-            await fetcher.aclose()
+        reply = await fetch(self.jwks_url, timeout=self.timeout)
         if not reply.ok or not isinstance(reply.json.get("keys"), list):
             raise VerifierUnavailable(f"JWKS fetch from {self.jwks_url}: HTTP {reply.status}")
         usable = [k for k in reply.json["keys"] if isinstance(k, dict) and k.get("use") != "enc"]

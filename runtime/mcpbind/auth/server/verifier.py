@@ -12,13 +12,17 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from ...server.principal import Principal
-from ..client.urls import canonical_resource
+from ..client.errors import AuthError
+from ..client.fetch import Fetcher, Reply
+from ..client.urls import canonical_resource, check_url
 
 __all__ = [
     "InvalidToken",
     "TokenVerifier",
     "VerifierUnavailable",
     "audience_matches",
+    "configured_url",
+    "fetch",
     "principal_from_claims",
 ]
 
@@ -79,3 +83,32 @@ def principal_from_claims(claims: Mapping[str, Any], issuer: str | None = None) 
         expires_at=exp if isinstance(exp, int) and not isinstance(exp, bool) else None,
         claims=dict(claims),
     )
+
+
+def configured_url(url: str, what: str) -> str:
+    """An endpoint the operator configured (JWKS, introspection): https, or http on loopback;
+    a ``ValueError`` naming ``what`` otherwise (at construction, not on the first request)."""
+    try:
+        return check_url(url, local_ok=True)
+    except AuthError as exc:
+        raise ValueError(f"{what}: {exc}") from None
+
+
+async def fetch(
+    url: str,
+    *,
+    timeout: float,
+    form: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Reply:
+    """GET ``url`` (POST with ``form``), bounded in time and size (the OAuth client's
+    :class:`~mcpbind.auth.client.fetch.Fetcher`); :class:`VerifierUnavailable` on failure."""
+    fetcher = Fetcher(local_ok=True, timeout=timeout)  # configured, not sent by a server
+    try:
+        if form is None:
+            return await fetcher.get(url, headers)
+        return await fetcher.post(url, form=form, headers=headers)
+    except AuthError as exc:
+        raise VerifierUnavailable(f"{url}: {exc}") from None
+    finally:
+        await fetcher.aclose()
