@@ -23,14 +23,13 @@ from .verifier import (
     InvalidToken,
     VerifierUnavailable,
     audience_matches,
+    check_length,
     configured_url,
     fetch,
     principal_from_claims,
 )
 
 __all__ = ["IntrospectionVerifier"]
-
-_MAX_TOKEN = 16 * 1024
 
 
 class IntrospectionVerifier:
@@ -65,8 +64,7 @@ class IntrospectionVerifier:
         self._cache: OrderedDict[bytes, tuple[float, Principal]] = OrderedDict()
 
     async def verify(self, token: str, resource: str) -> Principal:
-        if len(token) > _MAX_TOKEN:
-            raise InvalidToken("the token is too long")
+        check_length(token)
         key = hashlib.sha256(f"{resource}\n{token}".encode()).digest()
         now = time.time()
         hit = self._cache.get(key)

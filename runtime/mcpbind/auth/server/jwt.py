@@ -25,6 +25,7 @@ from .verifier import (
     InvalidToken,
     VerifierUnavailable,
     audience_matches,
+    check_length,
     configured_url,
     fetch,
     principal_from_claims,
@@ -42,7 +43,6 @@ DEFAULT_ALGORITHMS = (
     *("RS256", "RS384", "RS512", "PS256", "PS384", "PS512"),
     *("ES256", "ES384", "ES512", "EdDSA", "Ed25519"),
 )
-_MAX_TOKEN = 16 * 1024
 
 
 class JWTVerifier:
@@ -82,8 +82,7 @@ class JWTVerifier:
     async def verify(self, token: str, resource: str) -> Principal:
         from joserfc import errors, jwt
 
-        if len(token) > _MAX_TOKEN:
-            raise InvalidToken("the token is too long")
+        check_length(token)
         keys = await self._key_set(refresh=False)
         try:
             try:

@@ -21,6 +21,7 @@ __all__ = [
     "TokenVerifier",
     "VerifierUnavailable",
     "audience_matches",
+    "check_length",
     "configured_url",
     "fetch",
     "principal_from_claims",
@@ -45,6 +46,15 @@ class TokenVerifier(Protocol):
     async def verify(self, token: str, resource: str) -> Principal:
         """The token's principal; :class:`InvalidToken` or :class:`VerifierUnavailable`."""
         ...
+
+
+MAX_TOKEN = 16 * 1024
+
+
+def check_length(token: str) -> None:
+    """Refuse a token longer than any real one (16 KiB) before any work is done on it."""
+    if len(token) > MAX_TOKEN:
+        raise InvalidToken("the token is too long")
 
 
 def audience_matches(aud: object, resource: str, extra: Iterable[str] = ()) -> bool:
