@@ -2,8 +2,9 @@
 
 An auth layer (``mcpbind.auth.server.ResourceServer`` for bearer tokens) sets
 :data:`current_principal` for the request it admits; a handler's :class:`Context` reads it.
-A Streamable HTTP session keeps the principal of the request that opened it (the session is
-bound to that identity: another one gets 404), and a 2026-07-28 request carries its own.
+A Streamable HTTP session is bound to the identity that opened it (another one gets 404) and
+its ``ServerSession.principal`` follows that caller's newest token; a 2026-07-28 request
+carries its own.
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from .app import Server
 from .context import Context
 from .era import EraRouter
+from .principal import Principal, current_principal
 
 __all__ = ["ServerSession", "serve", "serve_stdio"]
 
@@ -75,6 +76,9 @@ class ServerSession:
             self.core, wire, on_request=self._on_request, on_notification=self._on_notification
         )
         self._transport = transport
+        #: The caller's newest principal, set by an auth layer (a refreshed or stepped-up
+        #: token); ``None``: the principal of the request that opened the session.
+        self.principal: Principal | None = None
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
         self.client_info: t.Implementation | None = None
@@ -211,6 +215,7 @@ class ServerSession:
             request_id=event.id,
             progress_token=event.progress_token,
             is_cancelled=lambda: self.connection.is_cancelled(event.id),
+            principal=self.principal or current_principal.get(),
         )
         return await handler(event.params, ctx)
 

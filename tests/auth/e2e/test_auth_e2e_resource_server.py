@@ -187,6 +187,8 @@ def test_step_up_403_insufficient_scope_then_success_on_the_same_session(
         writer = oidc.client_credentials("mcp-service", live.url, "mcp:read mcp:write")
         result = _result(_request(http, live.url, writer, session, "tools/call", call))
         assert result["content"][0]["text"] == "wrote hi"
+        who = _result(_request(http, live.url, writer, session, "tools/call", {"name": "whoami"}))
+        assert who["structuredContent"]["scopes"] == ["mcp:read", "mcp:write"]  # the newest token
         read = {"uri": "notes://secret"}
         denied = _request(http, live.url, writer, session, "resources/read", read)
         assert denied.status_code == 403 and _challenge(denied)["scope"] == "mcp:admin"

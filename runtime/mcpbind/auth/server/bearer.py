@@ -160,6 +160,7 @@ class ResourceServer:
             return None
         scope["mcp.principal"] = principal
         current_principal.set(principal)
+        _refresh_session(app, scope["headers"], principal)
         if not app.server.scopes or scope["method"] != "POST":
             return receive
         try:
@@ -257,6 +258,19 @@ def _credentials(
     ):
         return None
     return found[0], found[1], proofs
+
+
+def _refresh_session(
+    app: StreamableHTTPApp, headers: Iterable[tuple[bytes, bytes]], principal: Principal
+) -> None:
+    """Give the request's session (if it is this principal's) the newest principal, so its
+    handlers see the scopes of a refreshed or stepped-up token."""
+    for name, value in headers:
+        if name.lower() == b"mcp-session-id":
+            session = app.sessions.get(value.decode("latin-1").strip())
+            if session is not None and session.principal == principal:
+                session.server_session.principal = principal
+            return
 
 
 def _quoted(text: str) -> str:
