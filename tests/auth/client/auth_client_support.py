@@ -47,6 +47,7 @@ class Knobs:
     expires_in: int = 3600
     refresh: bool = True
     redirect_mcp_to: str | None = None  # answer POST /mcp with a 307 to this URL
+    forbid: int = 0  # answer this many authorized POSTs with 403 insufficient_scope
 
 
 class AuthWorld:
@@ -99,6 +100,13 @@ class AuthWorld:
                 challenge = f'Bearer resource_metadata="{self.base}/.well-known/oauth-protected-resource/mcp"'
                 response = JSONResponse(
                     {"error": "invalid_token"}, 401, headers={"www-authenticate": challenge}
+                )
+                return await response(scope, receive, send)
+            if self.knobs.forbid > 0 and scope["method"] == "POST":
+                self.knobs.forbid -= 1
+                challenge = 'Bearer error="insufficient_scope", scope="mcp:write"'
+                response = JSONResponse(
+                    {"error": "insufficient_scope"}, 403, headers={"www-authenticate": challenge}
                 )
                 return await response(scope, receive, send)
             await inner(scope, receive, send)

@@ -90,3 +90,23 @@ async def test_scope_from_prm_and_offline_access_only_when_listed(world: AuthWor
         await client.list_tools()
     second = next(d for _, p, _, d in world.log if p == "/as/authorize")
     assert second["scope"] == "mcp:read offline_access"
+
+
+# authorization.mdx §Scope Challenge Handling (step-up), SEP-2350 union, retry limit
+async def test_step_up_on_insufficient_scope_keeps_earlier_scopes(world: AuthWorld) -> None:
+    world.knobs.prm = {"scopes_supported": ["mcp:read"]}
+    async with Client(world.url, auth=oauth(), protocol_version="2025-11-25") as client:
+        world.knobs.forbid = 1
+        await client.list_tools()
+    scopes = [d.get("scope") for _, p, _, d in world.log if p == "/as/authorize"]
+    assert scopes == ["mcp:read", "mcp:read mcp:write"]
+
+
+async def test_step_up_gives_up_after_max_step_up(world: AuthWorld) -> None:
+    from mcpbind.protocol import McpError
+
+    async with Client(world.url, auth=oauth(), protocol_version="2025-11-25") as client:
+        world.knobs.forbid = 100
+        with pytest.raises(McpError, match="insufficient_scope after 2 step-up"):
+            await client.list_tools()
+    assert world.paths().count("/as/authorize") == 3  # the first, then two step-ups
