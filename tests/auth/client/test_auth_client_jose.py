@@ -46,3 +46,20 @@ def test_joserfc_is_imported_lazily() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_dpop_key_is_kept_with_its_tokens(tmp_path: object) -> None:
+    """RFC 9449 §6: a DPoP-bound token is usable only with its key, so the file store keeps
+    the key (0600) and a second process signs with the same one."""
+    import os
+
+    from mcpbind.auth.client import FileTokenStore, Tokens
+
+    key = DPoPKey()
+    store = FileTokenStore(os.path.join(str(tmp_path), "t.json"))
+    tokens = Tokens("ACCESS-SECRET", "DPoP", dpop_jwk=key.private_jwk())
+    assert "ACCESS-SECRET" not in repr(tokens) and key.private_jwk()["d"] not in repr(tokens)
+    store.save("https://as.example", "https://rs.example/mcp", tokens)
+    loaded = store.load("https://as.example", "https://rs.example/mcp")
+    assert loaded is not None and loaded.dpop_jwk is not None
+    assert DPoPKey.from_jwk(loaded.dpop_jwk).thumbprint() == key.thumbprint()

@@ -67,6 +67,15 @@ class DPoPKey:
         self._key = key or ECKey.generate_key("P-256")
         self._public = self._key.as_dict(private=False)
 
+    @classmethod
+    def from_jwk(cls, jwk: dict[str, Any]) -> DPoPKey:
+        """The key of a stored private JWK."""
+        return cls(ECKey.import_key(jwk))
+
+    def private_jwk(self) -> dict[str, Any]:
+        """The key pair as a JWK, for the token store (which is 0600)."""
+        return dict(self._key.as_dict(private=True))
+
     def thumbprint(self) -> str:
         return str(self._key.thumbprint())
 

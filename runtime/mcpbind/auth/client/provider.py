@@ -216,7 +216,31 @@ class OAuthBase(httpx2.Auth):
         )
         self._keep(discovery, fresh)
 
+    async def _renew(
+        self, endpoint: TokenEndpoint, discovery: Discovery, sent: str | None, stored: Tokens | None
+    ) -> bool:
+        """A token without a new authorization: the stored one, or a refresh."""
+        issuer = discovery.server.issuer
+        if sent is not None:  # the server refused it: never offer it again
+            self.store.delete(issuer, discovery.resource)
+            candidate = self.tokens if self._issuer == issuer else None
+        elif stored is not None and not stored.expired():
+            self.tokens, self._issuer = stored, issuer
+            return True
+        else:
+            candidate = stored
+        if candidate is None or not candidate.refresh_token:
+            return False
+        try:
+            await self._refresh(endpoint, discovery, candidate)
+            return True
+        except AuthError as exc:
+            logger.info("refresh failed, authorizing again: %s", exc)
+            return False
+
     def _keep(self, discovery: Discovery, tokens: Tokens) -> None:
+        if self._dpop_key is not None and tokens.token_type.lower() == "dpop":
+            tokens.dpop_jwk = self._dpop_key.private_jwk()  # a new process needs the same key
         self.tokens = tokens
         self._issuer = discovery.server.issuer
         self.store.save(discovery.server.issuer, discovery.resource, tokens)
@@ -267,28 +291,16 @@ class OAuthBase(httpx2.Auth):
                     logger.info("the server moved to authorization server %s", issuer)
                     self.tokens, self._requested = None, []
                 self.discovery = discovery
+                stored = None
+                if not step_up and sent is None:
+                    stored = self.store.load(issuer, discovery.resource)
+                    if stored is not None and stored.dpop_jwk:
+                        from .jose import DPoPKey  # the key the stored tokens are bound to
+
+                        self._dpop_key = DPoPKey.from_jwk(stored.dpop_jwk)
                 endpoint = self._endpoint(fetcher, discovery)
-                if not step_up:
-                    if sent is not None:
-                        self.store.delete(issuer, discovery.resource)
-                        current = self.tokens
-                        if current is not None and current.refresh_token and self._issuer == issuer:
-                            try:
-                                await self._refresh(endpoint, discovery, current)
-                                return
-                            except AuthError as exc:
-                                logger.info("refresh failed, authorizing again: %s", exc)
-                    else:
-                        stored = self.store.load(issuer, discovery.resource)
-                        if stored is not None and not stored.expired():
-                            self.tokens, self._issuer = stored, issuer
-                            return
-                        if stored is not None and stored.refresh_token:
-                            try:
-                                await self._refresh(endpoint, discovery, stored)
-                                return
-                            except AuthError as exc:
-                                logger.info("refresh failed, authorizing again: %s", exc)
+                if not step_up and await self._renew(endpoint, discovery, sent, stored):
+                    return
                 scopes = self._scopes_for(challenge, discovery, step_up)
                 self._requested = [s for s in scopes if s != "offline_access"]
                 tokens = await self.obtain(endpoint, discovery, scopes)

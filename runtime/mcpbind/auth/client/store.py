@@ -38,6 +38,8 @@ class Tokens:
     expires_at: float | None = None
     refresh_token: str | None = field(default=None, repr=False)
     scope: str | None = None
+    #: the private JWK of the DPoP key a DPoP-bound token is bound to (RFC 9449 §6)
+    dpop_jwk: dict[str, Any] | None = field(default=None, repr=False)
 
     def expired(self, skew: float = 30.0) -> bool:
         return self.expires_at is not None and time.time() >= self.expires_at - skew
