@@ -4,6 +4,7 @@ real JWKS endpoint on 127.0.0.1; key rotation, caching and bounded fetches."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import subprocess
@@ -154,3 +155,26 @@ def test_import_mcpbind_does_not_import_joserfc() -> None:
     code = "import sys, mcpbind, mcpbind.auth, mcpbind.auth.server; print('joserfc' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+async def test_accepted_tokens_are_remembered_until_they_expire(jwks: Endpoint, keys: Keys) -> None:
+    verifier = _verifier(jwks, jwks_ttl=0, refetch_interval=0, leeway=0)  # no key-set cache
+    short = keys.sign(exp=int(time.time()) + 2)
+    await verifier.verify(short, RESOURCE)
+    await verifier.verify(short, RESOURCE)
+    assert jwks.hits == 1  # the second time it was not checked again
+    await verifier.verify(keys.sign(scope="other"), RESOURCE)
+    assert jwks.hits == 2
+    await asyncio.sleep(max(0.0, _exp(short) + 1 - time.time()))  # past exp, whatever the load
+    assert await _refused(verifier, short) == "the token has expired"
+    uncached = _verifier(jwks, jwks_ttl=0, refetch_interval=0, cache_size=0)
+    token = keys.sign()
+    await uncached.verify(token, RESOURCE)
+    await uncached.verify(token, RESOURCE)
+    assert jwks.hits == 5
+
+
+def _exp(token: str) -> int:
+    payload = token.split(".")[1]
+    exp: int = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["exp"]
+    return exp

@@ -188,7 +188,7 @@ class ResourceServer:
         if len(proofs) != 1:
             raise InvalidProof("exactly one DPoP proof header is required")
         assert self.dpop is not None
-        url = self._origin + scope.get("root_path", "") + scope["path"]
+        url = self._origin + scope["path"]  # ASGI: path includes root_path
         self.dpop.check(proofs[0], method=scope["method"], url=url, token=token, jkt=jkt)
 
     # ------------------------------------------------------------------ scopes

@@ -12,14 +12,13 @@ for ``cache_ttl`` seconds (never past the token's ``exp``), by a hash of the tok
 from __future__ import annotations
 
 import base64
-import hashlib
 import time
-from collections import OrderedDict
 from collections.abc import Iterable
 from urllib.parse import quote
 
 from ...server.principal import Principal
 from .verifier import (
+    AcceptedTokens,
     InvalidToken,
     VerifierUnavailable,
     audience_matches,
@@ -56,29 +55,20 @@ class IntrospectionVerifier:
         self.issuer = issuer
         self.audiences = tuple(audiences)
         self.cache_ttl = cache_ttl
-        self.cache_size = cache_size
         self.timeout = timeout
         # RFC 6749 §2.3.1: form-encode the id and secret, then Basic.
         pair = f"{quote(client_id, safe='')}:{quote(client_secret, safe='')}"
         self._authorization = "Basic " + base64.b64encode(pair.encode()).decode()
-        self._cache: OrderedDict[bytes, tuple[float, Principal]] = OrderedDict()
+        self._accepted = AcceptedTokens(cache_size if cache_ttl > 0 else 0)
 
     async def verify(self, token: str, resource: str) -> Principal:
         check_length(token)
-        key = hashlib.sha256(f"{resource}\n{token}".encode()).digest()
-        now = time.time()
-        hit = self._cache.get(key)
-        if hit is not None and hit[0] > now:
-            self._cache.move_to_end(key)
-            return hit[1]
-        principal = await self._introspect(token, resource, now)
-        until = now + self.cache_ttl
-        if principal.expires_at is not None:
-            until = min(until, principal.expires_at)
-        if self.cache_ttl > 0 and until > now:
-            self._cache[key] = (until, principal)
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
+        key = AcceptedTokens.key(token, resource)
+        principal = self._accepted.get(key)
+        if principal is None:
+            now = time.time()
+            principal = await self._introspect(token, resource, now)
+            self._accepted.put(key, principal, now + self.cache_ttl)
         return principal
 
     async def _introspect(self, token: str, resource: str, now: float) -> Principal:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...server.principal import Principal
 from .verifier import (
+    AcceptedTokens,
     InvalidToken,
     VerifierUnavailable,
     audience_matches,
@@ -51,6 +52,8 @@ class JWTVerifier:
     ``audiences``: identifiers accepted besides this server's resource URI (some
     authorization servers put an API identifier in ``aud``). ``algorithms``: the JWS
     algorithms accepted. ``leeway``: seconds of clock skew allowed on ``exp``/``nbf``.
+    ``cache_size``: accepted tokens remembered until their ``exp`` (a signature check costs
+    more than the rest of a request; 0: check every time).
     """
 
     def __init__(
@@ -64,6 +67,7 @@ class JWTVerifier:
         jwks_ttl: float = 300.0,
         refetch_interval: float = 30.0,
         timeout: float = 5.0,
+        cache_size: int = 1024,
     ) -> None:
         if not {a.upper() for a in algorithms}.isdisjoint({"NONE", "HS256", "HS384", "HS512"}):
             raise ValueError("JWTVerifier takes asymmetric algorithms only (no 'none', no HMAC)")
@@ -78,11 +82,15 @@ class JWTVerifier:
         self._keys: KeySet | None = None
         self._fetched_at = -1e18
         self._lock = asyncio.Lock()
+        self._accepted = AcceptedTokens(cache_size)
 
     async def verify(self, token: str, resource: str) -> Principal:
         from joserfc import errors, jwt
 
         check_length(token)
+        key = AcceptedTokens.key(token, resource)
+        if (known := self._accepted.get(key)) is not None:
+            return known
         keys = await self._key_set(refresh=False)
         try:
             try:
@@ -102,7 +110,9 @@ class JWTVerifier:
             raise InvalidToken(f"malformed token ({type(exc).__name__})") from None
         if not audience_matches(claims.get("aud"), resource, self.audiences):
             raise InvalidToken("the token is for another resource (aud does not name this server)")
-        return principal_from_claims(claims, self.issuer)
+        principal = principal_from_claims(claims, self.issuer)
+        self._accepted.put(key, principal, principal.expires_at or 0)  # until exp
+        return principal
 
     async def _key_set(self, *, refresh: bool) -> KeySet:
         now = time.monotonic()

@@ -8,6 +8,9 @@ Handling, RFC 8707 §2; a token for another resource is never accepted or passed
 
 from __future__ import annotations
 
+import hashlib
+import time
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -17,6 +20,7 @@ from ..client.fetch import Fetcher, Reply
 from ..client.urls import canonical_resource, check_url
 
 __all__ = [
+    "AcceptedTokens",
     "InvalidToken",
     "TokenVerifier",
     "VerifierUnavailable",
@@ -122,3 +126,36 @@ async def fetch(
         raise VerifierUnavailable(f"{url}: {exc}") from None
     finally:
         await fetcher.aclose()
+
+
+class AcceptedTokens:
+    """Tokens accepted recently, by a hash of the token and the resource: a bounded LRU
+    (``size``) whose entries end at ``until`` (never past the token's ``exp``). Verifying a
+    JWT costs a signature check, an introspection a round trip: a client sends the same
+    token with every request."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: OrderedDict[bytes, tuple[float, Principal]] = OrderedDict()
+
+    @staticmethod
+    def key(token: str, resource: str) -> bytes:
+        return hashlib.sha256(f"{resource}\n{token}".encode()).digest()
+
+    def get(self, key: bytes) -> Principal | None:
+        hit = self._entries.get(key)
+        if hit is None:
+            return None
+        if hit[0] <= time.time():
+            del self._entries[key]
+            return None
+        self._entries.move_to_end(key)
+        return hit[1]
+
+    def put(self, key: bytes, principal: Principal, until: float) -> None:
+        if principal.expires_at is not None:
+            until = min(until, principal.expires_at)
+        if self.size > 0 and until > time.time():
+            self._entries[key] = (until, principal)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
