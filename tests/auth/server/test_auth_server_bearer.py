@@ -16,6 +16,7 @@ from server_support import ISSUER, Endpoint, Keys
 from support.live_server import LiveServer
 
 from mcpbind import Client, Context, Server
+from mcpbind.auth.client.jose import DPoPKey
 from mcpbind.auth.server import JWTVerifier, ResourceServer, metadata_path
 from mcpbind.http import StreamableHTTPApp
 
@@ -64,9 +65,10 @@ def _protected(jwks: Endpoint, path: str | None = "/mcp", **auth: Any) -> Iterat
 
 
 def _post(url: str, body: Any, token: str | None = None, **headers: str) -> httpx2.Response:
-    sent = {"content-type": "application/json", "accept": ACCEPT, **headers}
+    sent = {"content-type": "application/json", "accept": ACCEPT}
     if token is not None:
         sent["authorization"] = f"Bearer {token}"
+    sent.update(headers)
     return httpx2.post(url, json=body, headers=sent, timeout=30)
 
 
@@ -75,7 +77,7 @@ def _call(name: str, arguments: dict[str, Any] | None = None, rid: int = 1) -> d
     return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
 
 
-def _post_modern(url: str, message: dict[str, Any], token: str) -> httpx2.Response:
+def _post_modern(url: str, message: dict[str, Any], token: str, **extra: str) -> httpx2.Response:
     """``message`` as a 2026-07-28 request: no session, ``_meta`` and the standard headers."""
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -84,7 +86,7 @@ def _post_modern(url: str, message: dict[str, Any], token: str) -> httpx2.Respon
     }
     params = message["params"]
     name = params.get("name", params.get("uri"))
-    headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": message["method"]}
+    headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": message["method"], **extra}
     body = {**message, "params": {**params, "_meta": meta}}
     return _post(url, body, token, **headers, **({"mcp-name": name} if name else {}))
 
@@ -246,3 +248,33 @@ async def test_no_principal_without_an_auth_layer() -> None:
     async with Client(server) as client:
         result = await client.call("who")
         assert result.content[0].text == "None"  # type: ignore[union-attr]
+
+
+def test_mounted_in_starlette_with_the_metadata_at_the_root(jwks: Endpoint, keys: Keys) -> None:
+    from starlette.applications import Starlette
+    from starlette.routing import Mount, Route
+
+    app = StreamableHTTPApp(_server())
+    site = Starlette()
+    live = LiveServer(site)
+    resource = live.url.removesuffix("/mcp") + "/api/mcp"
+    auth = ResourceServer(
+        JWTVerifier(jwks.url, issuer=ISSUER), resource=resource, authorization_servers=[ISSUER]
+    )
+    app.auth = auth
+    site.router.routes += [Route(auth.metadata_path, auth.metadata_app), Mount("/api/mcp", app=app)]
+    live.start()
+    try:
+        base = live.url.removesuffix("/mcp")
+        document = httpx2.get(base + "/.well-known/oauth-protected-resource/api/mcp", timeout=30)
+        assert document.json()["resource"] == resource
+        endpoint = resource + "/"  # where Starlette's Mount serves it
+        assert _post(endpoint, _call("read")).status_code == 401
+        key = DPoPKey()
+        token = keys.sign(aud=resource, cnf={"jkt": key.thumbprint()})
+        proof = key.proof("POST", endpoint, access_token=token)
+        dpop = {"authorization": f"DPoP {token}", "dpop": proof}
+        reply = _post_modern(endpoint, _call("read"), token, **dpop)
+        assert reply.status_code == 200, reply.text
+    finally:
+        live.stop()

@@ -42,7 +42,7 @@ from .verifier import InvalidToken, TokenVerifier, VerifierUnavailable
 if TYPE_CHECKING:
     from ...http.app import StreamableHTTPApp
 
-__all__ = ["ResourceServer", "metadata_path"]
+__all__ = ["MetadataApp", "ResourceServer", "metadata_path"]
 
 logger = logging.getLogger("mcpbind.auth")
 
@@ -106,31 +106,18 @@ class ResourceServer:
             document["dpop_signing_alg_values_supported"] = self.dpop.algorithms
         document.update(metadata or {})
         self.document = msgspec.json.encode(document)
+        #: The document as an ASGI app, to route at :attr:`metadata_path` when the MCP app is
+        #: mounted below the origin's root (the hook serves it otherwise).
+        self.metadata_app = MetadataApp(self.document)
         challenge_scope = self.required or frozenset(scopes_supported or ())
         self._scope_hint = " ".join(sorted(challenge_scope))
-
-    # ------------------------------------------------------------------ ASGI
-    async def serve_metadata(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The metadata document as an ASGI app, to mount at :attr:`metadata_path` when the
-        MCP app is mounted below the origin's root (the hook serves it otherwise)."""
-        if scope["method"] in ("GET", "HEAD"):
-            headers = [*_CORS, (b"cache-control", b"public, max-age=300")]
-            body = self.document if scope["method"] == "GET" else b""
-            await send_response(send, 200, body, headers, b"application/json")
-        elif scope["method"] == "OPTIONS":
-            headers = [*_CORS, (b"access-control-allow-methods", b"GET, OPTIONS")]
-            await send_response(send, 204, b"", headers)
-        else:
-            await send_error(
-                send, 405, INVALID_REQUEST, "Method Not Allowed: use GET", [(b"allow", b"GET")]
-            )
 
     async def __call__(
         self, app: StreamableHTTPApp, scope: Scope, receive: Receive, send: Send
     ) -> Receive | None:
         """Check one HTTP request; the ``receive`` to go on with, or ``None`` once answered."""
         if scope["path"] == self.metadata_path:
-            await self.serve_metadata(scope, receive, send)
+            await self.metadata_app(scope, receive, send)
             return None
         found = _credentials(scope["headers"], self.dpop is not None)
         if found is None:
@@ -233,6 +220,28 @@ class ResourceServer:
             f"Forbidden: insufficient scope (needs {scopes})",
             [(b"www-authenticate", header)],
         )
+
+
+class MetadataApp:
+    """An ASGI app serving one protected-resource metadata document (RFC 9728 §3.2): GET or
+    HEAD, readable cross-origin (browser-based clients fetch it too)."""
+
+    def __init__(self, document: bytes) -> None:
+        self.document = document
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method = scope.get("method")
+        if method in ("GET", "HEAD"):
+            headers = [*_CORS, (b"cache-control", b"public, max-age=300")]
+            body = self.document if method == "GET" else b""
+            await send_response(send, 200, body, headers, b"application/json")
+        elif method == "OPTIONS":
+            headers = [*_CORS, (b"access-control-allow-methods", b"GET, OPTIONS")]
+            await send_response(send, 204, b"", headers)
+        else:
+            await send_error(
+                send, 405, INVALID_REQUEST, "Method Not Allowed: use GET", [(b"allow", b"GET")]
+            )
 
 
 def _credentials(
