@@ -110,3 +110,31 @@ async def test_step_up_gives_up_after_max_step_up(world: AuthWorld) -> None:
         with pytest.raises(McpError, match="insufficient_scope after 2 step-up"):
             await client.list_tools()
     assert world.paths().count("/as/authorize") == 3  # the first, then two step-ups
+
+
+async def test_a_stored_token_the_server_refuses_leads_to_a_new_authorization(
+    world: AuthWorld, tmp_path: os.PathLike[str]
+) -> None:
+    store = FileTokenStore(os.path.join(tmp_path, "t.json"))
+    world.knobs.refresh = False
+    async with Client(world.url, auth=oauth(token_store=store)) as client:
+        await client.list_tools()
+    world.valid.clear()  # the server forgot (revoked) every token
+    async with Client(world.url, auth=oauth(token_store=store)) as client:
+        assert (await client.list_tools()).tools
+    assert world.paths().count("/as/authorize") == 2
+
+
+async def test_a_refused_fresh_token_is_an_error_not_a_loop(world: AuthWorld) -> None:
+    from mcpbind.protocol import McpError
+
+    world.valid = _NeverValid()
+    with pytest.raises(McpError, match="refused the new access token"):
+        async with Client(world.url, auth=oauth(), protocol_version="2025-11-25") as client:
+            await client.list_tools()
+    assert world.paths().count("/as/authorize") == 1
+
+
+class _NeverValid(set[str]):
+    def add(self, _: str) -> None:
+        pass

@@ -105,24 +105,30 @@ class OAuthBase(httpx2.Auth):
         await self._refresh_if_expired()
         sent = self._attach(request)
         response = yield request
-        step_ups = reauthorized = nonce_retried = 0
+        step_ups = nonce_retried = rounds = 0
+        granted = False  # a token from a new grant was refused: stop, do not loop
         while True:
             self._learn_nonce(response)
             status = response.status_code
             challenge = _challenge(response) if status in (401, 403) else None
-            if status == 401 and challenge is not None and challenge.error == "use_dpop_nonce":
-                if nonce_retried or self._dpop_key is None:
-                    raise AuthError("the server keeps asking for a new DPoP nonce", status=401)
+            if (
+                status == 401
+                and challenge is not None
+                and challenge.error == "use_dpop_nonce"
+                and self._dpop_key is not None
+                and not nonce_retried
+            ):
                 nonce_retried += 1
             elif status == 401:
-                if reauthorized:
+                rounds += 1
+                if granted or rounds > 3:
                     raise AuthError(
                         f"{_server_url(request.url)} refused the new access token (HTTP 401)",
                         status=401,
                     )
-                reauthorized += 1
                 await response.aread()
-                await self._authorize(request, challenge, sent, step_up=False)
+                # a stored or refreshed token may still be refused: then one real grant
+                granted = await self._authorize(request, challenge, sent, step_up=False)
             elif (
                 status == 403 and challenge is not None and challenge.error == "insufficient_scope"
             ):
@@ -274,10 +280,12 @@ class OAuthBase(httpx2.Auth):
         sent: str | None,
         *,
         step_up: bool,
-    ) -> None:
+    ) -> bool:
+        """Get a token for ``request``; True when it comes from a new grant (not the store,
+        a refresh, or another request's)."""
         async with self._lock_():
             if not step_up and self.tokens is not None and self.tokens.access_token != sent:
-                return  # another request already got a new token
+                return False  # another request already got a new token
             fetcher = self._fetcher()
             try:
                 discovery = await discover(
@@ -300,10 +308,11 @@ class OAuthBase(httpx2.Auth):
                         self._dpop_key = DPoPKey.from_jwk(stored.dpop_jwk)
                 endpoint = self._endpoint(fetcher, discovery)
                 if not step_up and await self._renew(endpoint, discovery, sent, stored):
-                    return
+                    return False
                 scopes = self._scopes_for(challenge, discovery, step_up)
                 self._requested = [s for s in scopes if s != "offline_access"]
                 tokens = await self.obtain(endpoint, discovery, scopes)
                 self._keep(discovery, tokens)
+                return True
             finally:
                 await fetcher.aclose()
