@@ -278,3 +278,18 @@ def test_mounted_in_starlette_with_the_metadata_at_the_root(jwks: Endpoint, keys
         assert reply.status_code == 200, reply.text
     finally:
         live.stop()
+
+
+def test_declared_scopes_follow_registration() -> None:
+    server = _server()
+    assert server.scopes == {
+        "tools/call write": {"notes:write"},
+        "prompts/get greet": {"prompts:use"},  # a string is split like a scope parameter
+        "resources/read files://{name}": {"files:read"},
+    }
+
+    @server.tool(name="write")
+    def write_again(text: str) -> str:  # the same name, now without scopes
+        return text
+
+    assert "tools/call write" not in server.scopes
