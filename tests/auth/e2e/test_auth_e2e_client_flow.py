@@ -2,7 +2,8 @@
 mcpbind resource server: 2025-11-25 / 2026-07-28 basic/authorization §Authorization Flow
 Steps (discovery, dynamic client registration, authorization code with PKCE S256 and the
 resource indicator, headless redirect), §Refresh Tokens, §Step-Up Authorization Flow, and
-§Token Theft (tokens stored 0600, reused by another process without a new authorization)."""
+§Token Theft (tokens stored 0600, reused by another process without a new authorization),
+and the client-credentials extension (extensions/auth/oauth-client-credentials.mdx)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from oidc_support import Provider, serve_protected
+from oidc_support import SECRETS, Provider, serve_protected
 
 from mcpbind import LATEST_HANDSHAKE, Client
-from mcpbind.auth.client import FileTokenStore, HeadlessRedirect, OAuth
+from mcpbind.auth.client import ClientCredentials, FileTokenStore, HeadlessRedirect, OAuth
 
 REDIRECT = "http://127.0.0.1:9/callback"
 HERE = Path(__file__).resolve().parent
@@ -92,3 +93,14 @@ async def test_stored_tokens_are_reused_by_a_second_process(oidc: Provider, tmp_
             )
         assert second.returncode == 0, second.stderr.decode()[-2000:]
         assert second.stdout.decode().strip() == "alice"
+
+
+async def test_client_credentials_grant_by_the_mcpbind_client(oidc: Provider) -> None:
+    auth = ClientCredentials("mcp-service", client_secret=SECRETS["mcp-service"])
+    with serve_protected(oidc.issuer) as live:
+        async with Client(live.url, auth=auth) as client:
+            assert await _whoami(client) == {
+                "subject": "mcp-service",
+                "client": "mcp-service",
+                "scopes": ["mcp:read"],
+            }
