@@ -30,6 +30,9 @@ def connect(url: str, **options: Any) -> Client:
     """A client offering the version the suite asks for (MCP_CONFORMANCE_PROTOCOL_VERSION):
     a handshake version runs ``initialize``, 2026-07-28 the stateless era."""
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or LATEST_HANDSHAKE
+    # The suite starts every scenario at once, each a new process: on a loaded 2-core
+    # machine the first answer can take longer than the 10 s default discover probe.
+    options.setdefault("probe_timeout", 60.0)
     return Client(
         url, name="mcpbind-conformance", version="0.1.0", protocol_version=version, **options
     )
