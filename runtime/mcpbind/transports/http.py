@@ -49,7 +49,7 @@ from ._peek import (
     result_protocol_version,
     stateless_headers,
 )
-from .base import TransportClosed
+from .base import AuthorizationFailed, TransportClosed
 from .legacy_sse import LegacySSETransport, LegacyUnavailable
 from .sse import SSEParser, SSETooLarge
 from .stdio import DEFAULT_MAX_MESSAGE_SIZE
@@ -176,7 +176,7 @@ class StreamableHTTPTransport:
                     timeout=self._short_timeout,
                     auth=self._auth or httpx2.USE_CLIENT_DEFAULT,
                 )
-            except Exception as exc:  # the session ends with the server anyway
+            except (httpx2.HTTPError, AuthorizationFailed) as exc:  # it ends there anyway
                 logger.debug("DELETE of session failed: %s", exc)
 
     def _fail(self, reason: str) -> None:
@@ -305,8 +305,12 @@ class StreamableHTTPTransport:
         except httpx2.HTTPError as exc:
             self._deliver(lost_responses(info.request_ids, f"HTTP request failed: {exc!r}"))
             return
-        except Exception as exc:  # the auth= flow could not authorize (mcpbind.auth AuthError)
+        except AuthorizationFailed as exc:  # the auth= flow could not authorize
             self._deliver(auth_failed(info.request_ids, exc))
+            return
+        except Exception as exc:  # never leave the caller waiting (an auth= flow's bug)
+            logger.exception("sending %s failed", info.method)
+            self._deliver(lost_responses(info.request_ids, f"HTTP request failed: {exc!r}"))
             return
         try:
             status = response.status_code
@@ -497,7 +501,7 @@ class StreamableHTTPTransport:
         except httpx2.HTTPError as exc:
             logger.warning("sending %s failed: %r", info.method or "a response", exc)
             return
-        except Exception as exc:  # the auth= flow could not authorize
+        except AuthorizationFailed as exc:
             logger.warning("sending %s failed: %s", info.method or "a response", exc)
             return
         try:
@@ -582,9 +586,7 @@ class StreamableHTTPTransport:
         """The standalone server-to-client stream (spec §Listening for Messages)."""
         try:
             await self._get_stream_loop()
-        except httpx2.HTTPError:
-            raise
-        except Exception as exc:  # the auth= flow could not authorize the GET
+        except AuthorizationFailed as exc:
             logger.warning("no GET stream: %s", exc)
         finally:
             self._get_running = False

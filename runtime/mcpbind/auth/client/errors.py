@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from ...transports.base import AuthorizationFailed
+
 __all__ = ["AuthError", "redact"]
 
 _SECRETS = re.compile(
@@ -27,7 +29,7 @@ def redact(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-class AuthError(Exception):
+class AuthError(AuthorizationFailed):
     """Authorization could not be obtained or was refused: one line that says why.
 
     ``status`` is the HTTP status that led here (401, 403), when there was one.
