@@ -115,6 +115,9 @@ def test_metadata_at_the_root_for_a_server_at_the_root(jwks: Endpoint) -> None:
     ) as live:
         meta = f"{live.url}/.well-known/oauth-protected-resource"
         document = httpx2.get(meta, timeout=30).json()
+        head = httpx2.head(meta, timeout=30)
+        assert head.status_code == 200 and head.content == b""
+        assert int(head.headers["content-length"]) == len(httpx2.get(meta, timeout=30).content)
         assert document["resource"] == live.url and document["resource_name"] == "Scoped"
         preflight = httpx2.options(meta, timeout=30)
         assert (

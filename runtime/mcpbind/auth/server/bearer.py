@@ -233,8 +233,8 @@ class MetadataApp:
         method = scope.get("method")
         if method in ("GET", "HEAD"):
             headers = [*_CORS, (b"cache-control", b"public, max-age=300")]
-            body = self.document if method == "GET" else b""
-            await send_response(send, 200, body, headers, b"application/json")
+            # HEAD: the same headers (Content-Length too); the ASGI server drops the body.
+            await send_response(send, 200, self.document, headers, b"application/json")
         elif method == "OPTIONS":
             headers = [*_CORS, (b"access-control-allow-methods", b"GET, OPTIONS")]
             await send_response(send, 204, b"", headers)
