@@ -138,3 +138,18 @@ async def test_a_refused_fresh_token_is_an_error_not_a_loop(world: AuthWorld) ->
 class _NeverValid(set[str]):
     def add(self, _: str) -> None:
         pass
+
+
+# Workload identity federation (SEP-1933, RFC 7523 §2.1): a refused assertion is final
+async def test_jwt_bearer_refusal_is_surfaced_without_retry(world: AuthWorld) -> None:
+    from mcpbind.auth.client import JwtBearer
+    from mcpbind.protocol import McpError
+
+    world.knobs.token_error = {"error": "invalid_grant", "error_description": "expired"}
+    with pytest.raises(McpError, match="invalid_grant: expired"):
+        async with Client(world.url, auth=JwtBearer("eyJ.workload.jwt"), timeout=30) as client:
+            await client.list_tools()
+    tokens = [d for _, p, _, d in world.log if p == "/as/token"]
+    assert len(tokens) == 1
+    assert tokens[0]["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    assert tokens[0]["assertion"] == "eyJ.workload.jwt" and tokens[0]["resource"] == world.url
