@@ -94,6 +94,13 @@ bench/http/peers/ts/node_modules: bench/http/peers/ts/package-lock.json
 	npm ci --prefix bench/http/peers/ts --no-audit --no-fund
 
 CONFORMANCE_SPEC ?= 2025-11-25,2026-07-28
+# The client side also runs the 2025-03-26 back-compat auth scenarios and the extensions.
+CONFORMANCE_CLIENT_SPEC ?= $(CONFORMANCE_SPEC),2025-03-26,extension
+
+# oidc-provider, the real authorization server of the end-to-end auth tests (tests/auth/e2e).
+tests/auth/oidc/node_modules/.installed: tests/auth/oidc/package.json tests/auth/oidc/package-lock.json
+	npm ci --prefix tests/auth/oidc --no-audit --no-fund
+	touch $@
 
 tests/peers/server-everything/node_modules: tests/peers/server-everything/package.json tests/peers/server-everything/package-lock.json  ## the reference server-everything (tasks interop tests)
 	npm ci --prefix tests/peers/server-everything --no-audit --no-fund
@@ -105,7 +112,7 @@ conformance/node_modules/.installed: conformance/package.json conformance/packag
 conformance: conformance/node_modules/.installed  ## the official MCP conformance suite, server and client sides
 	$(PY) conformance/run.py server --spec-version $(CONFORMANCE_SPEC); s=$$?; \
 	$(PY) conformance/run.py client --command "$(PY) conformance/everything_client.py" \
-	  --spec-version $(CONFORMANCE_SPEC); c=$$?; exit $$(( s || c ))
+	  --spec-version $(CONFORMANCE_CLIENT_SPEC); c=$$?; exit $$(( s || c ))
 
 FUZZ_SECONDS ?= 600
 

@@ -30,6 +30,9 @@ def connect(url: str, **options: Any) -> Client:
     """A client offering the version the suite asks for (MCP_CONFORMANCE_PROTOCOL_VERSION):
     a handshake version runs ``initialize``, 2026-07-28 the stateless era."""
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or LATEST_HANDSHAKE
+    # The suite starts every scenario at once, each a new process: on a loaded 2-core
+    # machine the first answer can take longer than the 10 s default discover probe.
+    options.setdefault("probe_timeout", 60.0)
     return Client(
         url, name="mcpbind-conformance", version="0.1.0", protocol_version=version, **options
     )
@@ -170,6 +173,59 @@ async def standard_headers(url: str) -> None:
                 await client.get_prompt(types.GetPromptRequestParams(name=prompt.name))
 
 
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def _auth_for(scenario: str) -> Any:
+    """The ``auth=`` of an ``auth/*`` scenario: credentials from MCP_CONFORMANCE_CONTEXT,
+    else the interactive flow with the headless redirect handler."""
+    from mcpbind.auth.client import (
+        ClientCredentials,
+        EnterpriseManaged,
+        HeadlessRedirect,
+        JwtBearer,
+        OAuth,
+    )
+
+    ctx = _context()
+    if scenario == "auth/client-credentials-jwt":
+        return ClientCredentials(
+            ctx["client_id"],
+            private_key=ctx["private_key_pem"],
+            signing_algorithm=ctx.get("signing_algorithm", "ES256"),
+        )
+    if scenario == "auth/client-credentials-basic":
+        return ClientCredentials(ctx["client_id"], client_secret=ctx["client_secret"])
+    if scenario == "auth/enterprise-managed-authorization":
+        return EnterpriseManaged(
+            id_token=ctx["idp_id_token"],
+            idp_token_endpoint=ctx["idp_token_endpoint"],
+            idp_client_id=ctx.get("idp_client_id"),
+            client_id=ctx["client_id"],
+            client_secret=ctx.get("client_secret"),
+        )
+    if scenario == "auth/wif-jwt-bearer":
+        return JwtBearer(ctx["valid_jwt"], client_id=ctx.get("client_id"))
+    return OAuth(
+        redirect_handler=HeadlessRedirect(),
+        client_name="mcpbind-conformance",
+        client_id=ctx.get("client_id"),
+        client_secret=ctx.get("client_secret"),
+        client_metadata_url=CIMD_URL,
+    )
+
+
+async def authorized(url: str) -> None:
+    """``auth/*``: connect with the scenario's ``auth=``, list the tools and call each one
+    (step-up and server-migration scenarios need a second, differently-scoped request)."""
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    async with connect(url, auth=_auth_for(scenario)) as client:
+        if client.peer_has_capability(("tools",)) or client.era == "stateless":
+            for tool in (await client.list_tools()).tools:
+                result = await client.call(tool.name, {})
+                logger.info("%s: %s", tool.name, result.content)
+
+
 SCENARIOS: dict[str, Scenario] = {
     "sep-2322-client-request-state": call_every_tool,
     "http-custom-headers": call_every_tool,
@@ -195,7 +251,7 @@ def main() -> int:
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")
     logger.info("scenario %s, version %s, context %s, url %s", scenario, version, context, url)
-    run = SCENARIOS.get(scenario)
+    run = SCENARIOS.get(scenario) or (authorized if scenario.startswith("auth/") else None)
     if run is None:
         print(f"scenario {scenario!r} is not supported by this client", file=sys.stderr)
         return 1

@@ -5,7 +5,9 @@
     python conformance/run.py client --command "python conformance/everything_client.py" \
         --spec-version 2025-11-25
 
-``--spec-version`` takes a comma-separated list: the server side then runs every version
+``--spec-version`` takes a comma-separated list (``extension`` names the scenarios of
+the official extensions, ``[extension]`` in ``conformance list``, which belong to no spec
+version and run without ``--spec-version``): the server side then runs every version
 against the same everything-server process (one endpoint serving both protocol eras), the
 client side runs the same ``--command`` once per version; one report per version, exit 1 if
 any version fails.
@@ -87,11 +89,18 @@ def read_expected(path: Path) -> dict[str, set[str]]:
     return sections
 
 
-def listed(side: str, spec_version: str | None, *, extensions: bool = False) -> list[str]:
-    """The suite's scenarios of a version (``None``: of every version it knows);
-    ``extensions``: only the ``[extension]`` scenarios (no spec version: each runs once)."""
-    version = ["--spec-version", spec_version] if spec_version else []
-    out = _suite("list", f"--{side}", *version, timeout=120)
+EXTENSION = "extension"
+
+
+def _version_args(spec_version: str | None) -> list[str]:
+    """``--spec-version V``; nothing for extension scenarios (they are on no timeline)."""
+    return ["--spec-version", spec_version] if spec_version and spec_version != EXTENSION else []
+
+
+def listed(side: str, spec_version: str | None) -> list[str]:
+    """The suite's scenarios of a version (``None``: of every version it knows;
+    ``extension``: the extension scenarios)."""
+    out = _suite("list", f"--{side}", *_version_args(spec_version), timeout=120)
     names = []
     in_side = False
     for line in out.stdout.splitlines():
@@ -100,7 +109,9 @@ def listed(side: str, spec_version: str | None, *, extensions: bool = False) -> 
         elif line and not line.startswith(" "):
             in_side = False
         elif (
-            in_side and (m := _LISTED.match(line)) and (not extensions or m.group(2) == "extension")
+            in_side
+            and (m := _LISTED.match(line))
+            and (spec_version != EXTENSION or m.group(2) == EXTENSION)
         ):
             names.append(m.group(1))
     if not names:
@@ -220,7 +231,7 @@ def run_server(args: argparse.Namespace, expected: set[str]) -> int:
     try:
         _wait_port(port, server)
         url = f"http://127.0.0.1:{port}/mcp"
-        extensions = listed("server", None, extensions=True)
+        extensions = listed("server", EXTENSION)
         for version in args.versions:
             if args.scenario in extensions:
                 break
@@ -280,8 +291,9 @@ def _client_once(args: argparse.Namespace, scenario: str) -> tuple[int, int, int
             args.command,
             "--scenario",
             scenario,
-            "--spec-version",
-            args.spec_version,
+            "--timeout",
+            str(args.client_timeout),
+            *_version_args(args.spec_version),
             "-o",
             out,
         )
@@ -304,9 +316,10 @@ def run_client(args: argparse.Namespace, expected: set[str]) -> int:
                 "--command",
                 args.command,
                 "--suite",
-                "all",
-                "--spec-version",
-                args.spec_version,
+                "extensions" if args.spec_version == EXTENSION else "all",
+                "--timeout",
+                str(args.client_timeout),
+                *_version_args(args.spec_version),
                 "-o",
                 out,
             )
@@ -330,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--spec-version",
         default="2025-11-25",
-        help="a version, or several separated by commas (e.g. 2025-11-25,2026-07-28)",
+        help="a version, or several separated by commas (e.g. 2025-11-25,2026-07-28); "
+        "'extension' for the extension scenarios",
     )
     parser.add_argument("--command", help="client command (client side)")
     parser.add_argument("--scenario", help="run only this scenario")
@@ -341,6 +355,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SCENARIO",
         help=f"timing-sensitive client scenario to re-run alone on failure "
         f"(default: {', '.join(TIMING_SENSITIVE)})",
+    )
+    parser.add_argument(
+        "--client-timeout",
+        type=int,
+        default=120_000,
+        metavar="MS",
+        help="per-scenario limit for the client command (the suite runs them all in parallel, "
+        "each a new process: a loaded 2-core machine needs more than the suite's 30 s)",
     )
     parser.add_argument("--verbose", action="store_true", help="print the suite's own output")
     args = parser.parse_args(argv)

@@ -152,11 +152,15 @@ class Client(ServerMethods):
         probe_timeout: float | None = 10.0,
         log_level: str | None = None,
         max_reissues: int = 2,
+        auth: Any = None,
     ) -> None:
         # A bad command line fails here, not on enter.
         self._target: (
             ServerLocation | Server | Transport | contextlib.AbstractAsyncContextManager[Transport]
         ) = parse_server(transport) if isinstance(transport, str) else transport
+        #: For a URL or a command line: the HTTP transport's ``auth=`` (an ``httpx2.Auth`` such
+        #: as ``mcpbind.auth.client.OAuth``, or a bearer token string).
+        self.auth = auth
         self.handlers = handlers or ClientHandlers()
         self._info = t.Implementation(name=name, version=version)
         self._offer = protocol_version
@@ -260,11 +264,16 @@ class Client(ServerMethods):
             self._meta = self._request_meta(version)
             params = with_meta(m.C2S_DISCOVER, None, self._meta)
             try:
+                # With auth=, the first request carries the whole authorization (discovery,
+                # a browser, token requests): it gets the request timeout, not the probe's.
+                probe = self._probe_deadline() if self.auth is None else self._timeout
                 result: t.DiscoverResult = await self._conn().request(
-                    "server/discover", params, RequestOptions(timeout=self._probe_deadline())
+                    "server/discover", params, RequestOptions(timeout=probe)
                 )
             except PeerError as exc:
                 data = exc.data if isinstance(exc.data, dict) else {}
+                if data.get("authorization") is True:
+                    raise  # authorization failed: not a sign of a legacy server
                 supported = data.get("supported")
                 if exc.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(supported, list):
                     if fallback:
@@ -333,7 +342,7 @@ class Client(ServerMethods):
     async def _open_transport(self) -> Transport:
         target = self._target
         if isinstance(target, ServerLocation):
-            return await self._stack.enter_async_context(open_server(target))
+            return await self._stack.enter_async_context(open_server(target, auth=self.auth))
         factory = target if isinstance(target, contextlib.AbstractAsyncContextManager) else None
         if factory is not None and not hasattr(factory, "send"):
             # A transport factory, such as connect_http(url, headers=...): opened here.

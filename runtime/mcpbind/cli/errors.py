@@ -17,6 +17,7 @@ import click
 
 __all__ = [
     "DEBUG_KEY",
+    "EXIT_AUTH",
     "EXIT_CODES",
     "EXIT_CONNECTION",
     "EXIT_INTERNAL",
@@ -42,6 +43,7 @@ EXIT_PROTOCOL: Final = 2
 EXIT_CONNECTION: Final = 3
 EXIT_TIMEOUT: Final = 4
 EXIT_MISSING_DEPENDENCY: Final = 5
+EXIT_AUTH: Final = 6
 EXIT_INTERNAL: Final = 70  # EX_SOFTWARE
 EXIT_INTERRUPTED: Final = 130
 
@@ -55,6 +57,7 @@ EXIT_CODES: Final[dict[int, str]] = {
     EXIT_CONNECTION: "could not start or reach the server, or it went away",
     EXIT_TIMEOUT: "the server did not answer in time (--timeout)",
     EXIT_MISSING_DEPENDENCY: "an optional dependency is not installed (the message names it)",
+    EXIT_AUTH: "the server requires authorization (HTTP 401/403): use --auth, or it failed",
     EXIT_INTERNAL: "an unexpected error inside mcpbind (a bug): --debug shows the traceback",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
 }
@@ -120,6 +123,14 @@ def exit_code_for(exc: BaseException) -> tuple[int, str] | None:
     if isinstance(exc, UnsupportedVersion):
         return EXIT_PROTOCOL, f"handshake failed: {exc.message}"
     if isinstance(exc, McpError):
+        data = exc.data if isinstance(exc.data, dict) else {}
+        if data.get("authorization") is True:
+            return EXIT_AUTH, exc.message
+        if data.get("httpStatus") in (401, 403):
+            return EXIT_AUTH, (
+                f"the server requires authorization (HTTP {data['httpStatus']}): run again with "
+                "--auth (or --header 'Authorization: Bearer <token>')"
+            )
         return EXIT_PROTOCOL, f"server error {exc.code}: {exc.message}"
     if isinstance(exc, OSError) or _is_http_connect_error(exc):
         return EXIT_CONNECTION, f"connection failed: {exc}"

@@ -12,6 +12,7 @@ shell do not leak into it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ import anyio
 import click
 
 from ..transports.launch import ServerLocation, open_server, parse_server
+from .auth_options import AuthSettings, auth_options
 from .errors import EXIT_USAGE, CliFailure, missing_dependency, translate
 
 if TYPE_CHECKING:
@@ -43,6 +45,7 @@ class ServerTarget:
     cwd: str | None = None
     timeout: float | None = 60.0
     verbose: bool = False
+    auth: AuthSettings = field(default_factory=AuthSettings)
 
     @classmethod
     def parse(
@@ -136,6 +139,7 @@ def server_options(command: Callable[..., T]) -> Callable[..., T]:
         help="Show the server's log messages of every level (not only warnings and worse), "
         "and echo a stdio server's stderr.",
     )
+    @auth_options
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> T:
         target = ServerTarget.parse(
@@ -146,7 +150,7 @@ def server_options(command: Callable[..., T]) -> Callable[..., T]:
             timeout=kwargs.pop("timeout"),
             verbose=kwargs.pop("verbose"),
         )
-        kwargs["target"] = target
+        kwargs["target"] = dataclasses.replace(target, auth=kwargs.pop("auth_settings"))
         return command(*args, **kwargs)
 
     return wrapper
@@ -170,6 +174,16 @@ async def connect(target: ServerTarget, **client_options: Any) -> AsyncIterator[
             import mcpbind.transports.http  # noqa: F401  (open_server(url) uses it)
         except ImportError as exc:
             raise missing_dependency("an http(s) SERVER", exc, "http") from None
+        try:
+            auth = target.auth.build()
+        except ImportError as exc:
+            raise missing_dependency("--auth", exc, "auth") from None
+        if auth is not None:
+            options["auth"] = auth
+            if target.timeout is not None:  # a person authorizes in between
+                options["timeout"] = max(target.timeout, 300.0)
+    elif target.auth.wanted:
+        raise CliFailure("--auth and --client-credentials apply to URLs only", EXIT_USAGE)
     async with (
         open_server(
             ServerLocation(target.spec, url=target.url, argv=target.argv),
@@ -177,6 +191,7 @@ async def connect(target: ServerTarget, **client_options: Any) -> AsyncIterator[
             cwd=target.cwd,
             on_stderr=_echo_stderr if target.verbose else None,
             headers=target.headers,
+            auth=options.get("auth"),
         ) as transport,
         Client(transport, **options) as client,
     ):

@@ -36,6 +36,7 @@ import msgspec
 from mcpbind_types import unified as t
 
 from ..versions import ALL_VERSIONS, LATEST_HANDSHAKE, LATEST_STATELESS
+from .auth import OAuthSettings, check_auth
 
 __all__ = [
     "ApprovalPolicy",
@@ -117,6 +118,9 @@ class ServerConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, ren
     )
     max_message_size: int | None = None
     protocol_version: str | None = None
+    #: Authorization of an HTTP server (:mod:`mcpbind.host.auth`).
+    oauth: OAuthSettings | bool | None = None
+    bearer_token_env: str | None = None
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -230,4 +234,5 @@ def check_server(name: str, config: ServerConfig) -> ServerConfig:
             raise ConfigError(name, "roots", "a root must not be empty")
         if ".." in Path(uri.removeprefix("file://")).parts:
             raise ConfigError(name, "roots", f"'..' is not allowed in a root: {uri!r}")
+    check_auth(name, config)
     return config

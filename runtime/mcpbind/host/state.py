@@ -221,11 +221,12 @@ async def open_http(config: ServerConfig, max_size: int | None) -> AsyncIterator
     assert config.url is not None
     try:
         from ..transports.http import connect_http
+        from .auth import http_options
     except ImportError as exc:
         raise RuntimeError(
             f"{config.url} needs the http extra ({exc}): pip install 'mcpbind[http]'"
         ) from None
-    options: dict[str, Any] = {"headers": dict(config.headers)}
+    options = http_options(config.url, config)
     if max_size is not None:
         options["max_message_size"] = max_size
     async with connect_http(config.url, **options) as transport:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from ..protocol import BATCH_VERSIONS, INVALID_REQUEST, SessionOptions
@@ -42,6 +42,9 @@ __all__ = ["StreamableHTTPApp", "scope_principal", "streamable_http_app"]
 _SUPPORTED = frozenset(HANDSHAKE_VERSIONS)
 _DEFAULT_VERSION = "2025-03-26"  # "Protocol Version Header": assumed when the header is absent
 _PRIMING_FROM = "2025-11-25"  # clients before it may not expect an event with empty data
+#: The ``auth`` hook (``mcpbind.auth.server.ResourceServer``): answers the request itself
+#: (401, 403, metadata) and returns ``None``, or returns the ``receive`` to serve it with.
+AuthHook = Callable[["StreamableHTTPApp", Scope, Receive, Send], Awaitable[Receive | None]]
 
 
 def scope_principal(scope: Scope) -> object:
@@ -75,6 +78,7 @@ class StreamableHTTPApp:
     ``max_sessions_per_client``: sessions one client address may hold (503 beyond; ``None``
     behind a proxy that hides client addresses). ``init_timeout``: seconds a session may
     stay without ``notifications/initialized`` before it is dropped.
+    ``auth``: the bearer-token check run first (``mcpbind.auth.server.ResourceServer``).
     """
 
     def __init__(
@@ -97,6 +101,7 @@ class StreamableHTTPApp:
         session_options: SessionOptions | None = None,
         max_sessions_per_client: int | None = 100,
         init_timeout: float | None = 10.0,
+        auth: AuthHook | None = None,
     ) -> None:
         if max_body_size < 1 or max_sessions < 1:
             raise ValueError("max_body_size and max_sessions must be positive")
@@ -117,6 +122,7 @@ class StreamableHTTPApp:
         self.max_sessions_per_client = max_sessions_per_client
         self.init_timeout = init_timeout
         self._max_depth = (session_options or SessionOptions()).max_depth
+        self.auth = auth
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
@@ -126,6 +132,11 @@ class StreamableHTTPApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            if self.auth is not None:
+                checked = await self.auth(self, scope, receive, send)
+                if checked is None:
+                    return  # answered by the auth check (401, 403, the metadata)
+                receive = checked
             await self._http(scope, receive, send)
         elif kind == "lifespan":
             await serve_lifespan(receive, send, self.aclose)

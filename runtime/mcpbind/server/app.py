@@ -88,7 +88,8 @@ class _Prompt:
 
 @dataclass
 class Server:
-    """An MCP server: register with the decorators, then serve over any transport."""
+    """An MCP server: register with the decorators, then serve over any transport. Their
+    ``scopes=``: OAuth scopes a caller needs (``mcpbind.auth.server`` answers 403 without)."""
 
     name: str
     version: str = "0.1.0"
@@ -108,6 +109,9 @@ class Server:
     _listeners: list[Callable[[str, str | None], None]] = field(default_factory=list, repr=False)
     stateless: StatelessOptions = field(default_factory=StatelessOptions, repr=False)
     """Eras served, cache hints and ``requestState`` protection for protocol 2026-07-28."""
+    #: Declared scopes by ``"tools/call <name>"``, ``"prompts/get <name>"``, ``"resources/read
+    #: <uri or template>"``.
+    scopes: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ registration
     def tool(
@@ -121,6 +125,7 @@ class Server:
         structured_output: bool | None = None,
         thread: bool | None = None,
         task: typing.Literal["forbidden", "optional", "required"] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a tool. Its input schema comes from the type hints; arguments are
         validated before the function runs; a structured return type gives an output schema.
@@ -155,6 +160,7 @@ class Server:
                 tool.execution = t.ToolExecution(task_support=task)
             in_thread = not inspect.iscoroutinefunction(fn) if thread is None else thread
             self.tools[tool_name] = _Tool(tool, fn, sig, in_thread)
+            self._require(f"tools/call {tool_name}", scopes)
             self._changed("tools")
             return fn
 
@@ -188,6 +194,7 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a fixed resource; the function returns ``str``, ``bytes`` or contents."""
 
@@ -197,6 +204,7 @@ class Server:
                 res, title=title, mime_type=mime_type, description=description or _doc(fn)
             )
             self.resources[uri] = _Resource(res, _Call(fn))
+            self._require(f"resources/read {uri}", scopes)
             self._changed("resources")
             return fn
 
@@ -210,6 +218,7 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register an RFC 6570 template; matched variables become keyword arguments."""
 
@@ -222,13 +231,19 @@ class Server:
                 tpl, title=title, mime_type=mime_type, description=description or _doc(fn)
             )
             self.templates[uri_template] = _Template(tpl, matcher, _Call(fn))
+            self._require(f"resources/read {uri_template}", scopes)
             self._changed("resources")
             return fn
 
         return register
 
     def prompt(
-        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a prompt; its string parameters are the prompt's arguments."""
 
@@ -245,6 +260,7 @@ class Server:
             p = t.Prompt(name=name or sig.name, arguments=args)
             _set_optional(p, title=title, description=description or sig.description)
             self.prompts[p.name] = _Prompt(p, fn, sig)
+            self._require(f"prompts/get {p.name}", scopes)
             self._changed("prompts")
             return fn
 
@@ -282,6 +298,13 @@ class Server:
             return fn
 
         return register
+
+    def _require(self, key: str, scopes: Iterable[str]) -> None:
+        found = frozenset(scopes.split() if isinstance(scopes, str) else scopes)
+        if found:
+            self.scopes[key] = found
+        else:
+            self.scopes.pop(key, None)
 
     # ------------------------------------------------------------------ capabilities
     def capabilities(self, *, stateless: bool = False) -> t.ServerCapabilities:

@@ -18,6 +18,7 @@ from mcpbind_types.unified import methods as m
 
 from ..protocol import LocalProtocolError
 from ..session import current_request_id
+from .principal import Principal, current_principal
 
 __all__ = ["Context", "Peer"]
 
@@ -65,6 +66,8 @@ class Context:
     session_state: dict[str, Any] = field(default_factory=dict)
     #: The session's ``debug`` setting: exception text in error responses and tool results.
     debug_errors: bool = False
+    #: The authenticated caller (subject, client, scopes, claims), ``None`` without auth.
+    principal: Principal | None = field(default_factory=current_principal.get)
 
     @property
     def cancelled(self) -> bool:

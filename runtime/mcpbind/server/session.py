@@ -39,6 +39,7 @@ from .app import Server
 from .context import Context
 from .era import EraRouter
 from .limits import server_inflight
+from .principal import Principal, current_principal
 
 __all__ = ["ServerSession", "serve", "serve_stdio"]
 
@@ -91,6 +92,9 @@ class ServerSession:
         )
         self.connection.shared_limit = server_inflight(server)
         self._transport = transport
+        #: The caller's newest principal, set by an auth layer (a refreshed or stepped-up
+        #: token); ``None``: the principal of the request that opened the session.
+        self.principal: Principal | None = None
         self.log_level: str | None = None
         #: ``Context.session_state`` of every request of this session.
         self.state: dict[str, Any] = {}
@@ -249,6 +253,7 @@ class ServerSession:
             is_cancelled=lambda: self.connection.is_cancelled(event.id),
             session_state=self.state,
             debug_errors=self.core.options.debug,
+            principal=self.principal or current_principal.get(),
         )
         return await handler(event.params, ctx)
 

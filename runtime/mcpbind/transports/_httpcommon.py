@@ -29,6 +29,7 @@ from .base import TransportClosed
 __all__ = [
     "Inbox",
     "TaskSet",
+    "auth_failed",
     "http_error_responses",
     "lost_responses",
     "read_capped",
@@ -179,3 +180,14 @@ def _plain_snippet(body: bytes, content_type: str) -> str:
 def lost_responses(request_ids: tuple[RequestId, ...] | set[RequestId], why: str) -> list[bytes]:
     """Error responses for requests whose answers can no longer arrive."""
     return [error_response(rid, CONNECTION_CLOSED, why) for rid in request_ids]
+
+
+def auth_failed(request_ids: tuple[RequestId, ...], exc: BaseException) -> list[bytes]:
+    """Error responses for requests an ``auth=`` flow could not authorize: its one-line
+    message (never a token: mcpbind.auth redacts), the HTTP status that led there."""
+    status = getattr(exc, "status", None)
+    data: dict[str, Any] = {"authorization": True}
+    if isinstance(status, int):
+        data["httpStatus"] = status
+    text = f"authorization failed: {exc}" if str(exc) else f"authorization failed: {exc!r}"
+    return [error_response(rid, INTERNAL_ERROR, text, data) for rid in request_ids]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-__all__ = ["MessageTooLarge", "Transport", "TransportClosed"]
+__all__ = ["AuthorizationFailed", "MessageTooLarge", "Transport", "TransportClosed"]
 
 
 class TransportClosed(Exception):
@@ -17,6 +17,13 @@ class TransportClosed(Exception):
     def __init__(self, reason: str | None = None) -> None:
         super().__init__(reason or "transport closed")
         self.reason = reason
+
+
+class AuthorizationFailed(Exception):
+    """An HTTP transport's ``auth=`` flow could not authorize a request (the OAuth client's
+    ``mcpbind.auth.client.AuthError`` is one). ``status``: the HTTP status that led there."""
+
+    status: int | None = None
 
 
 class MessageTooLarge(Exception):

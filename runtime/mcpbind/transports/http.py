@@ -32,7 +32,14 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the HTTP transports need httpx2: pip install 'mcpbind[http]'") from exc
 
 from ..protocol import CONNECTION_CLOSED
-from ._httpcommon import Inbox, TaskSet, http_error_responses, lost_responses, read_capped
+from ._httpcommon import (
+    Inbox,
+    TaskSet,
+    auth_failed,
+    http_error_responses,
+    lost_responses,
+    read_capped,
+)
 from ._peek import (
     STREAM_LOST,
     Peek,
@@ -45,7 +52,7 @@ from ._peek import (
     stateless_headers,
 )
 from ._reconnect import ServerWatch, connection_lost
-from .base import TransportClosed
+from .base import AuthorizationFailed, TransportClosed
 from .legacy_sse import LegacySSETransport, LegacyUnavailable
 from .sse import SSEParser, SSETooLarge
 from .stdio import DEFAULT_MAX_MESSAGE_SIZE
@@ -74,7 +81,9 @@ class _StreamEnded(Exception):
 class StreamableHTTPTransport:
     """Client end of Streamable HTTP for one MCP endpoint URL.
 
-    ``headers`` go on every request (authorization, tenant ids, ...). A caller-supplied
+    ``headers`` go on every request (authorization, tenant ids, ...). ``auth`` is an
+    ``httpx2.Auth`` run on every request to the server, such as the OAuth client of
+    :mod:`mcpbind.auth.client`, or a string sent as a bearer token. A caller-supplied
     ``client`` is used as is and never closed here. ``timeout`` bounds connecting and
     sending; ``sse_read_timeout`` bounds the wait for the next bytes of a response or
     stream (request deadlines are the session's business). ``protocol_version`` presets
@@ -100,9 +109,14 @@ class StreamableHTTPTransport:
         legacy_fallback: bool = True,
         protocol_version: str | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        auth: httpx2.Auth | str | None = None,
     ) -> None:
         self.url = url
         self.headers = dict(headers or {})
+        if isinstance(auth, str):
+            self.headers["authorization"] = f"Bearer {auth}"
+            auth = None
+        self._auth: httpx2.Auth | None = auth
         self._own_client = client is None
         self._client = client or httpx2.AsyncClient(follow_redirects=True)
         self._timeout = httpx2.Timeout(timeout, read=sse_read_timeout)
@@ -168,9 +182,12 @@ class StreamableHTTPTransport:
         with anyio.move_on_after(2.0):
             try:
                 await self._client.delete(
-                    self.url, headers=self._headers(None), timeout=self._short_timeout
+                    self.url,
+                    headers=self._headers(None),
+                    timeout=self._short_timeout,
+                    auth=self._auth or httpx2.USE_CLIENT_DEFAULT,
                 )
-            except httpx2.HTTPError as exc:  # the session ends with the server anyway
+            except (httpx2.HTTPError, AuthorizationFailed) as exc:  # it ends there anyway
                 logger.debug("DELETE of session failed: %s", exc)
 
     def _fail(self, reason: str) -> None:
@@ -247,13 +264,19 @@ class StreamableHTTPTransport:
         request = self._client.build_request(
             method, self.url, content=body, headers=headers, timeout=timeout or self._timeout
         )
-        return await self._client.send(request, stream=True)
+        return await self._client.send(
+            request, stream=True, auth=self._auth or httpx2.USE_CLIENT_DEFAULT
+        )
 
     async def _answers(self) -> bool:
         """Whether the server answers HTTP at all (any status; a slow answer is an answer)."""
         try:
             response = await self._client.request(
-                "HEAD", self.url, headers=self._headers(None), timeout=self._short_timeout
+                "HEAD",
+                self.url,
+                headers=self._headers(None),
+                timeout=self._short_timeout,
+                auth=self._auth or httpx2.USE_CLIENT_DEFAULT,
             )
             await response.aclose()
         except (httpx2.ConnectError, *_DIED):
@@ -327,6 +350,13 @@ class StreamableHTTPTransport:
             await self._unreachable(exc)
             return
         except httpx2.HTTPError as exc:
+            self._deliver(lost_responses(info.request_ids, f"HTTP request failed: {exc!r}"))
+            return
+        except AuthorizationFailed as exc:  # the auth= flow could not authorize
+            self._deliver(auth_failed(info.request_ids, exc))
+            return
+        except Exception as exc:  # never leave the caller waiting (an auth= flow's bug)
+            logger.exception("sending %s failed", info.method)
             self._deliver(lost_responses(info.request_ids, f"HTTP request failed: {exc!r}"))
             return
         self._answered = True
@@ -528,6 +558,9 @@ class StreamableHTTPTransport:
         except httpx2.HTTPError as exc:
             logger.warning("sending %s failed: %r", info.method or "a response", exc)
             return
+        except AuthorizationFailed as exc:
+            logger.warning("sending %s failed: %s", info.method or "a response", exc)
+            return
         try:
             status = response.status_code
             if status == 404 and sent_session is not None and not retried:
@@ -610,6 +643,8 @@ class StreamableHTTPTransport:
         """The standalone server-to-client stream (spec §Listening for Messages)."""
         try:
             await self._get_stream_loop()
+        except AuthorizationFailed as exc:
+            logger.warning("no GET stream: %s", exc)
         finally:
             self._get_running = False
 

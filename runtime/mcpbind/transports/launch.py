@@ -17,6 +17,7 @@ import shlex
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .base import Transport
 from .stdio import StdioClientTransport
@@ -71,9 +72,11 @@ async def open_server(
     cwd: str | None = None,
     on_stderr: Callable[[str], object] | None = None,
     headers: Mapping[str, str] | None = None,
+    auth: Any = None,
 ) -> AsyncIterator[Transport]:
     """The open transport to ``server``: spawned (``env``, ``cwd``, ``on_stderr``: see
-    :meth:`StdioClientTransport.spawn`) or connected over HTTP (``headers`` on every request);
+    :meth:`StdioClientTransport.spawn`) or connected over HTTP (``headers`` on every request, ``auth``: see
+    :func:`~mcpbind.transports.http.connect_http`);
     closed (the process shut down) on exit."""
     location = parse_server(server) if isinstance(server, str) else server
     if location.url is not None:
@@ -81,9 +84,11 @@ async def open_server(
             raise ValueError("environment variables apply to stdio servers only, not to URLs")
         from .http import connect_http  # httpx2 is the optional "http" extra
 
-        async with connect_http(location.url, headers=headers) as transport:
+        async with connect_http(location.url, headers=headers, auth=auth) as transport:
             yield transport
         return
+    if auth is not None:
+        raise ValueError("authorization applies to http(s) URLs only, not to stdio servers")
     if headers:
         raise ValueError("HTTP headers apply to http(s) URLs only, not to stdio servers")
     command, *args = location.argv

@@ -21,17 +21,41 @@ def run() -> ModuleType:
     return module
 
 
-def test_expected_failures_file_lists_only_auth_scenarios(run: ModuleType) -> None:
-    """The baseline may list only authorization scenarios, each with a comment.
+def test_expected_failures_file_is_empty(run: ModuleType) -> None:
+    """Nothing may fail: the client implements authorization, so its section is empty too.
 
-    Spec: issue 4 §Conformance suite in CI (auth scenarios only).
+    Spec: issue 4 §Conformance suite in CI; issue 10 "What it must show" 1.
     """
-    sections = run.read_expected(run.EXPECTED)
-    assert sections["server"] == set()
-    assert sections["client"] and all(name.startswith("auth/") for name in sections["client"])
-    for line in run.EXPECTED.read_text().splitlines():
-        if line.lstrip().startswith("- "):
-            assert "#" in line, line
+    assert run.read_expected(run.EXPECTED) == {"server": set(), "client": set()}
+
+
+def test_extension_scenarios_are_listed_and_run_without_a_spec_version(
+    run: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``extension`` picks the ``[extension]`` scenarios of ``conformance list`` and runs
+    them with no ``--spec-version`` (they are on no spec timeline).
+
+    Spec: issue 10 "What it must show" 1 (run.py must run extension scenarios).
+    """
+    import subprocess
+
+    listing = (
+        "Client scenarios (test against a client):\n"
+        "  - initialize [2025-06-18,2025-11-25]\n"
+        "  - auth/dpop [extension]\n"
+        "  - auth/wif-jwt-bearer [extension]\n"
+    )
+    calls: list[tuple[str, ...]] = []
+
+    def suite(*args: str, **_: object) -> subprocess.CompletedProcess[str]:
+        calls.append(args)
+        return subprocess.CompletedProcess(args, 0, listing, "")
+
+    monkeypatch.setattr(run, "_suite", suite)
+    assert run.listed("client", "extension") == ["auth/dpop", "auth/wif-jwt-bearer"]
+    assert calls[-1] == ("list", "--client")
+    assert run.listed("client", "2025-11-25")[0] == "initialize"
+    assert calls[-1] == ("list", "--client", "--spec-version", "2025-11-25")
 
 
 def test_summary_and_verdicts(run: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
@@ -118,6 +142,7 @@ def test_timing_sensitive_client_scenario_is_rerun_once_alone(
         retry=None,
         verbose=False,
         all_names=None,
+        client_timeout=120_000,
     )
     assert run.run_client(args, set()) == 0
     assert alone == ["sse-retry"]
