@@ -1,15 +1,18 @@
 """Echo server on mcpbind over Streamable HTTP, for the HTTP benchmark.
 
-An mcpbind ``Server`` with an ``echo`` tool (the same one as the round-trip benchmark's
-peer), wrapped in ``mcpbind.http.StreamableHTTPApp`` with its defaults (sessions on) and
-served by the same uvicorn runner as the official SDK's server (``_serve.py``). ``--json``
-(default) asks for JSON responses when the app offers the choice; ``--sse`` for SSE streams.
+An mcpbind ``Server`` with an ``echo`` tool, wrapped in ``mcpbind.http.StreamableHTTPApp`` and
+served by the same uvicorn runner as the official SDK's server (``_serve.py``). ``--tool``
+picks the tool a row measures: ``async`` (``async def echo(text: str) -> TextContent``, the
+tuned one) or ``def`` (``def echo(text: str) -> str``, the plain function a user writes first,
+as in the README). ``--json`` (default) asks for one JSON body per POST, ``--sse`` for an SSE
+stream per POST (the app's default); ``--stateless`` is the sessionless 2025 mode
+(``StreamableHTTPApp(stateless=True)``). ``--http serve_http`` (see ``_serve.py``) runs the
+stack ``serve_http`` picks; with ``--sse`` and ``--tool def`` that is the README's setup.
 """
 
 from __future__ import annotations
 
 import argparse
-import inspect
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,13 +25,21 @@ from mcpbind import Server
 from mcpbind import types as t
 
 
-def build_server() -> Server:
+def build_server(tool: str = "async") -> Server:
     server = Server("mcpbind-echo", version="1.0.0")
+    if tool == "def":
 
-    @server.tool()
-    async def echo(text: str) -> t.TextContent:
-        """Echo the text back."""
-        return t.TextContent(text=text)
+        @server.tool()
+        def echo(text: str) -> str:
+            """Echo the text back."""
+            return text
+
+    else:
+
+        @server.tool("echo")
+        async def echo_async(text: str) -> t.TextContent:
+            """Echo the text back."""
+            return t.TextContent(text=text)
 
     return server
 
@@ -36,18 +47,20 @@ def build_server() -> Server:
 def build_app(args: argparse.Namespace) -> tuple[Any, str]:
     from mcpbind.http import StreamableHTTPApp
 
-    options: dict[str, Any] = {"path": "/mcp"}
-    accepted = inspect.signature(StreamableHTTPApp).parameters
-    if "json_response" in accepted:
-        options["json_response"] = args.json
-    mode = ("json" if args.json else "sse") if "json_response" in options else "default"
-    return StreamableHTTPApp(build_server(), **options), mode
+    app = StreamableHTTPApp(
+        build_server(args.tool), path="/mcp", json_response=args.json, stateless=args.stateless
+    )
+    return app, "json" if args.json else "sse"
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--json", dest="json", action="store_true", default=True)
     mode.add_argument("--sse", dest="json", action="store_false")
+    parser.add_argument("--tool", choices=("async", "def"), default="async")
+    parser.add_argument(
+        "--stateless", action="store_true", help="StreamableHTTPApp(stateless=True)"
+    )
 
 
 if __name__ == "__main__":
