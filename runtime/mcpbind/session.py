@@ -214,6 +214,11 @@ class Connection:
         self._tg.start_soon(fn)
 
     @property
+    def idle(self) -> bool:
+        """No handler is running and no request of ours awaits its response."""
+        return not self._handlers and not self._waiters
+
+    @property
     def closed(self) -> bool:
         return self._closed.is_set()
 
