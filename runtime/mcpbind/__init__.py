@@ -5,11 +5,12 @@ The types are ``mcpbind.types`` (the generated unified superset of every protoco
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from mcpbind_types import unified as types
 from mcpbind_types._common import RequestOptions, json_object, json_value
 
 from .client import Client, ClientHandlers, Subscription, UnsupportedVersion
-from .host import ApprovalPolicy, Host, HostConfig, SamplingReview, ServerConfig, ToolCallRequest
 from .protocol import McpError
 from .server import Context, Server, serve, serve_stdio
 from .session import ConnectionClosed, PeerError, RequestTimeout
@@ -21,6 +22,29 @@ from .versions import (
     LATEST_STATELESS,
     STATELESS_VERSIONS,
 )
+
+if TYPE_CHECKING:  # the Host is imported on first use: a client or server alone never needs it
+    from .host import (
+        ApprovalPolicy,
+        Host,
+        HostConfig,
+        SamplingReview,
+        ServerConfig,
+        ToolCallRequest,
+    )
+
+_HOST = frozenset(
+    ("ApprovalPolicy", "Host", "HostConfig", "SamplingReview", "ServerConfig", "ToolCallRequest")
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOST:
+        from . import host
+
+        return getattr(host, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AUTO",

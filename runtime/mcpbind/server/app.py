@@ -17,7 +17,7 @@ import typing
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import CoroutineType
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio.to_thread
 import msgspec
@@ -29,7 +29,9 @@ from ..protocol.errors import INVALID_PARAMS, McpError
 from ..stateless.options import StatelessOptions
 from .context import Context
 from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
-from .uritemplate import UriTemplate
+
+if TYPE_CHECKING:  # imported on first template registration: its regexes cost at import
+    from .uritemplate import UriTemplate
 
 __all__ = ["Handler", "Server"]
 
@@ -199,6 +201,8 @@ class Server:
         """Register an RFC 6570 template; matched variables become keyword arguments."""
 
         def register(fn: F) -> F:
+            from .uritemplate import UriTemplate
+
             matcher = UriTemplate(uri_template)
             tpl = t.ResourceTemplate(
                 name=name or _name_of(fn, uri_template), uri_template=uri_template
