@@ -174,6 +174,7 @@ class Connection:
         self._is_closed = False  # mirrors _closed, read on every request
         self._tokens = itertools.count(1)
         self._deadlines: Deadlines[RequestId] = Deadlines(self._expire)
+        self._watching = False  # the deadline watcher task starts with the first deadline
         #: Events of the last message the read loop still has to dispatch, in order.
         self._backlog: list[Event] = []
         self.close_reason: str | None = None
@@ -189,7 +190,6 @@ class Connection:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._tg.start_soon(self._read_loop)
-        self._tg.start_soon(self._deadlines.run)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -300,6 +300,11 @@ class Connection:
         if opts is not None and opts.max_total_timeout is not None:
             deadline = min(deadline, waiter.started + opts.max_total_timeout)
         self._deadlines.arm(request_id, deadline)
+        if not self._watching and self._tg is not None:
+            # Started on first use: a connection that never sends a request (most server
+            # sessions) has no watcher task.
+            self._watching = True
+            self._tg.start_soon(self._deadlines.run)
 
     def _expire(self, request_id: RequestId) -> None:
         waiter = self._waiters.get(request_id)

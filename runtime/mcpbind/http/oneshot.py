@@ -59,7 +59,7 @@ class OneShotSessions:
         server_session = session.server_session
         server_session.log_level = None
         server_session.subscriptions.clear()
-        session.standalone.backlog.clear()
+        session.standalone.take_backlog()
         idle.append(session)
 
     async def aclose(self) -> None:

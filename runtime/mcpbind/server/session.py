@@ -18,6 +18,7 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
 from mcpbind_types.unified import methods as m
 
+from .._flag import Flag
 from ..protocol import (
     METHOD_NOT_FOUND,
     McpError,
@@ -78,7 +79,7 @@ class ServerSession:
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
         self.client_info: t.Implementation | None = None
-        self.initialized = anyio.Event()
+        self.initialized = Flag()
         self._debounce = debounce
         self._dirty: set[str] = set()
         self._flush_scheduled = False

@@ -1101,7 +1101,7 @@ class StdioClientTransport(AsyncResource):
         # the first polls come quickly (a server usually exits within milliseconds of EOF),
         # then every _EXIT_POLL.
         delay = 0.002
-        while self._process.poll() is None:  # noqa: ASYNC110
+        while self._process.poll() is None:
             await anyio.sleep(delay)
             delay = min(delay * 2, _EXIT_POLL)
 
