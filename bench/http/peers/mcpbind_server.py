@@ -47,8 +47,13 @@ def build_server(tool: str = "async") -> Server:
 def build_app(args: argparse.Namespace) -> tuple[Any, str]:
     from mcpbind.http import StreamableHTTPApp
 
+    options: dict[str, Any] = {"max_sessions": args.max_sessions} if args.max_sessions else {}
     app = StreamableHTTPApp(
-        build_server(args.tool), path="/mcp", json_response=args.json, stateless=args.stateless
+        build_server(args.tool),
+        path="/mcp",
+        json_response=args.json,
+        stateless=args.stateless,
+        **options,
     )
     return app, "json" if args.json else "sse"
 
@@ -61,6 +66,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--stateless", action="store_true", help="StreamableHTTPApp(stateless=True)"
     )
+    parser.add_argument("--max-sessions", type=int, help="session cap (default: the app's)")
 
 
 if __name__ == "__main__":

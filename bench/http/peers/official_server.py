@@ -72,8 +72,9 @@ def build_app(args: argparse.Namespace) -> tuple[Any, str]:
     server: MCPServer | Server[Any] = (
         build_mcpserver() if args.flavor == "mcpserver" else build_lowlevel()
     )
+    options: dict[str, Any] = {"max_sessions": args.max_sessions} if args.max_sessions else {}
     app = server.streamable_http_app(
-        json_response=args.json, stateless_http=args.stateless, host="127.0.0.1"
+        json_response=args.json, stateless_http=args.stateless, host="127.0.0.1", **options
     )
     return app, "json" if args.json else "sse"
 
@@ -86,6 +87,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--stateless", action="store_true", help="stateless_http=True (no sessions)"
     )
+    parser.add_argument("--max-sessions", type=int, help="session cap (default: the app's)")
 
 
 if __name__ == "__main__":
