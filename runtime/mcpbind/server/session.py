@@ -235,12 +235,16 @@ async def serve(server: Server, transport: Transport, **options: Any) -> None:
     await ServerSession(server, transport, **options).run()
 
 
-def serve_stdio(server: Server) -> None:
-    """Serve ``server`` over stdin/stdout (the stdio transport); returns on stdin EOF."""
-    from ..transports import StdioServerTransport
+def serve_stdio(server: Server, *, max_message_size: int | None = None) -> None:
+    """Serve ``server`` over stdin/stdout (the stdio transport); returns on stdin EOF.
+    ``max_message_size``: the longest message line read (default 16 MiB); the client's cap
+    (``StdioClientTransport.spawn(max_message_size=...)``) bounds what it reads back."""
+    from ..transports import DEFAULT_MAX_MESSAGE_SIZE, StdioServerTransport
 
     async def main() -> None:
-        transport = StdioServerTransport()
+        transport = StdioServerTransport(
+            max_message_size=max_message_size or DEFAULT_MAX_MESSAGE_SIZE
+        )
         await serve(server, transport)
 
     try:
