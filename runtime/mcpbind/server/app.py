@@ -96,7 +96,12 @@ class Server:
     custom: dict[str, Handler] = field(default_factory=dict, repr=False)
     _table: dict[str, Handler] | None = field(default=None, repr=False)
     notification_handlers: dict[str, Handler] = field(default_factory=dict, repr=False)
-    _listeners: list[Callable[[str, str | None], None]] = field(default_factory=list, repr=False)
+    #: Keyed by listener (insertion-ordered): a session's unsubscribe is O(1) however many.
+    _listeners: dict[Callable[[str, str | None], None], None] = field(
+        default_factory=dict, repr=False
+    )
+    #: What ``tools/list`` etc. list, built once per change (see ``_listed``).
+    _lists: dict[str, list[Any]] = field(default_factory=dict, repr=False)
     stateless: StatelessOptions = field(default_factory=StatelessOptions, repr=False)
     """Eras served, cache hints and ``requestState`` protection for protocol 2026-07-28."""
 
@@ -303,10 +308,13 @@ class Server:
             else:
                 listener(what, uri)
 
-        self._listeners.append(deliver)
-        return lambda: self._listeners.remove(deliver)
+        self._listeners[deliver] = None
+        return lambda: self._listeners.pop(deliver, None)
 
     def _changed(self, what: str, uri: str | None = None) -> None:
+        self._lists.pop(what, None)
+        if what == "resources":
+            self._lists.pop("templates", None)
         for listener in list(self._listeners):
             listener(what, uri)
 
@@ -331,7 +339,7 @@ class Server:
         return table
 
     async def _list_tools(self, params: Any, ctx: Context) -> t.ListToolsResult:
-        items = [x.tool for x in self.tools.values()]
+        items = self._listed("tools", self.tools, "tool")
         return self._listing(lambda page: t.ListToolsResult(tools=page), items, params)
 
     async def _call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> t.CallToolResult:
@@ -371,11 +379,11 @@ class Server:
         return _tool_result(value, entry.signature)
 
     async def _list_resources(self, params: Any, ctx: Context) -> t.ListResourcesResult:
-        items = [x.resource for x in self.resources.values()]
+        items = self._listed("resources", self.resources, "resource")
         return self._listing(lambda page: t.ListResourcesResult(resources=page), items, params)
 
     async def _list_templates(self, params: Any, ctx: Context) -> t.ListResourceTemplatesResult:
-        items = [x.template for x in self.templates.values()]
+        items = self._listed("templates", self.templates, "template")
         return self._listing(
             lambda page: t.ListResourceTemplatesResult(resource_templates=page), items, params
         )
@@ -397,7 +405,7 @@ class Server:
         raise McpError(_RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
 
     async def _list_prompts(self, params: Any, ctx: Context) -> t.ListPromptsResult:
-        items = [x.prompt for x in self.prompts.values()]
+        items = self._listed("prompts", self.prompts, "prompt")
         return self._listing(lambda page: t.ListPromptsResult(prompts=page), items, params)
 
     async def _get_prompt(
@@ -434,6 +442,14 @@ class Server:
         )
 
     # ------------------------------------------------------------------ pagination
+    def _listed(self, kind: str, entries: dict[str, Any], attribute: str) -> list[Any]:
+        """The items one list method pages through, built once per change (``_changed``), so
+        listing N items in pages costs O(N) in all, not O(N) per page."""
+        items = self._lists.get(kind)
+        if items is None or len(items) != len(entries):  # also notices a direct dict edit
+            items = self._lists[kind] = [getattr(x, attribute) for x in entries.values()]
+        return items
+
     def _listing(self, make: Callable[[list[Any]], L], items: list[Any], params: Any) -> L:
         """One page of ``items`` as a list result, with ``nextCursor`` when more follow."""
         page, cursor = self._page(items, params)
