@@ -2,7 +2,7 @@
 PY ?= python
 export MYPYPATH := runtime:generated:codegen
 
-.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http conformance
+.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http bench-cold bench-mem bench-scale conformance
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -54,6 +54,16 @@ bench/rt/peers/ts/node_modules: bench/rt/peers/ts/package-lock.json
 bench-http: bench/http/loadgen/node_modules bench/http/peers/ts/node_modules  ## Streamable HTTP: mcpbind vs official Python SDK vs TypeScript SDK, same load generator
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) bench/http/run.py
+
+bench-cold:  ## cold start: import and `mcpbind ls` as whole processes, vs the official SDK
+	$(PY) bench/coldstart.py
+
+bench-mem: bench/http/loadgen/node_modules bench/http/peers/ts/node_modules  ## RSS of 10,000 idle Streamable HTTP sessions: mcpbind vs official Python SDK vs TypeScript SDK
+	$(PY) bench/memory_sessions.py
+
+bench-scale:  ## cost against size (tools/list, resources/read, Host over N servers), plotted to bench/plots/scale.png
+	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) bench/scale.py --plot bench/plots/scale.png
 
 bench/http/loadgen/node_modules: bench/http/loadgen/package-lock.json
 	npm ci --prefix bench/http/loadgen --no-audit --no-fund
