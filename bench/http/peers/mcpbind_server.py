@@ -18,30 +18,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "rt" / "peers" / "mcpbind"))
 
 from _serve import serve
-
-from mcpbind import Server
-from mcpbind import types as t
-
-
-def build_server(tool: str = "async") -> Server:
-    server = Server("mcpbind-echo", version="1.0.0")
-    if tool == "def":
-
-        @server.tool()
-        def echo(text: str) -> str:
-            """Echo the text back."""
-            return text
-
-    else:
-
-        @server.tool("echo")
-        async def echo_async(text: str) -> t.TextContent:
-            """Echo the text back."""
-            return t.TextContent(text=text)
-
-    return server
+from echo_server import build_server  # the round-trip benchmark's server: the same tools
 
 
 def build_app(args: argparse.Namespace) -> tuple[Any, str]:

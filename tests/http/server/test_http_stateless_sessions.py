@@ -17,6 +17,8 @@ import pytest
 from mcpbind import Server
 from mcpbind.http import StreamableHTTPApp
 
+from ._raw import asgi_call
+
 pytestmark = pytest.mark.anyio
 
 VERSION = "2025-11-25"
@@ -41,37 +43,15 @@ def _server(gate: asyncio.Event | None = None) -> Server:
 
 
 async def _post(app: StreamableHTTPApp, message: dict[str, Any]) -> dict[str, Any]:
-    body = json.dumps(message).encode()
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "path": "/mcp",
-        "server": ("127.0.0.1", 8000),
-        "headers": [
-            (b"host", b"127.0.0.1:8000"),
-            (b"content-type", b"application/json"),
-            (b"accept", b"application/json, text/event-stream"),
-            (b"mcp-protocol-version", VERSION.encode()),
-        ],
-    }
-    chunks: list[dict[str, Any]] = []
-    delivered = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
-
-    async def send(chunk: dict[str, Any]) -> None:
-        chunks.append(chunk)
-
-    await app(scope, receive, send)
-    assert chunks[0]["status"] == 200, chunks
-    assert b"mcp-session-id" not in dict(chunks[0]["headers"])
-    reply: dict[str, Any] = json.loads(b"".join(c.get("body", b"") for c in chunks[1:]))
+    headers = [
+        ("host", "127.0.0.1:8000"),
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", VERSION),
+    ]
+    status, got, body = await asgi_call(app, headers=headers, chunks=[json.dumps(message).encode()])
+    assert status == 200 and "mcp-session-id" not in got, (status, got, body)
+    reply: dict[str, Any] = json.loads(body)
     return reply
 
 
