@@ -144,10 +144,11 @@ class Inbox:
             finally:
                 self._getter = None
         item = self._items.pop(0)
-        if self._putters:
+        while self._putters:  # wake the first putter still waiting (a cancelled one is done)
             putter = self._putters.pop(0)
             if not putter.done():
                 putter.set_result(None)
+                break
         return item
 
 
