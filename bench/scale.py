@@ -11,7 +11,8 @@ Three workloads, each at growing sizes, each size in a fresh server process:
   handshake, every list fetched, until settled) and the catalog build (``Catalog.build`` of
   the fetched lists, in process). The official SDK has no host: mcpbind only.
 
-Each point is the fastest of ``--repeat`` calls after one warm-up (start-up: one run).
+Each point is the fastest of ``--repeat`` calls after one warm-up (start-up: one run); a
+point that takes over ``--point-timeout`` seconds (default 300) is left out and said so.
 Between consecutive sizes the script prints the growth exponent ``log(t2/t1) / log(n2/n1)``
 (1 = linear; fixed costs make small sizes read below 1); ``--check`` fails when a step of
 mcpbind's that ends above 1 ms grows faster than ``n^1.2``. mcpbind's client runs with its
@@ -162,15 +163,36 @@ def run(args: argparse.Namespace) -> dict[str, Series]:
     ]
     if official:
         peers.append(("official SDK", official_point))
+
+    def measured(point: Any, *point_args: int) -> tuple[float, float] | None:
+        """The point, or ``None`` when it took over ``--point-timeout`` seconds (a peer that
+        cannot do a size in reasonable time gets no point there, and the run goes on)."""
+
+        async def guarded() -> tuple[float, float]:
+            with anyio.fail_after(args.point_timeout):
+                result: tuple[float, float] = await point(*point_args)
+                return result
+
+        try:
+            return anyio.run(guarded)
+        except TimeoutError:
+            return None
+
     for name, point in peers:
         for n in tools_sizes:
-            listed, _ = anyio.run(point, n, 1024, args.repeat)
-            out["tools/list"].setdefault(name, []).append((n, listed))
-            print(f"  tools/list {name} {n:,} tools: {listed * 1000:,.2f} ms", flush=True)
+            got = measured(point, n, 1024, args.repeat)
+            if got is None:
+                print(f"  tools/list {name} {n:,} tools: over {args.point_timeout:.0f} s")
+                continue
+            out["tools/list"].setdefault(name, []).append((n, got[0]))
+            print(f"  tools/list {name} {n:,} tools: {got[0] * 1000:,.2f} ms", flush=True)
         for size in blob_sizes:
-            _, read = anyio.run(point, 10, size, args.repeat)
-            out["resources/read"].setdefault(name, []).append((size, read))
-            print(f"  resources/read {name} {size:,} B: {read * 1000:,.2f} ms", flush=True)
+            got = measured(point, 10, size, args.repeat)
+            if got is None:
+                print(f"  resources/read {name} {size:,} B: over {args.point_timeout:.0f} s")
+                continue
+            out["resources/read"].setdefault(name, []).append((size, got[1]))
+            print(f"  resources/read {name} {size:,} B: {got[1] * 1000:,.2f} ms", flush=True)
     for n in host_sizes:
         startup, build = anyio.run(host_point, n, args.repeat)
         out["host"].setdefault("mcpbind Host start-up", []).append((n, startup))
@@ -246,6 +268,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smoke size")
     parser.add_argument("--repeat", type=int, default=5, help="timed calls per point (best)")
     parser.add_argument("--no-peers", action="store_true", help="mcpbind only")
+    parser.add_argument(
+        "--point-timeout", type=float, default=300.0, help="seconds per point (then skipped)"
+    )
     parser.add_argument("--plot", type=Path, help="write the PNG here")
     parser.add_argument("--json", type=Path, help="also write the points here")
     parser.add_argument("--check", action="store_true", help="exit 1 on a superlinear step")
