@@ -170,6 +170,7 @@ class Connection:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._check_cancelled = CancelCheck()
         self._tg: TaskGroup | None = None
+        self._reader: asyncio.Task[None] | None = None  # the read loop, on asyncio
         self._closed = anyio.Event()
         self._is_closed = False  # mirrors _closed, read on every request
         self._tokens = itertools.count(1)
@@ -189,20 +190,36 @@ class Connection:
             self._loop = None
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
-        self._tg.start_soon(self._read_loop)
+        if self._loop is not None:
+            # A plain task on asyncio, like the handlers: an anyio task also costs a cancel
+            # scope, an event and their bookkeeping, most of what an idle session holds.
+            self._reader = self._loop.create_task(self._read_loop())
+        else:
+            self._tg.start_soon(self._read_loop)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         assert self._tg is not None
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.cancel()
         self._tg.cancel_scope.cancel()
+        failure: BaseException | None = None
         try:
             await self._tg.__aexit__(None, None, None)
         finally:
+            if reader is not None:
+                with anyio.CancelScope(shield=True):
+                    await asyncio.wait([reader])
+                if not reader.cancelled():
+                    failure = reader.exception()  # a bug in the read loop is not swallowed
             with anyio.CancelScope(shield=True):
                 await self._stop_handlers()
             self._fail_all("Connection closed")
             with anyio.CancelScope(shield=True):
                 await self.transport.aclose()
+        if failure is not None:
+            raise failure
 
     def _now(self) -> float:
         return self._loop.time() if self._loop is not None else anyio.current_time()
