@@ -113,7 +113,7 @@ class StreamableHTTPApp:
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
-        self._oneshot = OneShotSessions(server, session_options)
+        self._oneshot = OneShotSessions(server, options=session_options)
         self._allow = b"POST" if stateless else b"GET, POST, DELETE"
 
     # ------------------------------------------------------------------ ASGI entry

@@ -13,8 +13,8 @@ messages sent outside any request); a session that is not idle is closed, as bef
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
-from ..protocol import SessionOptions
 from ..server.app import Server
 from .session import HttpSession
 
@@ -27,11 +27,12 @@ MAX_IDLE = 64
 class OneShotSessions:
     """Hands out a session per POST and takes it back (kept for reuse when idle)."""
 
-    __slots__ = ("_idle", "options", "server")
+    __slots__ = ("_idle", "server", "session_options")
 
-    def __init__(self, server: Server, options: SessionOptions | None) -> None:
+    def __init__(self, server: Server, **session_options: Any) -> None:
         self.server = server
-        self.options = options
+        #: Passed to every ``HttpSession`` built (``options``, ...).
+        self.session_options = session_options
         self._idle: dict[str | None, list[HttpSession]] = {}
 
     def take(self, version: str | None) -> HttpSession:
@@ -43,7 +44,7 @@ class OneShotSessions:
                 session = idle.pop()
                 if not session.closed:
                     return session
-        session = HttpSession(self.server, None, version=version, options=self.options)
+        session = HttpSession(self.server, None, version=version, **self.session_options)
         session.start()
         return session
 
