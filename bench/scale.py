@@ -178,21 +178,20 @@ def run(args: argparse.Namespace) -> dict[str, Series]:
         except TimeoutError:
             return None
 
+    # (workload, sizes, which figure of the point, the server's (tools, blob bytes) at size n)
+    workloads = (
+        ("tools/list", tools_sizes, 0, lambda n: (n, 1024)),
+        ("resources/read", blob_sizes, 1, lambda n: (10, n)),
+    )
     for name, point in peers:
-        for n in tools_sizes:
-            got = measured(point, n, 1024, args.repeat)
-            if got is None:
-                print(f"  tools/list {name} {n:,} tools: over {args.point_timeout:.0f} s")
-                continue
-            out["tools/list"].setdefault(name, []).append((n, got[0]))
-            print(f"  tools/list {name} {n:,} tools: {got[0] * 1000:,.2f} ms", flush=True)
-        for size in blob_sizes:
-            got = measured(point, 10, size, args.repeat)
-            if got is None:
-                print(f"  resources/read {name} {size:,} B: over {args.point_timeout:.0f} s")
-                continue
-            out["resources/read"].setdefault(name, []).append((size, got[1]))
-            print(f"  resources/read {name} {size:,} B: {got[1] * 1000:,.2f} ms", flush=True)
+        for workload, sizes, index, server_size in workloads:
+            for n in sizes:
+                got = measured(point, *server_size(n), args.repeat)
+                if got is None:
+                    print(f"  {workload} {name} {n:,}: over {args.point_timeout:.0f} s")
+                    continue
+                out[workload].setdefault(name, []).append((n, got[index]))
+                print(f"  {workload} {name} {n:,}: {got[index] * 1000:,.2f} ms", flush=True)
     for n in host_sizes:
         startup, build = anyio.run(host_point, n, args.repeat)
         out["host"].setdefault("mcpbind Host start-up", []).append((n, startup))
