@@ -16,6 +16,12 @@ initialize and no session; every ``tools/call`` carries the per-request ``_meta`
 ``MCP-Protocol-Version`` / ``Mcp-Method`` / ``Mcp-Name`` headers (``loadgen.mjs
 --protocol-version 2026-07-28``). They get their own ratio tables: mcpbind's 2026 rows against
 the official SDK's 2026 rows of the same run.
+The ``mcpbind def`` rows serve ``def echo(text: str) -> str`` (the official SDK's MCPServer rows
+serve that function too) with sessions, in the sessionless 2025 mode (``(sessionless)``: the
+load generator's ``--sessionless``, initialize then POSTs without a session id; beside the
+official SDK's ``stateless_http=True`` and the TS SDK's stateless server) and on 2026-07-28;
+``mcpbind (README defaults)`` is the README's server (def tool, sessions, SSE, ``serve_http``'s
+stack). Each has its own ratio tables (see ``COMPARISONS``).
 ``srv CPU us/req`` is the server process's CPU time (user+system, all threads) over the timed
 window divided by the requests served: unlike req/s it barely moves with outside load.
 
