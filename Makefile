@@ -9,7 +9,7 @@ PYTHONS := 3.11 3.12 3.13
 NEWEST := $(lastword $(PYTHONS))
 OLDER := $(filter-out $(NEWEST),$(PYTHONS))
 
-.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http bench-tasks conformance pythons test-older fuzz soak
+.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http bench-tasks bench-cold bench-mem bench-scale conformance pythons test-older fuzz soak
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -86,6 +86,16 @@ bench-tasks:  ## task throughput per store (memory, SQLite, Redis when installed
 bench-http: bench/http/loadgen/node_modules bench/http/peers/ts/node_modules  ## Streamable HTTP: mcpbind vs official Python SDK vs TypeScript SDK, same load generator
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) bench/http/run.py
+
+bench-cold:  ## cold start: import and `mcpbind ls` as whole processes, vs the official SDK
+	$(PY) bench/coldstart.py
+
+bench-mem: bench/http/loadgen/node_modules bench/http/peers/ts/node_modules  ## RSS of 10,000 idle Streamable HTTP sessions: mcpbind vs official Python SDK vs TypeScript SDK
+	$(PY) bench/memory_sessions.py
+
+bench-scale:  ## cost against size (tools/list, resources/read, Host over N servers), plotted to bench/plots/scale.png
+	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) bench/scale.py --plot bench/plots/scale.png
 
 bench/http/loadgen/node_modules: bench/http/loadgen/package-lock.json
 	npm ci --prefix bench/http/loadgen --no-audit --no-fund

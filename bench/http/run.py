@@ -16,6 +16,12 @@ initialize and no session; every ``tools/call`` carries the per-request ``_meta`
 ``MCP-Protocol-Version`` / ``Mcp-Method`` / ``Mcp-Name`` headers (``loadgen.mjs
 --protocol-version 2026-07-28``). They get their own ratio tables: mcpbind's 2026 rows against
 the official SDK's 2026 rows of the same run.
+The ``mcpbind def`` rows serve ``def echo(text: str) -> str`` (the official SDK's MCPServer rows
+serve that function too) with sessions, in the sessionless 2025 mode (``(sessionless)``: the
+load generator's ``--sessionless``, initialize then POSTs without a session id; beside the
+official SDK's ``stateless_http=True`` and the TS SDK's stateless server) and on 2026-07-28;
+``mcpbind (README defaults)`` is the README's server (def tool, sessions, SSE, ``serve_http``'s
+stack). Each has its own ratio tables (see ``COMPARISONS``).
 ``srv CPU us/req`` is the server process's CPU time (user+system, all threads) over the timed
 window divided by the requests served: unlike req/s it barely moves with outside load.
 
@@ -57,6 +63,9 @@ TS_DIR = PEERS / "ts"
 PY = sys.executable
 PATH = "/mcp"
 
+#: What ``serve_http(server)`` runs with its defaults (httptools + uvloop when installed).
+SERVE_HTTP = "serve_http defaults"
+
 #: ASGI server variants: label -> (uvicorn --loop, uvicorn --http).
 ASGI = {
     "uvicorn asyncio+h11": ("asyncio", "h11"),
@@ -64,6 +73,7 @@ ASGI = {
     "uvicorn asyncio+httptools": ("asyncio", "httptools"),
     "uvicorn uvloop+h11": ("uvloop", "h11"),
     "uvicorn asyncio+h11-deadline (serve_http)": ("asyncio", "h11-deadline"),
+    SERVE_HTTP: ("asyncio", "serve_http"),  # the loop is serve_http's choice too
 }
 MAIN_ASGI = ("uvicorn asyncio+h11", "uvicorn uvloop+httptools")
 
@@ -78,6 +88,17 @@ STATELESS = "2026-07-28"
 MCPBIND_2026 = f"{MCPBIND} ({STATELESS})"
 OFFICIAL_2026 = f"{OFFICIAL} ({STATELESS})"
 TS_2026 = f"{TS} ({STATELESS})"
+#: mcpbind with a plain ``def echo(text: str) -> str`` tool (what users write first; the
+#: official SDK's MCPServer rows already serve exactly that tool).
+MCPBIND_DEF = f"{MCPBIND} def"
+MCPBIND_DEF_2026 = f"{MCPBIND_DEF} ({STATELESS})"
+#: The README's server: a def tool, sessions, SSE responses, serve_http's stack.
+MCPBIND_README = f"{MCPBIND} (README defaults)"
+#: The sessionless 2025 mode: initialize, then each POST served without a session.
+SESSIONLESS = "sessionless"
+MCPBIND_SESSIONLESS = f"{MCPBIND_DEF} ({SESSIONLESS})"
+OFFICIAL_SESSIONLESS = f"{OFFICIAL} ({SESSIONLESS})"
+TS_SESSIONLESS = f"{TS} ({SESSIONLESS})"
 
 
 @dataclass(frozen=True)
@@ -97,6 +118,7 @@ class Target:
     extra: bool = False
     note: str = ""
     protocol: str = HANDSHAKE
+    sessionless: bool = False
 
     @property
     def key(self) -> str:
@@ -201,6 +223,20 @@ def targets() -> list[Target]:
     ]
     for runs_on in ASGI:
         extra = runs_on not in MAIN_ASGI
+        if runs_on == SERVE_HTTP:
+            out.append(
+                _python_target(
+                    MCPBIND_README,
+                    "mcpbind_server.py",
+                    runs_on,
+                    "--sse",
+                    "--tool",
+                    "def",
+                    check=_mcpbind_available,
+                    note="the README's server: def tool, sessions, SSE, serve_http's stack",
+                )
+            )
+            continue
         if ASGI[runs_on][1] == "h11-deadline":  # mcpbind's own serve_http only
             out.append(
                 _python_target(
@@ -271,6 +307,7 @@ def targets() -> list[Target]:
             )
         )
         if not extra:
+            out += _def_tool_targets(runs_on)
             out.append(
                 _python_target(
                     OFFICIAL_2026,
@@ -325,6 +362,17 @@ def targets() -> list[Target]:
     )
     out.append(
         _node_target(
+            TS_SESSIONLESS,
+            TS_DIR / "server.mjs",
+            "--json",
+            "--stateless",
+            available=_ts_available,
+            sessionless=True,
+            note="the README's stateless server (transport per POST), sessionless 2025 requests",
+        )
+    )
+    out.append(
+        _node_target(
             TS_2026,
             TS_DIR / "server.mjs",
             "--json",
@@ -335,6 +383,56 @@ def targets() -> list[Target]:
         )
     )
     return out
+
+
+def _def_tool_targets(runs_on: str) -> list[Target]:
+    """The rows with a plain ``def`` tool in every mode, and the official SDK's sessionless
+    mode (its sessions and 2026-07-28 rows are the MCPServer ``def`` tool already)."""
+    return [
+        _python_target(
+            MCPBIND_DEF,
+            "mcpbind_server.py",
+            runs_on,
+            "--json",
+            "--tool",
+            "def",
+            check=_mcpbind_available,
+            note="StreamableHTTPApp(json_response=True), def echo(text: str) -> str",
+        ),
+        _python_target(
+            OFFICIAL_SESSIONLESS,
+            "official_server.py",
+            runs_on,
+            "--json",
+            "--stateless",
+            needs=["mcp"],
+            sessionless=True,
+            note="MCPServer streamable_http_app(json_response=True, stateless_http=True)",
+        ),
+        _python_target(
+            MCPBIND_SESSIONLESS,
+            "mcpbind_server.py",
+            runs_on,
+            "--json",
+            "--tool",
+            "def",
+            "--stateless",
+            check=_mcpbind_available,
+            sessionless=True,
+            note="StreamableHTTPApp(stateless=True, json_response=True), def tool",
+        ),
+        _python_target(
+            MCPBIND_DEF_2026,
+            "mcpbind_server.py",
+            runs_on,
+            "--json",
+            "--tool",
+            "def",
+            check=_mcpbind_available,
+            protocol=STATELESS,
+            note="the def-tool app driven with stateless 2026-07-28 requests",
+        ),
+    ]
 
 
 # ---- processes ---------------------------------------------------------------------------
@@ -487,6 +585,7 @@ def run_cell(
         str(args.duration),
         "--protocol-version",
         target.protocol,
+        *(["--sessionless"] if target.sessionless else []),
     ]
     cmd = _pinned(cmd, gen_cpu)
     if args.verbose:
@@ -722,41 +821,25 @@ def report(data: dict[str, Any]) -> str:
     ]
     lines.append(_table(headers, rows, set(range(3, len(headers)))))
     clients = sorted({c["clients"] for c in data["best"]})
-    for title, metric, era in (
-        ("Throughput ratios (req/s over req/s, same client count):", "rps", HANDSHAKE),
-        (
-            "CPU-efficiency ratios (reference's server CPU per request over mcpbind's; "
-            "what the req/s ratio would be with one full core each):",
-            "cpu",
-            HANDSHAKE,
-        ),
-        (
-            f"{STATELESS} throughput ratios ({MCPBIND_2026} req/s over the reference's; "
-            f"ts-sdk and plain rows speak {HANDSHAKE} with sessions):",
-            "rps",
-            STATELESS,
-        ),
-        (
-            f"{STATELESS} CPU-efficiency ratios (reference's server CPU per request over "
-            f"{MCPBIND_2026}'s):",
-            "cpu",
-            STATELESS,
-        ),
-    ):
-        ratio_rows = ratios(data["best"], metric, era)
-        if not ratio_rows:
-            continue
-        lines += ["", title, ""]
-        lines.append(
-            _table(
-                ["mcpbind on", "against", *(f"{n} clients" for n in clients)],
-                [
-                    [on, against, *(f"{r[n]:.2f}x" if n in r else "-" for n in clients)]
-                    for on, against, r in ratio_rows
-                ],
-                set(range(2, 2 + len(clients))),
+    for title, mine in COMPARISONS:
+        for metric, what in (
+            ("rps", "throughput ratios (req/s over the reference's)"),
+            ("cpu", "CPU-efficiency ratios (reference's server CPU per request over ours)"),
+        ):
+            ratio_rows = ratios(data["best"], metric, mine)
+            if not ratio_rows:
+                continue
+            lines += ["", f"{title} {what}:", ""]
+            lines.append(
+                _table(
+                    [f"{mine} on", "against", *(f"{n} clients" for n in clients)],
+                    [
+                        [on, against, *(f"{r[n]:.2f}x" if n in r else "-" for n in clients)]
+                        for on, against, r in ratio_rows
+                    ],
+                    set(range(2, 2 + len(clients))),
+                )
             )
-        )
     for key, reason in data["skipped"].items():
         lines.append(f"skipped {key}: {reason}")
     for key, reason in data["failed"].items():
@@ -771,33 +854,53 @@ def report(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _references(on: str, era: str) -> list[tuple[str, str, str]]:
-    """(target name, runs on, label) of the rows mcpbind's ``era`` row on ``on`` is set against."""
-    if era == STATELESS:
+#: The ratio tables: (title, mcpbind's row); each row is set against :func:`_references`.
+COMPARISONS = (
+    ("Throughput ratios, sessions (2025-11-25), async def tool:", MCPBIND),
+    ("Sessions (2025-11-25), def tool,", MCPBIND_DEF),
+    ("The README's server (def tool, sessions, SSE, serve_http),", MCPBIND_README),
+    ("Sessionless 2025 mode, def tool,", MCPBIND_SESSIONLESS),
+    (f"{STATELESS} throughput and CPU, async def tool,", MCPBIND_2026),
+    (f"{STATELESS}, def tool,", MCPBIND_DEF_2026),
+)
+
+
+def _references(mine: str, on: str) -> list[tuple[str, str]]:
+    """(target name, runs on) of the rows ``mine`` on ``on`` is set against: the official
+    SDK in the same mode (same ASGI server, and asyncio+h11), then the TypeScript SDK."""
+    h11 = MAIN_ASGI[0]
+    if mine in (MCPBIND_2026, MCPBIND_DEF_2026):
         return [
-            (OFFICIAL_2026, on, f"{OFFICIAL_2026} [{on}]"),
-            (OFFICIAL_2026, MAIN_ASGI[0], f"{OFFICIAL_2026} [{MAIN_ASGI[0]}]"),
-            (OFFICIAL, on, f"{OFFICIAL} [{on}]"),
-            (TS_2026, "node", f"{TS_2026} [node]"),
-            (TS, "node", f"{TS} [node]"),
-            (MCPBIND, on, f"{MCPBIND} [{on}]"),
+            (OFFICIAL_2026, on),
+            (OFFICIAL_2026, h11),
+            (TS_2026, "node"),
+            (TS, "node"),
+            (MCPBIND, on),
+        ]
+    if mine == MCPBIND_SESSIONLESS:
+        return [(OFFICIAL_SESSIONLESS, on), (OFFICIAL_SESSIONLESS, h11), (TS_SESSIONLESS, "node")]
+    if mine == MCPBIND_README:
+        return [
+            (f"{OFFICIAL} (sse)", h11),
+            (OFFICIAL, h11),
+            (f"{TS} (sse)", "node"),
+            (TS, "node"),
         ]
     return [
-        (OFFICIAL, on, f"{OFFICIAL} [{on}]"),
-        (f"{OFFICIAL} (sse)", on, f"{OFFICIAL} (sse) [{on}]"),
-        (OFFICIAL, MAIN_ASGI[0], f"{OFFICIAL} [{MAIN_ASGI[0]}]"),
-        (TS, "node", f"{TS} [node]"),
-        (f"{TS} (sse)", "node", f"{TS} (sse) [node]"),
+        (OFFICIAL, on),
+        (f"{OFFICIAL} (sse)", on),
+        (OFFICIAL, h11),
+        (TS, "node"),
+        (f"{TS} (sse)", "node"),
     ]
 
 
 def ratios(
-    best: Sequence[dict[str, Any]], metric: str = "rps", era: str = HANDSHAKE
+    best: Sequence[dict[str, Any]], metric: str = "rps", mine: str = MCPBIND
 ) -> list[tuple[str, str, dict[int, float]]]:
-    """mcpbind against each reference, per client count (``rps``: req/s over req/s; ``cpu``:
-    the reference's server CPU per request over mcpbind's, i.e. requests per CPU-second).
-    ``era`` picks mcpbind's row: the sessions one (2025-11-25) or the stateless one
-    (2026-07-28), each against the references of :func:`_references`."""
+    """mcpbind's row ``mine`` against each reference, per client count (``rps``: req/s over
+    req/s; ``cpu``: the reference's server CPU per request over mcpbind's, i.e. requests per
+    CPU-second), one entry per ASGI server ``mine`` ran on."""
     by = {
         (c["target"], c["runs_on"], c["clients"]): (
             c["rps"]
@@ -809,12 +912,12 @@ def ratios(
         for c in best
     }
     clients = sorted({c["clients"] for c in best})
-    mine = MCPBIND_2026 if era == STATELESS else MCPBIND
     ons = sorted({c["runs_on"] for c in best if c["target"] == mine}, key=list(ASGI).index)
     out = []
     for on in ons:
         seen = set()
-        for name, ref_on, label in _references(on, era):
+        for name, ref_on in _references(mine, on):
+            label = f"{name} [{ref_on}]"
             if label in seen:
                 continue
             seen.add(label)

@@ -186,6 +186,23 @@ def peers() -> list[Peer]:
             _mcpbind_available,
         ),
         Peer(
+            "mcpbind-def",
+            "stdio",
+            [PY, str(MCPBIND_PEER_DIR / "bench_client.py")],
+            [PY, str(MCPBIND_PEER_DIR / "echo_server.py"), "--tool", "def"],
+            _mcpbind_available,
+            note="def echo(text: str) -> str",
+        ),
+        # The official SDK's MCPServer serving the same plain def tool.
+        Peer(
+            "official-py-mcpserver",
+            "stdio",
+            py_client,
+            [*py_server, "--flavor", "mcpserver"],
+            _official_py_available,
+            note="MCPServer (ex-FastMCP) @tool def echo(text: str) -> str",
+        ),
+        Peer(
             "mcpbind",
             "memory",
             [PY, str(MCPBIND_PEER_DIR / "bench_client.py")],
@@ -218,16 +235,25 @@ def peers() -> list[Peer]:
             _mcpbind_available,
             protocol=STATELESS,
         ),
-        # ---- extras (--extras): alternative flavours of the SDK peers ---------------------
         Peer(
-            "official-py-mcpserver",
+            "mcpbind-def-2026",
             "stdio",
-            py_client,
+            [PY, str(MCPBIND_PEER_DIR / "bench_client.py"), "--protocol-version", STATELESS],
+            [PY, str(MCPBIND_PEER_DIR / "echo_server.py"), "--tool", "def"],
+            _mcpbind_available,
+            protocol=STATELESS,
+            note="def echo(text: str) -> str",
+        ),
+        Peer(
+            "official-py-mcpserver-2026",
+            "stdio",
+            [*py_client, "--mode", STATELESS],
             [*py_server, "--flavor", "mcpserver"],
             _official_py_available,
-            extra=True,
-            note="MCPServer (ex-FastMCP) @tool server",
+            protocol=STATELESS,
+            note="MCPServer @tool def echo(text: str) -> str",
         ),
+        # ---- extras (--extras): alternative flavours of the SDK peers ---------------------
         Peer(
             "official-py-auto",
             "stdio",

@@ -6,11 +6,12 @@ with ``UNSET`` for absent optional fields).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from mcpbind_types._common import RequestOptions, json_object, json_value
 
 from . import types
 from .client import Client, ClientHandlers, Subscription, UnsupportedVersion
-from .host import ApprovalPolicy, Host, HostConfig, SamplingReview, ServerConfig, ToolCallRequest
 from .protocol import McpError, UrlElicitationRequired
 from .server import Context, Server, ToolExecutionError, serve, serve_stdio
 from .session import ConnectionClosed, PeerError, RequestTimeout
@@ -22,6 +23,29 @@ from .versions import (
     LATEST_STATELESS,
     STATELESS_VERSIONS,
 )
+
+if TYPE_CHECKING:  # the Host is imported on first use: a client or server alone never needs it
+    from .host import (
+        ApprovalPolicy,
+        Host,
+        HostConfig,
+        SamplingReview,
+        ServerConfig,
+        ToolCallRequest,
+    )
+
+_HOST = frozenset(
+    ("ApprovalPolicy", "Host", "HostConfig", "SamplingReview", "ServerConfig", "ToolCallRequest")
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOST:
+        from . import host
+
+        return getattr(host, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AUTO",

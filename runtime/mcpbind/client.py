@@ -55,7 +55,7 @@ from .stateless.meta import (
     with_meta,
 )
 from .stateless.subscription import Subscription, filter_from
-from .transports import Transport, memory_pair
+from .transports import Transport
 from .transports._peek import STREAM_LOST
 from .transports.launch import ServerLocation, open_server, parse_server
 from .transports.tool_headers import InvalidToolHeaders, header_paths
@@ -352,6 +352,7 @@ class Client(ServerMethods):
 
         if isinstance(target, Server):
             from .server.session import ServerSession
+            from .transports.memory import memory_pair
 
             client_end, server_end = memory_pair()
             session = ServerSession(target, server_end)

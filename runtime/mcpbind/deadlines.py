@@ -16,6 +16,8 @@ from typing import Generic, TypeVar
 
 import anyio
 
+from ._flag import Flag
+
 __all__ = ["Deadlines"]
 
 TICK = 0.01
@@ -30,7 +32,7 @@ class Deadlines(Generic[K]):
         self._buckets: dict[int, set[K]] = {}
         self._heap: list[int] = []
         self._where: dict[K, tuple[int, float]] = {}
-        self._wake = anyio.Event()
+        self._wake = Flag()
         self._target: int | None = None
 
     def arm(self, key: K, deadline: float) -> None:
@@ -92,4 +94,4 @@ class Deadlines(Generic[K]):
             with anyio.move_on_after(seconds):
                 await self._wake.wait()
         if self._wake.is_set():
-            self._wake = anyio.Event()
+            self._wake = Flag()

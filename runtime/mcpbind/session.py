@@ -195,10 +195,12 @@ class Connection:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._check_cancelled = CancelCheck()
         self._tg: TaskGroup | None = None
+        self._reader: asyncio.Task[None] | None = None  # the read loop, on asyncio
         self._closed = anyio.Event()
         self._is_closed = False  # mirrors _closed, read on every request
         self._tokens = itertools.count(1)
         self._deadlines: Deadlines[RequestId] = Deadlines(self._expire)
+        self._watching = False  # the deadline watcher task starts with the first deadline
         #: Events of the last message the read loop still has to dispatch, in order.
         self._backlog: list[Event] = []
         self.close_reason: str | None = None
@@ -217,21 +219,36 @@ class Connection:
             self._loop = None
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
-        self._tg.start_soon(self._read_loop)
-        self._tg.start_soon(self._deadlines.run)
+        if self._loop is not None:
+            # A plain task on asyncio, like the handlers: an anyio task also costs a cancel
+            # scope, an event and their bookkeeping, most of what an idle session holds.
+            self._reader = self._loop.create_task(self._read_loop())
+        else:
+            self._tg.start_soon(self._read_loop)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         assert self._tg is not None
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.cancel()
         self._tg.cancel_scope.cancel()
+        failure: BaseException | None = None
         try:
             await self._tg.__aexit__(None, None, None)
         finally:
+            if reader is not None:
+                with anyio.CancelScope(shield=True):
+                    await asyncio.wait([reader])
+                if not reader.cancelled():
+                    failure = reader.exception()  # a bug in the read loop is not swallowed
             with anyio.CancelScope(shield=True):
                 await self._stop_handlers()
             self._fail_all("Connection closed")
             with anyio.CancelScope(shield=True):
                 await self.transport.aclose()
+        if failure is not None:
+            raise failure
 
     def _now(self) -> float:
         return self._loop.time() if self._loop is not None else anyio.current_time()
@@ -241,6 +258,11 @@ class Connection:
         notification triggers that must not block the read loop, such as a request."""
         assert self._tg is not None, "the connection is not running"
         self._tg.start_soon(fn)
+
+    @property
+    def idle(self) -> bool:
+        """No handler is running and no request of ours awaits its response."""
+        return not self._handlers and not self._waiters
 
     @property
     def closed(self) -> bool:
@@ -337,6 +359,11 @@ class Connection:
         if opts is not None and opts.max_total_timeout is not None:
             deadline = min(deadline, waiter.started + opts.max_total_timeout)
         self._deadlines.arm(request_id, deadline)
+        if not self._watching and self._tg is not None:
+            # Started on first use: a connection that never sends a request (most server
+            # sessions) has no watcher task.
+            self._watching = True
+            self._tg.start_soon(self._deadlines.run)
 
     def _expire(self, request_id: RequestId) -> None:
         waiter = self._waiters.get(request_id)

@@ -1,7 +1,7 @@
 // Load generator for mcpbind's Streamable HTTP benchmark: N concurrent MCP sessions.
 //
 //   node loadgen.mjs --url http://127.0.0.1:PORT/mcp [--clients N] [--warmup S] [--duration S]
-//                    [--text STR] [--protocol-version V]
+//                    [--text STR] [--protocol-version V] [--sessionless]
 //
 // Handshake era (--protocol-version 2025-11-25, the default; any version before 2026-07-28):
 // each client is a real MCP session on its own keep-alive connection (one undici `Client`):
@@ -12,6 +12,11 @@
 // mode seen is reported. All clients run for --warmup seconds (not counted), then --duration
 // seconds are timed: calls that complete in that window are counted (req/s) and their
 // latencies (request sent to body parsed) give p50/p99. Then every session ends with DELETE.
+//
+// --sessionless (handshake era against a server without sessions, e.g. mcpbind's
+// `stateless=True`, the official SDK's `stateless_http=True`, the TS SDK's stateless server):
+// initialize and notifications/initialized as above, but no Mcp-Session-Id is expected or sent;
+// every tools/call carries MCP-Protocol-Version only, and no DELETE ends the run.
 //
 // Stateless era (--protocol-version 2026-07-28 or later; basic/transports/streamable-http.mdx):
 // no initialize, no session, no DELETE. Each client is still one keep-alive connection, and
@@ -43,6 +48,7 @@ const PROTOCOL_VERSION = option('--protocol-version', '2025-11-25');
 const ACCEPT = 'application/json, text/event-stream';
 // Protocol versions are dates: 2026-07-28 and later are the stateless era.
 const STATELESS = PROTOCOL_VERSION >= '2026-07-28';
+const SESSIONLESS = process.argv.includes('--sessionless');
 const CLIENT_INFO = { name: 'mcpbind-bench-http', version: '1.0.0' };
 const META = {
     'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
@@ -134,8 +140,12 @@ class Session {
             clientInfo: { name: 'mcpbind-bench-http', version: '1.0.0' },
         });
         const sid = headers['mcp-session-id'];
-        if (typeof sid !== 'string' || sid === '') throw new BenchError('initialize: no Mcp-Session-Id header');
-        this.sessionId = sid;
+        if (SESSIONLESS) {
+            if (sid !== undefined) throw new BenchError('initialize: a sessionless server sent Mcp-Session-Id');
+        } else {
+            if (typeof sid !== 'string' || sid === '') throw new BenchError('initialize: no Mcp-Session-Id header');
+            this.sessionId = sid;
+        }
         this.protocolVersion = reply.result.protocolVersion;
         const ack = await this.post({ jsonrpc: '2.0', method: 'notifications/initialized' });
         if (ack.statusCode !== 202) throw new BenchError(`notifications/initialized: HTTP ${ack.statusCode}`);
@@ -158,7 +168,7 @@ class Session {
 
     async close() {
         try {
-            if (STATELESS) return; // no session to end
+            if (STATELESS || SESSIONLESS) return; // no session to end
             const { body } = await this.http.request({ method: 'DELETE', path: url.pathname, headers: this.headers() });
             await body.dump();
         } finally {
@@ -237,6 +247,7 @@ async function main() {
         errors: 0,
         cpu_pct: ((cpu.user + cpu.system) / 1000 / wall) * 100,
         protocol_version: sessions[0]?.protocolVersion ?? null,
+        sessionless: SESSIONLESS,
     };
     process.stdout.write(`${JSON.stringify(result)}\n`);
 }

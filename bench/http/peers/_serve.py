@@ -46,24 +46,31 @@ def serve(
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio")
     parser.add_argument(
         "--http",
-        choices=("h11", "httptools", "h11-deadline"),
+        choices=("h11", "httptools", "h11-deadline", "serve_http"),
         default="h11",
-        help="h11-deadline: mcpbind serve_http's h11 protocol (with a request-header deadline)",
+        help="h11-deadline: mcpbind serve_http's h11 protocol (with a request-header deadline); "
+        "serve_http: the parser and loop serve_http picks by default (--loop is ignored)",
     )
     if add_arguments is not None:
         add_arguments(parser)
     args = parser.parse_args()
     app, mode = build_app(args)
     http: Any = args.http
+    loop = args.loop
     if http == "h11-deadline":
         from mcpbind.http.serve import header_deadline_protocol
 
         http = header_deadline_protocol(10.0)
+    elif http == "serve_http":
+        from mcpbind.http.serve import choose_stack, header_deadline_protocol
+
+        parser_name, loop = choose_stack()
+        http = header_deadline_protocol(10.0, parser_name)
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
         port=args.port,
-        loop=args.loop,
+        loop=loop,
         http=http,
         workers=1,
         lifespan="auto",

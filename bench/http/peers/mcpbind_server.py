@@ -1,53 +1,52 @@
 """Echo server on mcpbind over Streamable HTTP, for the HTTP benchmark.
 
-An mcpbind ``Server`` with an ``echo`` tool (the same one as the round-trip benchmark's
-peer), wrapped in ``mcpbind.http.StreamableHTTPApp`` with its defaults (sessions on) and
-served by the same uvicorn runner as the official SDK's server (``_serve.py``). ``--json``
-(default) asks for JSON responses when the app offers the choice; ``--sse`` for SSE streams.
+An mcpbind ``Server`` with an ``echo`` tool, wrapped in ``mcpbind.http.StreamableHTTPApp`` and
+served by the same uvicorn runner as the official SDK's server (``_serve.py``). ``--tool``
+picks the tool a row measures: ``async`` (``async def echo(text: str) -> TextContent``, the
+tuned one) or ``def`` (``def echo(text: str) -> str``, the plain function a user writes first,
+as in the README). ``--json`` (default) asks for one JSON body per POST, ``--sse`` for an SSE
+stream per POST (the app's default); ``--stateless`` is the sessionless 2025 mode
+(``StreamableHTTPApp(stateless=True)``). ``--http serve_http`` (see ``_serve.py``) runs the
+stack ``serve_http`` picks; with ``--sse`` and ``--tool def`` that is the README's setup.
 """
 
 from __future__ import annotations
 
 import argparse
-import inspect
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "rt" / "peers" / "mcpbind"))
 
 from _serve import serve
-
-from mcpbind import Server
-from mcpbind import types as t
-
-
-def build_server() -> Server:
-    server = Server("mcpbind-echo", version="1.0.0")
-
-    @server.tool()
-    async def echo(text: str) -> t.TextContent:
-        """Echo the text back."""
-        return t.TextContent(text=text)
-
-    return server
+from echo_server import build_server  # the round-trip benchmark's server: the same tools
 
 
 def build_app(args: argparse.Namespace) -> tuple[Any, str]:
     from mcpbind.http import StreamableHTTPApp
 
-    options: dict[str, Any] = {"path": "/mcp"}
-    accepted = inspect.signature(StreamableHTTPApp).parameters
-    if "json_response" in accepted:
-        options["json_response"] = args.json
-    mode = ("json" if args.json else "sse") if "json_response" in options else "default"
-    return StreamableHTTPApp(build_server(), **options), mode
+    options: dict[str, Any] = {"max_sessions": args.max_sessions} if args.max_sessions else {}
+    app = StreamableHTTPApp(
+        build_server(args.tool),
+        path="/mcp",
+        json_response=args.json,
+        stateless=args.stateless,
+        **options,
+    )
+    return app, "json" if args.json else "sse"
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--json", dest="json", action="store_true", default=True)
     mode.add_argument("--sse", dest="json", action="store_false")
+    parser.add_argument("--tool", choices=("async", "def"), default="async")
+    parser.add_argument(
+        "--stateless", action="store_true", help="StreamableHTTPApp(stateless=True)"
+    )
+    parser.add_argument("--max-sessions", type=int, help="session cap (default: the app's)")
 
 
 if __name__ == "__main__":

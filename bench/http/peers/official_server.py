@@ -4,7 +4,8 @@
 uvicorn (see ``_serve.py``), stateful (sessions on). ``--json`` passes ``json_response=True``
 (one application/json body per POST); the SDK default is an SSE stream per POST (``--sse``).
 ``--flavor lowlevel`` serves the SDK's low-level ``Server`` instead (the faster flavour in the
-round-trip benchmark). The app's defaults otherwise stand (DNS-rebinding protection on for
+round-trip benchmark). ``--stateless`` passes ``stateless_http=True`` (the SDK's sessionless
+mode). The app's defaults otherwise stand (DNS-rebinding protection on for
 127.0.0.1, session cap, idle timeout), as a user would get them.
 """
 
@@ -71,7 +72,10 @@ def build_app(args: argparse.Namespace) -> tuple[Any, str]:
     server: MCPServer | Server[Any] = (
         build_mcpserver() if args.flavor == "mcpserver" else build_lowlevel()
     )
-    app = server.streamable_http_app(json_response=args.json, host="127.0.0.1")
+    options: dict[str, Any] = {"max_sessions": args.max_sessions} if args.max_sessions else {}
+    app = server.streamable_http_app(
+        json_response=args.json, stateless_http=args.stateless, host="127.0.0.1", **options
+    )
     return app, "json" if args.json else "sse"
 
 
@@ -80,6 +84,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     mode.add_argument("--json", dest="json", action="store_true", default=True)
     mode.add_argument("--sse", dest="json", action="store_false")
     parser.add_argument("--flavor", choices=("mcpserver", "lowlevel"), default="mcpserver")
+    parser.add_argument(
+        "--stateless", action="store_true", help="stateless_http=True (no sessions)"
+    )
+    parser.add_argument("--max-sessions", type=int, help="session cap (default: the app's)")
 
 
 if __name__ == "__main__":

@@ -274,8 +274,8 @@ class Supervisor(Gate):
             why = "it could not be opened"
             if sub is not None:
                 await sub.wait_ended()
-                if connection.closed:
-                    return
+                if connection.closed or handle.stopping:
+                    return  # the connection is ending: no reconnect, nothing to report
                 why = describe(sub.error) if sub.error is not None else "the server ended it"
             if anyio.current_time() - since >= self.backoff.reset_after:
                 failures = 0

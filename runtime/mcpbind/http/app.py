@@ -32,6 +32,7 @@ from ._asgi import (
 )
 from .classify import Classified, classify_post
 from .events import EventStore, format_event_id, parse_event_id
+from .oneshot import OneShotSessions
 from .responses import SESSION_NOT_FOUND, refuse_new_session, reply_json, reply_sse
 from .security import HostPolicy, refusal
 from .session import HttpSession, new_session_id
@@ -126,6 +127,7 @@ class StreamableHTTPApp:
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
+        self._oneshot = OneShotSessions(server, options=session_options)
         self._allow = b"POST" if stateless else b"GET, POST, DELETE"
 
     # ------------------------------------------------------------------ ASGI entry
@@ -153,6 +155,7 @@ class StreamableHTTPApp:
         from .stateless_era import close_listeners
 
         close_listeners(self)  # subscriptions/listen streams end with their final result
+        await self._oneshot.aclose()
         sessions = list(self.sessions.values())
         self.sessions.clear()
         for session in sessions:
@@ -401,20 +404,18 @@ class StreamableHTTPApp:
         body: bytes,
         classified: Classified,
     ) -> None:
-        """Stateless mode: a session that lives for this one POST and is gone after it."""
+        """Stateless mode: a session serves this one POST (then it is ended, or kept idle
+        for a later POST: see ``oneshot``)."""
         if not classified.request_ids:
             await send_response(send, 202)
             return
         header = headers.get(b"mcp-protocol-version")
         version = None if classified.initialize else (header or _DEFAULT_VERSION).strip()
-        session = HttpSession(
-            self.server, None, version=version, options=self.session_options, sessionless=True
-        )
-        session.start()
+        session = self._oneshot.take(version)
         try:
             await self._dispatch(session, send, receive, body, classified)
         finally:
-            await session.close()
+            await self._oneshot.give_back(session, version)
 
     async def handle_stateless_era(
         self,

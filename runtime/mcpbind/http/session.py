@@ -15,7 +15,6 @@ import contextlib
 import contextvars
 import logging
 import secrets
-from collections import OrderedDict
 from typing import Any
 
 import msgspec
@@ -28,7 +27,7 @@ from ..server.session import ServerSession
 from ..session import current_request_id
 from ..transports import TransportClosed
 from .events import EventStore
-from .streams import Item, Outbox, Stream
+from .streams import Inbox, Item, Outbox, Stream
 
 __all__ = ["HttpSession", "close_sse_stream", "current_http_session", "new_session_id"]
 
@@ -126,14 +125,15 @@ class HttpSession:
         self.last_active = self.created = asyncio.get_running_loop().time()
         #: The client's address (per-address session limit).
         self.client_address: str | None = None
-        self.inbound: asyncio.Queue[bytes] = asyncio.Queue(64)
+        self.inbound = Inbox(64)
         # Stream ids: a random per-session prefix and a counter (ownership is checked by
         # lookup in this session, so they need to be unique, not secret).
         self._stream_prefix = secrets.token_hex(6)
         self._stream_count = 0
         self.standalone = Stream(self._next_stream_id(), standalone=True)
         self._streams: dict[str, Stream] = {self.standalone.id: self.standalone}
-        self._finished: OrderedDict[str, None] = OrderedDict()
+        #: Finished streams kept for a resume, oldest first (a dict keeps insertion order).
+        self._finished: dict[str, None] = {}
         self._by_request: dict[int | str, Stream] = {}
         transport = _Transport(self)
         self.server_session: ServerSession
@@ -290,7 +290,8 @@ class HttpSession:
             # Undelivered: keep it for a resume (bounded), else forget it.
             self._finished[stream.id] = None
             while len(self._finished) > _MAX_FINISHED:
-                old, _ = self._finished.popitem(last=False)
+                old = next(iter(self._finished))
+                del self._finished[old]
                 self._streams.pop(old, None)
         else:
             self._streams.pop(stream.id, None)
@@ -307,8 +308,8 @@ class HttpSession:
     def attach(self, stream: Stream, outbox: Outbox) -> None:
         """Connect ``outbox`` to a live stream and hand it what was sent meanwhile."""
         stream.outbox = outbox
-        while stream.backlog:
-            outbox.put(stream.backlog.popleft())
+        for item in stream.take_backlog():
+            outbox.put(item)
         if stream.done:
             outbox.close()
             stream.outbox = None
@@ -327,5 +328,5 @@ class HttpSession:
 
     def resume(self, stream: Stream, outbox: Outbox) -> None:
         """Attach for a replay: the backlog is covered by the store, so it is dropped."""
-        stream.backlog.clear()
+        stream.take_backlog()
         self.attach(stream, outbox)

@@ -15,7 +15,16 @@ from typing import Final
 
 from .events import format_event_id
 
-__all__ = ["MAX_PENDING", "TIMEOUT", "Item", "Outbox", "Stream", "Timeout", "sse_frame"]
+__all__ = [
+    "MAX_PENDING",
+    "TIMEOUT",
+    "Inbox",
+    "Item",
+    "Outbox",
+    "Stream",
+    "Timeout",
+    "sse_frame",
+]
 
 #: ``(n, message)``: ``n`` is the event's number in its stream (0: no id, no store).
 Item = tuple[int, bytes]
@@ -92,6 +101,57 @@ class Outbox:
         return self._items.popleft()
 
 
+class Inbox:
+    """A session's incoming POST bodies: a bounded single-consumer queue (asyncio) holding no
+    buffers while empty, so an idle session costs a few hundred bytes less than with an
+    ``asyncio.Queue`` (three deques). ``put`` waits while ``limit`` bodies are queued."""
+
+    __slots__ = ("_getter", "_items", "_putters", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self._items: list[bytes] = []
+        self._getter: asyncio.Future[None] | None = None
+        self._putters: list[asyncio.Future[None]] | None = None
+        self.limit = limit
+
+    def put_nowait(self, item: bytes) -> None:
+        """Queue ``item``; ``asyncio.QueueFull`` when ``limit`` bodies are waiting."""
+        if len(self._items) >= self.limit:
+            raise asyncio.QueueFull
+        self._items.append(item)
+        getter = self._getter
+        if getter is not None and not getter.done():
+            getter.set_result(None)
+
+    async def put(self, item: bytes) -> None:
+        while len(self._items) >= self.limit:
+            waiter = asyncio.get_running_loop().create_future()
+            if self._putters is None:
+                self._putters = []
+            self._putters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._putters:
+                    self._putters.remove(waiter)
+        self.put_nowait(item)
+
+    async def get(self) -> bytes:
+        while not self._items:
+            waiter = self._getter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                self._getter = None
+        item = self._items.pop(0)
+        while self._putters:  # wake the first putter still waiting (a cancelled one is done)
+            putter = self._putters.pop(0)
+            if not putter.done():
+                putter.set_result(None)
+                break
+        return item
+
+
 def _expire(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
@@ -100,7 +160,7 @@ def _expire(waiter: asyncio.Future[None]) -> None:
 class Stream:
     """One logical SSE stream of a session (or the collector of a JSON-mode POST)."""
 
-    __slots__ = ("backlog", "done", "id", "json", "n", "outbox", "pending", "standalone")
+    __slots__ = ("_backlog", "_limit", "done", "id", "json", "n", "outbox", "pending", "standalone")
 
     def __init__(
         self,
@@ -119,8 +179,21 @@ class Stream:
         self.n = 0
         self.done = False
         self.outbox: Outbox | None = None
-        #: What was sent while no connection was attached, for the next one (bounded).
-        self.backlog: deque[Item] = deque(maxlen=backlog)
+        self._backlog: deque[Item] | None = None
+        self._limit = backlog
+
+    @property
+    def backlog(self) -> deque[Item]:
+        """What was sent while no connection was attached, for the next one (bounded;
+        created when first needed: most streams never have one)."""
+        if self._backlog is None:
+            self._backlog = deque(maxlen=self._limit)
+        return self._backlog
+
+    def take_backlog(self) -> deque[Item] | tuple[()]:
+        """The backlog, emptied from the stream."""
+        backlog, self._backlog = self._backlog, None
+        return backlog if backlog is not None else ()
 
 
 def sse_frame(stream_id: str, n: int, message: bytes) -> bytes:

@@ -17,7 +17,7 @@ import typing
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import CoroutineType
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio.to_thread
 import msgspec
@@ -34,7 +34,9 @@ from .extension import ServerExtension
 from .signature import ToolArgumentsError, ToolSignature, encode_hook, is_valid_tool_name
 from .threads import on_asyncio, run_in_thread
 from .tool_errors import tool_failure
-from .uritemplate import UriTemplate
+
+if TYPE_CHECKING:  # imported on first template registration: its regexes cost at import
+    from .uritemplate import UriTemplate
 
 __all__ = ["Handler", "Server", "ServerExtension"]
 
@@ -106,7 +108,12 @@ class Server:
     _wrappers: dict[str, list[Wrapper]] = field(default_factory=dict, repr=False)
     extensions: list[ServerExtension] = field(default_factory=list, repr=False)
     notification_handlers: dict[str, Handler] = field(default_factory=dict, repr=False)
-    _listeners: list[Callable[[str, str | None], None]] = field(default_factory=list, repr=False)
+    #: Keyed by listener (insertion-ordered): a session's unsubscribe is O(1) however many.
+    _listeners: dict[Callable[[str, str | None], None], None] = field(
+        default_factory=dict, repr=False
+    )
+    #: What ``tools/list`` etc. list, built once per change (see ``_listed``).
+    _lists: dict[str, list[Any]] = field(default_factory=dict, repr=False)
     stateless: StatelessOptions = field(default_factory=StatelessOptions, repr=False)
     """Eras served, cache hints and ``requestState`` protection for protocol 2026-07-28."""
     #: Declared scopes by ``"tools/call <name>"``, ``"prompts/get <name>"``, ``"resources/read
@@ -223,6 +230,8 @@ class Server:
         """Register an RFC 6570 template; matched variables become keyword arguments."""
 
         def register(fn: F) -> F:
+            from .uritemplate import UriTemplate
+
             matcher = UriTemplate(uri_template)
             tpl = t.ResourceTemplate(
                 name=name or _name_of(fn, uri_template), uri_template=uri_template
@@ -342,10 +351,13 @@ class Server:
             else:
                 listener(what, uri)
 
-        self._listeners.append(deliver)
-        return lambda: self._listeners.remove(deliver)
+        self._listeners[deliver] = None
+        return lambda: self._listeners.pop(deliver, None)
 
     def _changed(self, what: str, uri: str | None = None) -> None:
+        self._lists.pop(what, None)
+        if what == "resources":
+            self._lists.pop("templates", None)
         for listener in list(self._listeners):
             listener(what, uri)
 
@@ -373,7 +385,7 @@ class Server:
         return table
 
     async def _list_tools(self, params: Any, ctx: Context) -> t.ListToolsResult:
-        items = [x.tool for x in self.tools.values()]
+        items = self._listed("tools", self.tools, "tool")
         return self._listing(lambda page: t.ListToolsResult(tools=page), items, params)
 
     async def _call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> t.CallToolResult:
@@ -408,11 +420,11 @@ class Server:
         return _tool_result(value, entry.signature)
 
     async def _list_resources(self, params: Any, ctx: Context) -> t.ListResourcesResult:
-        items = [x.resource for x in self.resources.values()]
+        items = self._listed("resources", self.resources, "resource")
         return self._listing(lambda page: t.ListResourcesResult(resources=page), items, params)
 
     async def _list_templates(self, params: Any, ctx: Context) -> t.ListResourceTemplatesResult:
-        items = [x.template for x in self.templates.values()]
+        items = self._listed("templates", self.templates, "template")
         return self._listing(
             lambda page: t.ListResourceTemplatesResult(resource_templates=page), items, params
         )
@@ -434,7 +446,7 @@ class Server:
         raise McpError(_RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
 
     async def _list_prompts(self, params: Any, ctx: Context) -> t.ListPromptsResult:
-        items = [x.prompt for x in self.prompts.values()]
+        items = self._listed("prompts", self.prompts, "prompt")
         return self._listing(lambda page: t.ListPromptsResult(prompts=page), items, params)
 
     async def _get_prompt(
@@ -471,6 +483,14 @@ class Server:
         )
 
     # ------------------------------------------------------------------ pagination
+    def _listed(self, kind: str, entries: dict[str, Any], attribute: str) -> list[Any]:
+        """The items one list method pages through, built once per change (``_changed``), so
+        listing N items in pages costs O(N) in all, not O(N) per page."""
+        items = self._lists.get(kind)
+        if items is None or len(items) != len(entries):  # also notices a direct dict edit
+            items = self._lists[kind] = [getattr(x, attribute) for x in entries.values()]
+        return items
+
     def _listing(self, make: Callable[[list[Any]], L], items: list[Any], params: Any) -> L:
         """One page of ``items`` as a list result, with ``nextCursor`` when more follow."""
         page, cursor = self._page(items, params)

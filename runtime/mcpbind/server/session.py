@@ -20,6 +20,7 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
 from mcpbind_types.unified import methods as m
 
+from .._flag import Flag
 from ..protocol import (
     METHOD_NOT_FOUND,
     McpError,
@@ -100,7 +101,7 @@ class ServerSession:
         self.state: dict[str, Any] = {}
         self.subscriptions: set[str] = set()
         self.client_info: t.Implementation | None = None
-        self.initialized = anyio.Event()
+        self.initialized = Flag()
         self._debounce = debounce
         self._dirty: set[str] = set()
         self._flush_scheduled = False
@@ -285,12 +286,16 @@ async def serve(server: Server, transport: Transport, **options: Any) -> None:
             )
 
 
-def serve_stdio(server: Server) -> None:
-    """Serve ``server`` over stdin/stdout (the stdio transport); returns on stdin EOF."""
-    from ..transports import StdioServerTransport
+def serve_stdio(server: Server, *, max_message_size: int | None = None) -> None:
+    """Serve ``server`` over stdin/stdout (the stdio transport); returns on stdin EOF.
+    ``max_message_size``: the longest message line read (default 16 MiB); the client's cap
+    (``StdioClientTransport.spawn(max_message_size=...)``) bounds what it reads back."""
+    from ..transports import DEFAULT_MAX_MESSAGE_SIZE, StdioServerTransport
 
     async def main() -> None:
-        transport = StdioServerTransport()
+        transport = StdioServerTransport(
+            max_message_size=max_message_size or DEFAULT_MAX_MESSAGE_SIZE
+        )
         await serve(server, transport)
 
     try:

@@ -3,7 +3,6 @@
 from typing import TYPE_CHECKING, Any
 
 from .base import MessageTooLarge, Transport, TransportClosed
-from .memory import MemoryTransport, memory_pair
 from .stdio import (
     DEFAULT_MAX_MESSAGE_SIZE,
     INHERITED_ENV,
@@ -11,20 +10,24 @@ from .stdio import (
     StdioServerTransport,
 )
 
-if TYPE_CHECKING:  # httpx2 is the optional "http" extra: these import it on first use
+if TYPE_CHECKING:  # imported on first use: httpx2 is the optional "http" extra, and the
+    # in-memory pair's anyio streams are only needed for an in-process server
     from .http import StreamableHTTPTransport, connect_http
     from .legacy_sse import LegacySSETransport, LegacyUnavailable
+    from .memory import MemoryTransport, memory_pair
 
-_HTTP = {
+_LAZY = {
     "StreamableHTTPTransport": ".http",
     "connect_http": ".http",
     "LegacySSETransport": ".legacy_sse",
     "LegacyUnavailable": ".legacy_sse",
+    "MemoryTransport": ".memory",
+    "memory_pair": ".memory",
 }
 
 
 def __getattr__(name: str) -> Any:
-    module = _HTTP.get(name)
+    module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from importlib import import_module

@@ -1104,9 +1104,13 @@ class StdioClientTransport(AsyncResource):
             os.killpg(self._process.pid, sig)
 
     async def _wait_exit(self) -> None:
-        # Polled (waitpid with WNOHANG), so a grandchild holding the pipes open cannot delay it.
-        while self._process.poll() is None:  # noqa: ASYNC110
-            await anyio.sleep(_EXIT_POLL)
+        # Polled (waitpid with WNOHANG), so a grandchild holding the pipes open cannot delay it;
+        # the first polls come quickly (a server usually exits within milliseconds of EOF),
+        # then every _EXIT_POLL.
+        delay = 0.002
+        while self._process.poll() is None:
+            await anyio.sleep(delay)
+            delay = min(delay * 2, _EXIT_POLL)
 
     async def _watch_exit(self) -> None:
         """Once the server exits, let pending output drain briefly, then fail receive()."""

@@ -69,6 +69,10 @@ def default_scope(ctx: Context) -> str:
         return f"principal:{principal}"
     if ctx.protocol_version == _STATELESS:
         return ""
+    if getattr(ctx.peer, "sessionless", False):
+        # Sessionless HTTP: no session outlives the POST (its session object may be reused
+        # for someone else's next POST), so the task belongs to this request alone.
+        return f"request:{secrets.token_hex(8)}"
     token = _sessions.get(ctx.peer)
     if token is None:
         token = _sessions[ctx.peer] = secrets.token_hex(8)

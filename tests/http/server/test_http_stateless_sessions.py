@@ -1,0 +1,108 @@
+"""The sessionless 2025 mode (``StreamableHTTPApp(stateless=True)``) keeps answered sessions
+for later POSTs instead of building one per POST (issue 15): what one POST leaves behind must
+not reach another, and POSTs that run at once each get their own session.
+
+Spec: basic/transports.mdx, "Session Management" (a server MAY assign no session id: each
+request is then served on its own). Driven through the app's real ASGI interface.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from mcpbind import Server
+from mcpbind.http import StreamableHTTPApp
+
+from ._raw import asgi_call
+
+pytestmark = pytest.mark.anyio
+
+VERSION = "2025-11-25"
+
+
+def _server(gate: asyncio.Event | None = None) -> Server:
+    server = Server("sessionless", version="1.0.0")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    @server.tool()
+    async def wait_echo(text: str) -> str:
+        """Echo once the gate opens."""
+        if gate is not None:
+            await gate.wait()
+        return text
+
+    return server
+
+
+async def _post(app: StreamableHTTPApp, message: dict[str, Any]) -> dict[str, Any]:
+    headers = [
+        ("host", "127.0.0.1:8000"),
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", VERSION),
+    ]
+    status, got, body = await asgi_call(app, headers=headers, chunks=[json.dumps(message).encode()])
+    assert status == 200 and "mcp-session-id" not in got, (status, got, body)
+    reply: dict[str, Any] = json.loads(body)
+    return reply
+
+
+def _call(rid: int, name: str, text: str) -> dict[str, Any]:
+    params = {"name": name, "arguments": {"text": text}}
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+
+
+def _text(reply: dict[str, Any]) -> str:
+    text: str = reply["result"]["content"][0]["text"]
+    return text
+
+
+def _idle(app: StreamableHTTPApp) -> int:
+    return sum(len(v) for v in app._oneshot._idle.values())
+
+
+async def test_sequential_posts_share_one_session_and_each_gets_its_answer() -> None:
+    app = StreamableHTTPApp(_server(), stateless=True, json_response=True, path="/mcp")
+    try:
+        for n in range(5):
+            assert _text(await _post(app, _call(1, "echo", f"t{n}"))) == f"t{n}"
+        assert _idle(app) == 1
+    finally:
+        await app.aclose()
+    assert _idle(app) == 0
+
+
+async def test_a_logging_level_set_in_one_post_does_not_reach_the_next() -> None:
+    app = StreamableHTTPApp(_server(), stateless=True, json_response=True, path="/mcp")
+    try:
+        level = {"jsonrpc": "2.0", "id": 7, "method": "logging/setLevel"}
+        reply = await _post(app, {**level, "params": {"level": "debug"}})
+        assert reply["result"] == {}
+        (session,) = app._oneshot._idle[VERSION]
+        assert session.server_session.log_level is None
+        assert _text(await _post(app, _call(8, "echo", "after"))) == "after"
+    finally:
+        await app.aclose()
+
+
+async def test_concurrent_posts_with_the_same_id_are_served_by_separate_sessions() -> None:
+    gate = asyncio.Event()
+    app = StreamableHTTPApp(_server(gate), stateless=True, json_response=True, path="/mcp")
+    try:
+        first = asyncio.create_task(_post(app, _call(1, "wait_echo", "one")))
+        second = asyncio.create_task(_post(app, _call(1, "wait_echo", "two")))
+        await asyncio.sleep(0.05)
+        assert not first.done() and not second.done()
+        gate.set()
+        assert (_text(await first), _text(await second)) == ("one", "two")
+        assert _idle(app) == 2  # both sessions answered, both kept
+    finally:
+        await app.aclose()
