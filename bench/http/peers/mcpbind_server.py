@@ -27,7 +27,9 @@ from echo_server import build_server  # the round-trip benchmark's server: the s
 def build_app(args: argparse.Namespace) -> tuple[Any, str]:
     from mcpbind.http import StreamableHTTPApp
 
-    options: dict[str, Any] = {"max_sessions": args.max_sessions} if args.max_sessions else {}
+    options: dict[str, Any] = {}
+    if args.max_sessions:  # every session comes from this one loopback client: no per-client cap
+        options = {"max_sessions": args.max_sessions, "max_sessions_per_client": None}
     app = StreamableHTTPApp(
         build_server(args.tool),
         path="/mcp",

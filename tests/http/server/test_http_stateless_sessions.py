@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mcpbind import Server
+from mcpbind import Context, Server
 from mcpbind.http import StreamableHTTPApp
 
 from ._raw import asgi_call
@@ -31,6 +31,13 @@ def _server(gate: asyncio.Event | None = None) -> Server:
     def echo(text: str) -> str:
         """Echo."""
         return text
+
+    @server.tool()
+    def remember(text: str, ctx: Context) -> str:
+        """Keep ``text`` in the session's state; return what was kept before."""
+        before = ctx.session_state.get("kept", "")
+        ctx.session_state["kept"] = text
+        return str(before)
 
     @server.tool()
     async def wait_echo(text: str) -> str:
@@ -80,14 +87,25 @@ async def test_sequential_posts_share_one_session_and_each_gets_its_answer() -> 
     assert _idle(app) == 0
 
 
-async def test_a_logging_level_set_in_one_post_does_not_reach_the_next() -> None:
+async def test_session_state_set_in_one_post_does_not_reach_the_next() -> None:
+    app = StreamableHTTPApp(_server(), stateless=True, json_response=True, path="/mcp")
+    try:
+        assert _text(await _post(app, _call(7, "remember", "first"))) == ""
+        (session,) = app._oneshot._idle[VERSION]
+        assert session.server_session.state == {} and session.server_session.principal is None
+        # The same session object answers the next POST, which may be another client's.
+        assert _text(await _post(app, _call(8, "remember", "second"))) == ""
+        assert app._oneshot._idle[VERSION] == [session]
+    finally:
+        await app.aclose()
+
+
+async def test_logging_set_level_is_refused_so_no_level_can_reach_the_next_post() -> None:
     app = StreamableHTTPApp(_server(), stateless=True, json_response=True, path="/mcp")
     try:
         level = {"jsonrpc": "2.0", "id": 7, "method": "logging/setLevel"}
         reply = await _post(app, {**level, "params": {"level": "debug"}})
-        assert reply["result"] == {}
-        (session,) = app._oneshot._idle[VERSION]
-        assert session.server_session.log_level is None
+        assert reply["error"]["code"] == -32601  # sessionless: nothing could deliver logs
         assert _text(await _post(app, _call(8, "echo", "after"))) == "after"
     finally:
         await app.aclose()
