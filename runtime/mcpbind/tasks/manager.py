@@ -23,9 +23,9 @@ from typing import Any
 
 import msgspec
 
-from ...protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
-from ...tasks.record import ACTIVE, TaskRecord, TaskStatus, new_task_id, raw
-from ...tasks.store import MemoryTaskStore, TaskStore
+from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from .record import ACTIVE, TaskRecord, TaskStatus, new_task_id, raw
+from .store import MemoryTaskStore, TaskStore
 from .wire import error_object
 
 __all__ = ["TaskManager"]
