@@ -1,13 +1,17 @@
-"""The official TypeScript SDK's server (1.32, ``server.experimental.tasks``; installed for the
-round-trip benchmark in bench/rt/peers/ts) asks an mcpbind client for sampling as a task over
-stdio on 2025-11-25 (basic/utilities/tasks.mdx §Task-Augmented Sampling Request): it checks
-the client's ``tasks.requests.sampling.createMessage``, gets a ``CreateTaskResult``, polls
-``tasks/get`` and reads the result with ``tasks/result``."""
+"""Client-side tasks between mcpbind and the official TypeScript SDK (1.32, its experimental
+task API; installed for the round-trip benchmark in bench/rt/peers/ts), over stdio on
+2025-11-25 (basic/utilities/tasks.mdx §Task-Augmented Sampling Request), both ways: a TS
+server asks an mcpbind client for sampling as a task (it checks the client's
+``tasks.requests.sampling.createMessage``, gets a ``CreateTaskResult``, polls ``tasks/get``,
+reads ``tasks/result``), and an mcpbind server (``ctx.sample(..., task=True)``) asks a TS
+client that runs the task in its own task store."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -20,6 +24,8 @@ from mcpbind.transports.stdio import StdioClientTransport
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SCRIPT = HERE / "ts_task_server.mjs"
+RECEIVER = HERE / "ts_task_receiver_client.mjs"
+APP = ROOT / "tests" / "tasks" / "task_app.py"
 SDK = ROOT / "bench/rt/peers/ts/node_modules/@modelcontextprotocol/sdk"
 
 pytestmark = [
@@ -55,3 +61,16 @@ async def test_typescript_server_samples_through_an_mcpbind_client_task() -> Non
         assert client.task_receiver is not None
         records, _ = await client.task_receiver.manager.list("", 0, 10)
         assert [r.status for r in records] == ["completed"]
+
+
+def test_mcpbind_server_samples_through_a_typescript_client_task() -> None:
+    done = subprocess.run(
+        ["node", str(RECEIVER), sys.executable, str(APP)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out == {"text": "ts: from mcpbind", "isError": False, "created": 1}
