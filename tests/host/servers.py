@@ -291,7 +291,7 @@ def brief() -> None:
 
 def jobs() -> Server:
     """Task tools (2025-11-25 tasks.mdx): ``reindex`` runs until cancelled, ``build`` reports
-    its steps as status messages and ends; both require a task."""
+    its steps as status messages and ends; both require a task. ``hello`` is plain."""
     server = Server("jobs")
     Tasks(server, poll_interval_ms=50)
 
@@ -309,6 +309,11 @@ def jobs() -> Server:
             await task.status(f"step {step} of {steps}")
             await anyio.sleep(0.2)
         return f"built in {steps} steps"
+
+    @server.tool(annotations=READ_ONLY)
+    def hello() -> str:
+        """A plain tool (no task support)."""
+        return "hello"
 
     return server
 

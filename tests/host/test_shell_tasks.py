@@ -29,6 +29,7 @@ def shell(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[HostTermin
     servers = {"jobs": jobs}
     config.write_text(json.dumps({"mcpServers": servers}))
     term = HostTerminal(config, tmp_path / "history")
+    term.era = request.param  # type: ignore[attr-defined]
     try:
         yield term
     finally:
@@ -78,4 +79,17 @@ def test_a_tool_that_requires_a_task_runs_as_one_from_call(shell: HostTerminal) 
     shell.send(b"tasks\r")
     shell.expect(b"1 tasks (0 running):")
     assert b"jobs__build  completed" in shell.expect(PROMPT)
+    assert shell.quit() == 0
+
+
+def test_start_of_a_plain_tool(shell: HostTerminal) -> None:
+    """§Tool-Level Negotiation: a tool without task support is not run as a task — refused
+    with -32601 on 2025-11-25; on 2026-07-28 the server decides and answers at once."""
+    shell.expect(PROMPT)
+    shell.send(b"start jobs__hello\r")
+    if shell.era == "handshake":  # type: ignore[attr-defined]
+        shell.expect(b"error [-32601]: Tool hello does not support task-augmented calls")
+    else:
+        shell.expect(b"jobs__hello ran without a task:")
+        shell.expect(b"hello")
     assert shell.quit() == 0

@@ -45,7 +45,15 @@ class TaskCommands:
         """Task ids to complete: the running ones (``cancel``) or all (``result``)."""
         return sorted(i for i, task in self.tasks.tasks.items() if task.running or not running)
 
-    async def start(self, name: str, arguments: dict[str, Any] | None) -> HostTask:
+    async def start(self, name: str, arguments: dict[str, Any] | None) -> None:
+        """Start ``name`` as a task and return (2026-07-28: the server may answer at once)."""
+        task = await self._start(name, arguments)
+        if not task.task_id:
+            self.term.say(f"{name} ran without a task:")
+            for line in call_result_lines(await task.handle.result()):
+                self.term.say(line)
+
+    async def _start(self, name: str, arguments: dict[str, Any] | None) -> HostTask:
         task = await self.tasks.start(name, arguments)
         if task.task_id:
             self.term.say(f"task {task.task_id} started ({task.server}, {name}); see tasks")
@@ -53,7 +61,7 @@ class TaskCommands:
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> t.CallToolResult:
         """Run ``name`` as a task, showing its status changes; its result."""
-        task = await self.start(name, arguments)
+        task = await self._start(name, arguments)
         if task.task_id:
             async for state in task.handle.updates():
                 task.status, task.status_message = state.status, state.status_message
