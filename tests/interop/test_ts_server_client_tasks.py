@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -21,11 +19,12 @@ from mcpbind import Client, ClientHandlers
 from mcpbind import types as t
 from mcpbind.transports.stdio import StdioClientTransport
 
+from ._support import run_node_with_task_app
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SCRIPT = HERE / "ts_task_server.mjs"
 RECEIVER = HERE / "ts_task_receiver_client.mjs"
-APP = ROOT / "tests" / "tasks" / "task_app.py"
 SDK = ROOT / "bench/rt/peers/ts/node_modules/@modelcontextprotocol/sdk"
 
 pytestmark = [
@@ -64,13 +63,5 @@ async def test_typescript_server_samples_through_an_mcpbind_client_task() -> Non
 
 
 def test_mcpbind_server_samples_through_a_typescript_client_task() -> None:
-    done = subprocess.run(
-        ["node", str(RECEIVER), sys.executable, str(APP)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out = run_node_with_task_app(RECEIVER)
     assert out == {"text": "ts: from mcpbind", "isError": False, "created": 1}
