@@ -70,6 +70,7 @@ from .versions import (
 
 if TYPE_CHECKING:
     from .server.app import Server
+    from .tasks.receiver import TaskReceiver
 
 __all__ = ["Client", "ClientHandlers", "Subscription", "UnsupportedVersion"]
 
@@ -112,6 +113,10 @@ class ClientHandlers:
     #: Called with the ``elicitationId`` of a URL-mode elicitation this client saw (asked, or
     #: listed in a -32042 error) when the server says it completed; other ids are ignored.
     elicitation_complete: Callable[[str], Awaitable[None]] | None = None
+    #: Be a task receiver (2025-11-25 tasks.mdx §Client Capabilities): declare ``tasks`` for
+    #: the sampling and elicitation handlers given, so the server may ask for them as tasks
+    #: (answered at once, run in the background, polled with ``tasks/*``). Handshake era only.
+    tasks: bool = False
 
 
 class Client(ServerMethods):
@@ -198,6 +203,8 @@ class Client(ServerMethods):
         self._awaiting_ack: Subscription | None = None
         #: URL-mode elicitations seen and not completed yet (elicitation.mdx).
         self._url_elicitations: set[str] = set()
+        #: With ``handlers.tasks``, on the handshake era: the tasks run for the server.
+        self.task_receiver: TaskReceiver | None = None
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Client:
@@ -325,8 +332,19 @@ class Client(ServerMethods):
 
     async def _handshake(self, core: Session) -> None:
         offer = LATEST_HANDSHAKE if self._offer == AUTO else self._offer
+        caps = self.capabilities()
+        h = self.handlers
+        asked = (("sampling/createMessage", h.sampling), ("elicitation/create", h.elicitation))
+        methods = {name for name, handler in asked if handler is not None}
+        if h.tasks and methods:
+            from .tasks.receiver import TaskReceiver
+
+            self.task_receiver = TaskReceiver(methods)
+            self.task_receiver.declare(caps)
+            core.set_local_capabilities(caps)
+            self._stack.push_async_callback(self.task_receiver.aclose)
         params = t.InitializeRequestParams(
-            capabilities=self.capabilities(), client_info=self._info, protocol_version=offer
+            capabilities=caps, client_info=self._info, protocol_version=offer
         )
         result: t.InitializeResult = await self._conn().request("initialize", params)
         if result.protocol_version not in HANDSHAKE_VERSIONS:
@@ -685,6 +703,15 @@ class Client(ServerMethods):
 
     # ------------------------------------------------------------------ server -> client
     async def _on_request(self, event: RequestReceived) -> Any:
+        tasks = self.task_receiver
+        if tasks is not None:
+            if event.method.startswith("tasks/"):
+                return await tasks.serve(event.method, event.params)
+            if tasks.wants(event.method, event.params):
+                return await tasks.create(event.params, lambda: self._answer(event), self._conn())
+        return await self._answer(event)
+
+    async def _answer(self, event: RequestReceived) -> Any:
         h = self.handlers
         if event.method == "ping":
             return {}

@@ -1,7 +1,7 @@
 """Small servers for the Host tests: built in memory, or run over stdio as
 ``python tests/host/servers.py KIND`` (KIND: normal, legacy, modern, crashy, flood, garbage,
-brief). ``normal`` speaks both eras; ``legacy`` only the initialize handshake; ``modern`` only
-2026-07-28."""
+brief, jobs). ``normal`` speaks both eras; ``legacy`` only the initialize handshake; ``modern`` only
+2026-07-28; ``jobs`` has tools that run as tasks."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import anyio
 
 from mcpbind import Context, Server, serve_stdio
 from mcpbind import types as t
+from mcpbind.server.tasks import TaskContext, Tasks
 from mcpbind.stateless.options import StatelessOptions
 from mcpbind.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from mcpbind_types.unified import methods as m
@@ -288,6 +289,35 @@ def brief() -> None:
             sys.stdout.flush()
 
 
+def jobs() -> Server:
+    """Task tools (2025-11-25 tasks.mdx): ``reindex`` runs until cancelled, ``build`` reports
+    its steps as status messages and ends; both require a task. ``hello`` is plain."""
+    server = Server("jobs")
+    Tasks(server, poll_interval_ms=50)
+
+    @server.tool(task="required", annotations=READ_ONLY)
+    async def reindex(path: str, task: TaskContext) -> str:
+        """Reindex a path (until cancelled)."""
+        await task.status(f"indexing {path}")
+        await anyio.sleep_forever()
+        return "never"
+
+    @server.tool(task="required", annotations=READ_ONLY)
+    async def build(steps: int, task: TaskContext) -> str:
+        """Build in ``steps`` steps."""
+        for step in range(1, steps + 1):
+            await task.status(f"step {step} of {steps}")
+            await anyio.sleep(0.2)
+        return f"built in {steps} steps"
+
+    @server.tool(annotations=READ_ONLY)
+    def hello() -> str:
+        """A plain tool (no task support)."""
+        return "hello"
+
+    return server
+
+
 BUILDERS = {
     "normal": normal,
     "legacy": legacy,
@@ -295,6 +325,7 @@ BUILDERS = {
     "crashy": crashy,
     "flood": flood,
     "forms": forms,
+    "jobs": jobs,
 }
 
 if __name__ == "__main__":

@@ -8,12 +8,16 @@ after its transport has shut it down (2025-11-25 basic/lifecycle.mdx §Shutdown)
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+TASK_APP = str(HERE.parents[1] / "tests" / "tasks" / "task_app.py")
 MCPBIND_SERVER = str(HERE / "mcpbind_server.py")
 OFFICIAL_SERVER = str(HERE / "official_server.py")
 
@@ -77,3 +81,18 @@ def running_with(tag: str) -> list[int]:
 def assert_stopped(tag: str) -> None:
     leftovers = running_with(tag)
     assert not leftovers, f"server processes still running after shutdown: {leftovers}"
+
+
+def run_node_with_task_app(script: Path) -> dict[str, object]:
+    """``node SCRIPT PYTHON TASK_APP`` (a TypeScript SDK peer driving tests/tasks/task_app.py
+    over stdio): the JSON object it prints last."""
+    done = subprocess.run(
+        ["node", str(script), sys.executable, TASK_APP],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out

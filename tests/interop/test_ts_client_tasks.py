@@ -5,18 +5,17 @@ answers the input the task asks for (basic/utilities/tasks.mdx §Input Required 
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from ._support import run_node_with_task_app
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SCRIPT = HERE / "ts_task_client.mjs"
-APP = ROOT / "tests" / "tasks" / "task_app.py"
 SDK = ROOT / "bench/rt/peers/ts/node_modules/@modelcontextprotocol/sdk"
 
 pytestmark = pytest.mark.skipif(
@@ -26,15 +25,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_typescript_client_runs_mcpbind_tasks() -> None:
-    done = subprocess.run(
-        ["node", str(SCRIPT), sys.executable, str(APP)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out: dict[str, Any] = run_node_with_task_app(SCRIPT)
     assert out["slow"]["types"][0] == "taskCreated" and out["slow"]["types"][-1] == "result"
     assert out["slow"]["text"] == "slept 0.3s" and out["slow"]["status"] == "completed"
     assert out["ask"]["text"] == "hello Ada" and out["ask"]["status"] == "completed"

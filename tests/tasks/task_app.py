@@ -6,7 +6,8 @@
 
 Serves Streamable HTTP on a free 127.0.0.1 port and prints ``PORT <n>`` first
 (tests/support/live_server.spawn_server). Tools: ``quick`` (answers at once, as a task),
-``slow`` (runs ``seconds``), ``ask`` (asks for a name, then answers)."""
+``slow`` (runs ``seconds``), ``ask`` (asks for a name, then answers), ``delegate`` (asks the
+client's LLM as a task the client runs)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,12 @@ sys.path.insert(0, str(ROOT / "generated"))
 sys.path.insert(0, str(ROOT / "runtime"))
 sys.path.insert(0, str(ROOT))
 
-from mcpbind import Server, serve_stdio  # noqa: E402
+from mcpbind import Context, Server, serve_stdio  # noqa: E402
 from mcpbind.http import StreamableHTTPApp  # noqa: E402
 from mcpbind.server.tasks import TaskContext, Tasks  # noqa: E402
 from mcpbind.tasks import RedisTaskStore, SqliteTaskStore, TaskStore  # noqa: E402
 from tests.support.live_server import serve_on_free_port  # noqa: E402
-from tests.tasks.forms import ask_name  # noqa: E402
+from tests.tasks.forms import ask_llm, ask_name, llm_text  # noqa: E402
 
 
 def build(target: str, lease: float, prefix: str) -> Server:
@@ -50,6 +51,10 @@ def build(target: str, lease: float, prefix: str) -> Server:
     async def ask(task: TaskContext) -> str:
         answer = await task.elicit(ask_name())
         return f"hello {(answer.content or {}).get('name')}"
+
+    @server.tool()
+    async def delegate(prompt: str, ctx: Context) -> str:
+        return llm_text(await ctx.sample(ask_llm(prompt), task=True))
 
     return server
 

@@ -37,6 +37,7 @@ from ..host import (
 from ..protocol import McpError
 from .errors import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_TOOL_ERROR, EXIT_USAGE, CliFailure
 from .host_form import OMIT, fields_of, parse_answer
+from .host_tasks import TaskCommands, requires_task
 from .host_terminal import Terminal
 from .progress import ProgressBar
 from .render import call_result_lines, prompt_lines, resource_contents_lines, tool_signature
@@ -47,13 +48,17 @@ _STDERR_LINES = 20  # of a failing server's stderr, shown once per cause
 
 COMMANDS = (
     *("tools", "resources", "prompts", "servers", "call", "read", "prompt", "restart"),
-    *("audit", "catalog", "help", "quit"),
+    *("start", "tasks", "cancel", "result", "audit", "catalog", "help", "quit"),
 )
 
 HELP = """\
 commands (Tab completes commands and names; Up/Down and Ctrl-R search the history):
   tools | resources | prompts | servers   show the catalog / server states
-  call NAME [JSON]                        call a tool by its host name
+  call NAME [JSON]                        call a tool by its host name (one that requires
+                                          a task runs as one, its status shown)
+  start NAME [JSON]                       run a tool as a task in the background
+  tasks                                   the tasks started here, with their status
+  cancel TASK_ID | result TASK_ID         cancel a running task | wait for its result
   read URI [SERVER]                       read a resource
   prompt NAME [JSON]                      get a prompt by its host name
   restart SERVER                          restart one server
@@ -67,12 +72,19 @@ class _Shell:
     def __init__(self, term: Terminal) -> None:
         self.term = term
         self._host: Host | None = None
+        self._tasks: TaskCommands | None = None
         self.failures = 0
 
     @property
     def host(self) -> Host:
         assert self._host is not None, "the host is not running yet"
         return self._host
+
+    @property
+    def tasks(self) -> TaskCommands:
+        if self._tasks is None:
+            self._tasks = TaskCommands(self.host, self.term)
+        return self._tasks
 
     # ------------------------------------------------------------------ hooks
     async def approve(self, request: ToolCallRequest) -> bool:
@@ -153,6 +165,9 @@ class _Shell:
             "prompt": catalog.prompts,
             "read": [e.resource.uri for e in catalog.resources],
             "restart": [s.name for s in self.host.servers()],
+            "start": catalog.tools,
+            "cancel": self.tasks.ids(running=True),
+            "result": self.tasks.ids(running=False),
         }
         return sorted(names.get(command.lower(), ()))
 
@@ -264,11 +279,25 @@ class _Shell:
             bar = ProgressBar(name, enabled=sys.stderr.isatty())
             options = RequestOptions(on_progress=bar.update, reset_timeout_on_progress=True)
             try:
-                result = await self.host.call_tool(name, args, options=options)
+                if requires_task(self.host, name):
+                    result = await self.tasks.call(name, args)
+                else:
+                    result = await self.host.call_tool(name, args, options=options)
             finally:
                 bar.close()
             _print(self.term, call_result_lines(result))
             if result.is_error is True:
+                self.failures += 1
+        elif command == "start":
+            await self.tasks.start(*_name_and_json(rest))
+        elif command == "tasks":
+            await self.tasks.show()
+        elif command in ("cancel", "result"):
+            if not rest.strip():
+                raise ValueError(f"usage: {command} TASK_ID (see tasks)")
+            if command == "cancel":
+                await self.tasks.cancel(rest)
+            elif (await self.tasks.result(rest)).is_error is True:
                 self.failures += 1
         elif command == "read":
             parts = shlex.split(rest)

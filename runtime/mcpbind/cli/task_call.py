@@ -15,7 +15,8 @@ import click
 
 from mcpbind_types import unified as t
 
-from ..tasks.handle import EXTENSION, start_task
+from ..tasks.handle import start_task
+from ..tasks.wire import EXTENSION
 
 if TYPE_CHECKING:
     from ..client import Client

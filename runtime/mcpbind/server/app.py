@@ -26,10 +26,10 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import convert
 
 from .._cancel import is_cancellation
+from ..protocol.cursor import decode_cursor, encode_cursor
 from ..protocol.errors import INVALID_PARAMS, McpError, UrlElicitationRequired
 from ..stateless.options import StatelessOptions
 from .context import Context
-from .cursor import decode_cursor, encode_cursor
 from .extension import ServerExtension
 from .signature import ToolArgumentsError, ToolSignature, encode_hook, is_valid_tool_name
 from .threads import on_asyncio, run_in_thread

@@ -123,11 +123,15 @@ class Context:
         *,
         timeout: float | None = None,
         key: str | None = None,
+        task: bool = False,
     ) -> t.CreateMessageResult:
         """Ask the client's LLM (``sampling/createMessage``); the client must declare sampling.
 
         ``key`` names the input request on protocol 2026-07-28 (mrtr.mdx); see :meth:`elicit`.
+        ``task``: run it as a task on the client (see :meth:`elicit`).
         """
+        if task:
+            return await self._ask_as_task(m.S2C_CREATE_MESSAGE, params, timeout)  # type: ignore[no-any-return]
         return await self._ask(m.S2C_CREATE_MESSAGE, params, timeout, key)  # type: ignore[no-any-return]
 
     async def elicit(
@@ -136,13 +140,21 @@ class Context:
         *,
         timeout: float | None = None,
         key: str | None = None,
+        task: bool = False,
     ) -> t.ElicitResult:
         """Ask the user through the client (``elicitation/create``, form or URL mode).
 
         Handshake era: a request to the client. 2026-07-28: an ``inputRequests`` entry named
         ``key`` (default: method and call order) of an ``InputRequiredResult``; the handler is
         re-run on the client's retry and this call then returns the client's answer.
+
+        ``task=True`` (2025-11-25, a client that declared ``tasks.requests.elicitation.create``):
+        the client runs it as a task; this call polls it and returns its result, and cancels
+        the task if ``timeout`` passes or the call is cancelled (tasks.mdx §Task-Augmented
+        Sampling Request; :mod:`mcpbind.server.tasks.requesting`).
         """
+        if task:
+            return await self._ask_as_task(m.S2C_ELICIT, params, timeout)  # type: ignore[no-any-return]
         return await self._ask(m.S2C_ELICIT, params, timeout, key)  # type: ignore[no-any-return]
 
     async def list_roots(
@@ -177,6 +189,13 @@ class Context:
     def client_supports(self, *path: str) -> bool:
         """Whether the client declared a capability (for this request, on 2026-07-28)."""
         return self.peer.peer_has_capability(path)
+
+    async def _ask_as_task(
+        self, method: MethodInfo[Any, Any], params: Any, timeout: float | None
+    ) -> Any:
+        from .tasks.requesting import ask_as_task
+
+        return await ask_as_task(self, method, params, timeout=timeout)
 
     def _ask(
         self, method: MethodInfo[Any, Any], params: Any, timeout: float | None, key: str | None

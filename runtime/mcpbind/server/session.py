@@ -129,7 +129,7 @@ class ServerSession:
         *,
         key: str | None = None,
     ) -> Any:
-        return await self.connection.request(method.method, params, options)
+        return await self.connection.request(method.method, params, options, info=method)
 
     async def send_notification(self, method: MethodInfo[Any, None], params: Any) -> None:
         await self.connection.notify(method.method, params)

@@ -1,8 +1,10 @@
 """Task stores: where tasks (long-running requests that outlive a connection) are kept.
 
 ``MemoryTaskStore`` (default), ``SqliteTaskStore`` (survives a restart), ``RedisTaskStore``
-(shared by several server processes); ``start_task`` and ``TaskHandle``, the client side. The
-server side of tasks is ``mcpbind.server.tasks``.
+(shared by several server processes); ``start_task`` and ``TaskHandle``, the requestor side.
+What every receiver shares: ``manager`` (``TaskManager``), ``wire`` (the Task shapes),
+``receiving`` (the 2025-11-25 ``tasks/*`` answers); ``receiver``, a client running sampling
+and elicitation as tasks. The server side of tasks is ``mcpbind.server.tasks``.
 """
 
 from __future__ import annotations

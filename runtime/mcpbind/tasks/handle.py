@@ -30,13 +30,14 @@ from mcpbind_types._common import decoder
 from ..protocol import INTERNAL_ERROR, McpError, RemoteProtocolError, custom_method
 from ..stateless.client_side import answer_inputs
 from .record import TERMINAL
+from .wire import EXTENSION
 
 if TYPE_CHECKING:
     from ..client import Client
 
 __all__ = ["TaskHandle", "TaskState", "start_task"]
 
-EXTENSION: Final = "io.modelcontextprotocol/tasks"
+
 _CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 _ROWS: Final = {
     name: custom_method(name, "client_to_server")

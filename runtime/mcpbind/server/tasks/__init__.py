@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+from ...tasks.manager import TaskManager
+from ...tasks.wire import EXTENSION, RELATED_TASK
 from .context import TaskContext
-from .manager import TaskManager
 from .support import Tasks, default_scope
-from .wire import EXTENSION, RELATED_TASK
 
 __all__ = ["EXTENSION", "RELATED_TASK", "TaskContext", "TaskManager", "Tasks", "default_scope"]

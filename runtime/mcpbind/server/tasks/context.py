@@ -25,11 +25,11 @@ from mcpbind_types._common import MethodInfo, decoder
 from ...protocol.errors import INTERNAL_ERROR, REQUEST_TIMEOUT, McpError
 from ...session import current_request_id
 from ...tasks.record import ACTIVE, TaskRecord, raw
+from ...tasks.wire import RELATED_TASK
 from ..context import Context
-from .wire import RELATED_TASK
 
 if TYPE_CHECKING:
-    from .manager import TaskManager
+    from ...tasks.manager import TaskManager
 
 __all__ = ["TaskContext"]
 

@@ -40,15 +40,15 @@ from ...protocol.errors import (
     McpError,
 )
 from ...session import current_request_id
+from ...tasks.manager import TaskManager
+from ...tasks.receiving import cancel_task, get_task, list_tasks, task_id_of, task_result
 from ...tasks.record import TaskRecord, raw
 from ...tasks.store import TaskStore
+from ...tasks.wire import EXTENSION, created_2025, created_2026, detailed_2026, task_2025
 from ..app import _tool_result
 from ..context import Context
-from ..cursor import decode_cursor, encode_cursor
 from ..signature import ToolSignature
 from .context import TaskContext
-from .manager import TaskManager
-from .wire import EXTENSION, RELATED_TASK, created_2025, created_2026, detailed_2026, task_2025
 
 if TYPE_CHECKING:
     from ..app import Handler, Server
@@ -310,69 +310,45 @@ class Tasks:
 
     async def _get(self, params: Any, ctx: Context) -> Any:
         stateless = self._check_stateless(ctx)
-        record = await self.manager.get(_task_id(params), self.scope(ctx))
-        return detailed_2026(record) if stateless else task_2025(record)
+        if not stateless:
+            return await get_task(self.manager, task_id_of(params), self.scope(ctx))
+        return detailed_2026(await self.manager.get(task_id_of(params), self.scope(ctx)))
 
     async def _result(self, params: Any, ctx: Context) -> Any:
         if ctx.protocol_version == _STATELESS:
             # SEP-2663 §Backward Compatibility: removed; the result is inlined on tasks/get.
             raise McpError(METHOD_NOT_FOUND, "Method not found: tasks/result")
-        task_id = _task_id(params)
+        task_id = task_id_of(params)
         scope = self.scope(ctx)
-        record = await self.manager.get(task_id, scope)
+        await self.manager.get(task_id, scope)  # another's task is not routed here
         if ctx.request_id is not None:
+            # Side requests of the task travel on this request's stream meanwhile.
             self._results_waiting[task_id] = ctx.request_id
         try:
-            # tasks.mdx §Result Retrieval: block until the task is terminal.
-            while not record.terminal:
-                await self.manager.wait_change(task_id, record.poll_interval_ms / 1000)
-                record = await self.manager.get(task_id, scope)
+            return await task_result(self.manager, task_id, scope)
         finally:
             if self._results_waiting.get(task_id) == ctx.request_id:
                 del self._results_waiting[task_id]
-        if record.has_error:
-            error = msgspec.json.decode(record.error)
-            raise McpError(error["code"], error["message"], error.get("data"))
-        if not record.has_result:
-            raise McpError(INVALID_PARAMS, f"Task {task_id} was cancelled before it had a result")
-        value = msgspec.json.decode(record.result)
-        value["_meta"] = {**(value.get("_meta") or {}), RELATED_TASK: {"taskId": task_id}}
-        return value
 
     async def _list(self, params: Any, ctx: Context) -> Any:
         if ctx.protocol_version == _STATELESS:
             raise McpError(METHOD_NOT_FOUND, "Method not found: tasks/list")
-        cursor = (
-            params.get("cursor") if isinstance(params, dict) else getattr(params, "cursor", None)
-        )
-        after = decode_cursor(cursor) if isinstance(cursor, str) else 0
-        records, nxt = await self.manager.list(self.scope(ctx), after, self.page_size)
-        result: dict[str, Any] = {"tasks": [task_2025(r) for r in records]}
-        if nxt is not None:
-            result["nextCursor"] = encode_cursor(nxt)
-        return result
+        return await list_tasks(self.manager, params, self.scope(ctx), self.page_size)
 
     async def _cancel(self, params: Any, ctx: Context) -> Any:
-        stateless = self._check_stateless(ctx)
-        task_id = _task_id(params)
-        record = await self.manager.get(task_id, self.scope(ctx))
-        if stateless:
-            # SEP-2663 §Task Cancellation: an ack, also for a task already terminal.
-            await self.manager.cancel(task_id)
-            return {}
-        if record.terminal:
-            # tasks.mdx §Task Cancellation: -32602 for a terminal task.
-            raise McpError(
-                INVALID_PARAMS, f"Cannot cancel task: already in terminal status '{record.status}'"
-            )
-        cancelled = await self.manager.cancel(task_id)
-        return task_2025(cancelled or await self.manager.get(task_id, self.scope(ctx)))
+        if not self._check_stateless(ctx):
+            return await cancel_task(self.manager, task_id_of(params), self.scope(ctx))
+        task_id = task_id_of(params)
+        await self.manager.get(task_id, self.scope(ctx))
+        # SEP-2663 §Task Cancellation: an ack, also for a task already terminal.
+        await self.manager.cancel(task_id)
+        return {}
 
     async def _update(self, params: Any, ctx: Context) -> Any:
         if ctx.protocol_version != _STATELESS:
             raise McpError(METHOD_NOT_FOUND, "Method not found: tasks/update")
         self._check_stateless(ctx)
-        task_id = _task_id(params)
+        task_id = task_id_of(params)
         await self.manager.get(task_id, self.scope(ctx))
         responses = params.get("inputResponses") if isinstance(params, dict) else None
         if not isinstance(responses, dict):
@@ -422,13 +398,6 @@ def _status_notifier(ctx: Context) -> Callable[[TaskRecord], Awaitable[None]]:
         await peer.send_notification(m.S2C_TASK_STATUS, task_2025(record))
 
     return notify
-
-
-def _task_id(params: Any) -> str:
-    value = params.get("taskId") if isinstance(params, dict) else getattr(params, "task_id", None)
-    if not isinstance(value, str):
-        raise McpError(INVALID_PARAMS, "Invalid params: taskId must be a string")
-    return value
 
 
 def _mentions(hint: Any, cls: type) -> bool:

@@ -23,9 +23,9 @@ from typing import Any
 
 import msgspec
 
-from ...protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
-from ...tasks.record import ACTIVE, TaskRecord, TaskStatus, new_task_id, raw
-from ...tasks.store import MemoryTaskStore, TaskStore
+from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from .record import ACTIVE, TaskRecord, TaskStatus, new_task_id, raw
+from .store import MemoryTaskStore, TaskStore
 from .wire import error_object
 
 __all__ = ["TaskManager"]
@@ -119,8 +119,8 @@ class TaskManager:
             value = await work()
         except asyncio.CancelledError:
             if not self._flags[task_id].is_set():
-                # Not tasks/cancel (already recorded) but the server shutting down.
-                message = "The server stopped before the task finished."
+                # Not tasks/cancel (already recorded) but the receiver shutting down.
+                message = "The process running the task stopped before it finished."
                 error = error_object(INTERNAL_ERROR, message)
                 with contextlib.suppress(Exception):
                     await asyncio.shield(self.finish(task_id, "failed", message, error=error))

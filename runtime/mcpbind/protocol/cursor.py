@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import json
 
-from ..protocol.errors import INVALID_PARAMS, McpError
+from .errors import INVALID_PARAMS, McpError
 
 __all__ = ["decode_cursor", "encode_cursor"]
 

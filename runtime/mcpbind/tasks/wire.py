@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import msgspec
 
-from ...tasks.record import TaskRecord, iso
+from .record import TaskRecord, iso
 
 __all__ = [
     "EXTENSION",

@@ -1,0 +1,98 @@
+"""The server as the requestor of a client-side task (2025-11-25 basic/utilities/tasks.mdx
+§Task-Augmented Sampling Request): ``await ctx.sample(params, task=True)`` (or ``elicit``)
+sends the request with ``params.task``, takes the client's ``CreateTaskResult``, polls
+``tasks/get`` at the client's interval and fetches the result with ``tasks/result``.
+
+Only toward a client that declared ``tasks.requests.<kind>.<method>`` (§Capability
+Negotiation); otherwise nothing is sent and ``LocalProtocolError`` is raised. The 2026-07-28
+tasks extension has no client-side tasks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any, Final
+
+import anyio
+import msgspec
+
+from mcpbind_types import unified as t
+from mcpbind_types._common import MethodInfo, RequestOptions, decoder
+from mcpbind_types.unified import methods as m
+
+from ...protocol import (
+    INTERNAL_ERROR,
+    REQUEST_TIMEOUT,
+    LocalProtocolError,
+    McpError,
+    RemoteProtocolError,
+    custom_method,
+)
+from ...tasks.record import TERMINAL
+from ..context import Context
+
+__all__ = ["ask_as_task"]
+
+_CAPABILITY: Final = {
+    "sampling/createMessage": ("tasks", "requests", "sampling", "createMessage"),
+    "elicitation/create": ("tasks", "requests", "elicitation", "create"),
+}
+_CREATE: Final = {name: custom_method(name, "server_to_client") for name in _CAPABILITY}
+"""The same requests, answered with a ``CreateTaskResult`` (plain JSON) instead."""
+
+
+async def ask_as_task(
+    ctx: Context,
+    method: MethodInfo[Any, Any],
+    params: Any,
+    *,
+    timeout: float | None = None,
+    ttl_ms: int | None = None,
+) -> Any:
+    """Send ``method`` as a task and wait for its result (``timeout``: for all of it; the
+    task is cancelled when it passes or when the caller is cancelled)."""
+    path = _CAPABILITY[method.method]
+    if ctx.protocol_version == "2026-07-28":
+        raise LocalProtocolError(f"{method.method} as a task: 2026-07-28 has no client tasks")
+    if not ctx.client_supports(*path):
+        raise LocalProtocolError(
+            f"{method.method} as a task needs the client capability "
+            f"{'.'.join(path)!r}, which the client did not declare"
+        )
+    task = t.TaskMetadata() if ttl_ms is None else t.TaskMetadata(ttl=ttl_ms)
+    created = await ctx.peer.send_request(
+        _CREATE[method.method], msgspec.structs.replace(params, task=task)
+    )
+    info = created.get("task") if isinstance(created, dict) else None
+    if not isinstance(info, dict) or not isinstance(info.get("taskId"), str):
+        raise RemoteProtocolError(INTERNAL_ERROR, f"{method.method}: not a CreateTaskResult")
+    task_id: str = info["taskId"]
+    deadline = None if timeout is None else time.monotonic() + timeout
+    ended = False
+    try:
+        state = info
+        # §Getting Tasks: poll at the receiver's interval until a terminal status.
+        while state.get("status") not in TERMINAL:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise McpError(
+                    REQUEST_TIMEOUT, f"{method.method} task {task_id}: no result in time"
+                )
+            poll = state.get("pollInterval")
+            await anyio.sleep((poll if isinstance(poll, int) else 500) / 1000)
+            state = await _ask(ctx, m.S2C_GET_TASK, task_id, deadline)
+        ended = True
+        value = await _ask(ctx, m.S2C_GET_TASK_PAYLOAD, task_id, deadline)
+    finally:
+        if not ended:
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await _ask(ctx, m.S2C_CANCEL_TASK, task_id, None)
+    return decoder(method.result_type).decode(msgspec.json.encode(value))
+
+
+async def _ask(
+    ctx: Context, row: MethodInfo[Any, Any], task_id: str, deadline: float | None
+) -> Any:
+    left = None if deadline is None else max(deadline - time.monotonic(), 0.001)
+    options = None if left is None else RequestOptions(timeout=left)
+    return await ctx.peer.send_request(row, {"taskId": task_id}, options)
