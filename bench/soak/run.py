@@ -235,7 +235,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=1800)
     parser.add_argument("--clients", type=int, default=50)
-    parser.add_argument("--think", type=float, default=0.02, help="seconds between a client's ops")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=1.0,
+        help="seconds between a client's ops (about one a second: the clients, all in this one "
+        "process, must not be what saturates a core)",
+    )
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args()
     process, url = start_server()

@@ -52,7 +52,9 @@ def build_app(args: argparse.Namespace) -> tuple[Any, str]:
     from mcpbind.http import StreamableHTTPApp
 
     server = build_server()
-    app = StreamableHTTPApp(server, path="/mcp", sse_keepalive=5.0)
+    # Every soak client connects from 127.0.0.1: the per-address session cap (100) would
+    # count them all as one client, so it is off here (as behind a proxy).
+    app = StreamableHTTPApp(server, path="/mcp", sse_keepalive=5.0, max_sessions_per_client=None)
 
     async def churn() -> None:
         while True:
