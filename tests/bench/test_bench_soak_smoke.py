@@ -25,7 +25,8 @@ pytestmark = [pytest.mark.slow]
 
 def test_soak_runs_the_whole_mix(tmp_path: Path) -> None:
     out = tmp_path / "soak.json"
-    command = [sys.executable, str(RUN), "--seconds", "12", "--clients", "10", "--json", str(out)]
+    command = [sys.executable, str(RUN), "--seconds", "12", "--clients", "10", "--think", "0.05"]
+    command += ["--json", str(out)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=180, env=os.environ)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(out.read_text())
