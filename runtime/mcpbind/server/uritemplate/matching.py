@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Final, TypeAlias
 from urllib.parse import unquote
 
-from .syntax import _PCT_MALFORMED, UriTemplateMatch, _Expression, _VarSpec
+from .syntax import PCT_MALFORMED, Expression, UriTemplateMatch, VarSpec
+
+__all__ = ["Matcher"]
 
 _Found: TypeAlias = dict[str, list[tuple[str | list[str], int | None]]]
 # variable name -> every (value, prefix length) the matcher recovered for it
@@ -25,7 +27,7 @@ def _decode(text: str) -> str | None:
     """Percent-decode a matched value; ``None`` if malformed or not UTF-8."""
     if "%" not in text:
         return text
-    if _PCT_MALFORMED.search(text) is not None:
+    if PCT_MALFORMED.search(text) is not None:
         return None
     try:
         return unquote(text, errors="strict")
@@ -58,12 +60,12 @@ class Matcher:
 
     def __init__(
         self,
-        parts: tuple[str | _Expression, ...],
+        parts: tuple[str | Expression, ...],
         variables: tuple[str, ...],
         max_uri_length: int,
     ) -> None:
         self._parts = parts
-        self._expressions = tuple(p for p in parts if isinstance(p, _Expression))
+        self._expressions = tuple(p for p in parts if isinstance(p, Expression))
         self.variables = variables
         self.max_uri_length = max_uri_length
         self._compile()
@@ -237,9 +239,9 @@ class Matcher:
         self._loop, self._e1, self._e2, self._e3, self._chain = loop, e1, e2, e3, chain
 
         # Adjacent named expressions with the same separator share one parameter pool.
-        scopes: list[tuple[str, dict[str, _VarSpec]]] = []
+        scopes: list[tuple[str, dict[str, VarSpec]]] = []
         scope_of: list[int] = []
-        previous: _Expression | None = None
+        previous: Expression | None = None
         for part in self._parts:
             if isinstance(part, str):
                 previous = None
@@ -258,7 +260,7 @@ class Matcher:
 # --------------------------------------------------------------------- matching
 
 
-def _assign_positional(expr: _Expression, text: str, found: _Found) -> bool:
+def _assign_positional(expr: Expression, text: str, found: _Found) -> bool:
     """Split one unnamed expression's run among its variables (see module docstring)."""
     op = expr.op
     specs = expr.varspecs
@@ -296,7 +298,7 @@ def _assign_positional(expr: _Expression, text: str, found: _Found) -> bool:
     return index >= count
 
 
-def _assign_named(text: str, sep: str, scope: dict[str, _VarSpec], found: _Found) -> bool:
+def _assign_named(text: str, sep: str, scope: dict[str, VarSpec], found: _Found) -> bool:
     """Assign the ``name=value`` parameters of a pool of named expressions, in any order."""
     lists: dict[str, list[str]] = {}
     seen: set[str] = set()

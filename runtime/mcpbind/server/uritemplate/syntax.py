@@ -9,6 +9,20 @@ from string import ascii_letters, digits
 from typing import Final, TypeAlias
 from urllib.parse import quote
 
+__all__ = [
+    "DEFAULT_MAX_TEMPLATE_LENGTH",
+    "DEFAULT_MAX_URI_LENGTH",
+    "DEFAULT_MAX_VARIABLES",
+    "PCT_MALFORMED",
+    "Expression",
+    "UriTemplateError",
+    "UriTemplateMatch",
+    "UriTemplateValue",
+    "VarSpec",
+    "expand_expression",
+    "parse_template",
+]
+
 DEFAULT_MAX_TEMPLATE_LENGTH: Final = 2048
 DEFAULT_MAX_URI_LENGTH: Final = 8192
 DEFAULT_MAX_VARIABLES: Final = 64
@@ -37,7 +51,7 @@ _VARNAME: Final = re.compile(
 )
 _PREFIX_LENGTH: Final = re.compile(r"[1-9][0-9]{0,3}")
 _PCT_TRIPLET: Final = re.compile(r"%[0-9A-Fa-f]{2}")
-_PCT_MALFORMED: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
+PCT_MALFORMED: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,16 +87,16 @@ _OPERATORS: Final[dict[str, _Operator]] = {
 
 
 @dataclass(frozen=True, slots=True)
-class _VarSpec:
+class VarSpec:
     name: str
     prefix: int | None
     explode: bool
 
 
 @dataclass(frozen=True, slots=True)
-class _Expression:
+class Expression:
     op: _Operator
-    varspecs: tuple[_VarSpec, ...]
+    varspecs: tuple[VarSpec, ...]
 
 
 def _encode(value: str, allow_reserved: bool) -> str:
@@ -104,8 +118,8 @@ def _encode(value: str, allow_reserved: bool) -> str:
 # ---------------------------------------------------------------------- parsing
 
 
-def _parse(template: str, max_variables: int) -> tuple[str | _Expression, ...]:
-    parts: list[str | _Expression] = []
+def parse_template(template: str, max_variables: int) -> tuple[str | Expression, ...]:
+    parts: list[str | Expression] = []
     literal: list[str] = []
     count = 0
     i = 0
@@ -151,7 +165,7 @@ def _parse(template: str, max_variables: int) -> tuple[str | _Expression, ...]:
     return tuple(parts)
 
 
-def _parse_expression(template: str, start: int, close: int) -> _Expression:
+def _parse_expression(template: str, start: int, close: int) -> Expression:
     body = template[start + 1 : close]
     where = f"expression {template[start : close + 1]!r} at position {start}"
     if not body:
@@ -163,7 +177,7 @@ def _parse_expression(template: str, start: int, close: int) -> _Expression:
         raise UriTemplateError(f"operator {body[0]!r} is reserved by RFC 6570 in {where}")
     else:
         op = _OPERATORS[""]
-    specs: list[_VarSpec] = []
+    specs: list[VarSpec] = []
     for raw in body.split(","):
         explode = raw.endswith("*")
         if explode:
@@ -182,14 +196,14 @@ def _parse_expression(template: str, start: int, close: int) -> _Expression:
             raise UriTemplateError(f"empty variable name in {where}")
         if _VARNAME.fullmatch(name) is None:
             raise UriTemplateError(f"invalid variable name {name!r} in {where}")
-        specs.append(_VarSpec(name, prefix, explode))
-    return _Expression(op, tuple(specs))
+        specs.append(VarSpec(name, prefix, explode))
+    return Expression(op, tuple(specs))
 
 
 # -------------------------------------------------------------------- expansion
 
 
-def _expand_expression(expr: _Expression, values: Mapping[str, UriTemplateValue]) -> str:
+def expand_expression(expr: Expression, values: Mapping[str, UriTemplateValue]) -> str:
     op = expr.op
     reserved = op.allow_reserved
     pieces: list[str] = []
@@ -253,7 +267,7 @@ def _expand_expression(expr: _Expression, values: Mapping[str, UriTemplateValue]
     return op.first + op.sep.join(pieces)
 
 
-def _check_str(value: object, spec: _VarSpec) -> str:
+def _check_str(value: object, spec: VarSpec) -> str:
     if not isinstance(value, str):
         raise TypeError(f"members of {spec.name!r} must be str, not {type(value).__name__}")
     return value

@@ -76,23 +76,15 @@ from .syntax import (
     DEFAULT_MAX_TEMPLATE_LENGTH,
     DEFAULT_MAX_URI_LENGTH,
     DEFAULT_MAX_VARIABLES,
+    Expression,
     UriTemplateError,
     UriTemplateMatch,
     UriTemplateValue,
-    _expand_expression,
-    _Expression,
-    _parse,
+    expand_expression,
+    parse_template,
 )
 
-__all__ = [
-    "DEFAULT_MAX_TEMPLATE_LENGTH",
-    "DEFAULT_MAX_URI_LENGTH",
-    "DEFAULT_MAX_VARIABLES",
-    "UriTemplate",
-    "UriTemplateError",
-    "UriTemplateMatch",
-    "UriTemplateValue",
-]
+__all__ = ["UriTemplate"]
 
 
 class UriTemplate:
@@ -130,10 +122,10 @@ class UriTemplate:
             )
         self.template = template
         self.max_uri_length = max_uri_length
-        self._parts = _parse(template, max_variables)
+        self._parts = parse_template(template, max_variables)
         names: dict[str, None] = {}
         for part in self._parts:
-            if isinstance(part, _Expression):
+            if isinstance(part, Expression):
                 for spec in part.varspecs:
                     names.setdefault(spec.name)
         self.variables = tuple(names)
@@ -174,7 +166,7 @@ class UriTemplate:
             if isinstance(part, str):
                 out.append(part)
             else:
-                out.append(_expand_expression(part, merged))
+                out.append(expand_expression(part, merged))
         return "".join(out)
 
     # ------------------------------------------------------------------- matching
