@@ -2,7 +2,7 @@
 and the standard library; runtime/ never imports codegen/; the protocol core imports no transport;
 no upward imports and no import cycles between runtime packages; no runtime module over 600 lines.
 
-The package rules are written against the target layout (README §Layout). Today's code still breaks
+The package rules are written against the target layers (README, "The runtime"). Today's code still breaks
 some of them: each known breach is listed, with its reason, in ``KNOWN_UPWARD_IMPORTS`` or
 ``KNOWN_LONG_MODULES`` below. An entry that no longer occurs fails the suite too, so the lists only
 shrink; once they are empty the rules hold without exception.
