@@ -9,7 +9,7 @@ import sys
 
 import click
 import pytest
-from support.live_server import free_port, stop_process, wait_listening
+from support.live_server import free_port, listening_process
 
 from mcpbind import LATEST_HANDSHAKE, Client, Server, json_value
 from mcpbind import types as t
@@ -68,14 +68,13 @@ def test_serve_http_answers_the_cli_over_a_url() -> None:
     and ``call`` reach it by URL."""
     pytest.importorskip("mcpbind.http")
     port = free_port()
-    process = subprocess.Popen(
+    with listening_process(
         [*SERVE, "--http", str(port), "--host", "127.0.0.1"],
+        port,
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-    )
-    try:
-        wait_listening(port, process)
+    ):
         url = f"http://127.0.0.1:{port}/mcp"
         listed = run("ls", url, "--json", cwd=False)
         assert listed.exit_code == 0, listed.output
@@ -93,8 +92,6 @@ def test_serve_http_answers_the_cli_over_a_url() -> None:
         assert "3/3 100% counted 3 of 3" in called.stderr
         with_env = run("ls", url, "--env", "A=1", cwd=False)
         assert with_env.exit_code == 2 and "--env applies to stdio servers only" in with_env.stderr
-    finally:
-        stop_process(process)
 
 
 def test_unreachable_url_is_a_connection_failure() -> None:

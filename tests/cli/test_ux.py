@@ -11,7 +11,6 @@ import pty
 import select
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import ClassVar
 
 import click
 import pytest
+from support.live_server import HandlerServer
 
 from mcpbind.cli import EXIT_CODES
 from mcpbind.cli.errors import EXIT_CONNECTION, EXIT_PROTOCOL, EXIT_USAGE
@@ -185,14 +185,11 @@ class _HtmlNotFound(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def html_server() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _HtmlNotFound)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = HandlerServer(_HtmlNotFound).start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/wrong"
+        yield f"http://127.0.0.1:{server.port}/wrong"
     finally:
-        server.shutdown()
-        server.server_close()
+        server.stop()
 
 
 def test_header_is_sent_and_a_wrong_path_is_one_line(html_server: str) -> None:

@@ -8,9 +8,6 @@ and on 2025-03-26 (the test sends ``initialize`` itself and installs the answer 
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -27,7 +24,7 @@ ClientSession = pytest.importorskip("mcp", reason=_SKIP).ClientSession
 streamable_http_client = pytest.importorskip(
     "mcp.client.streamable_http", reason=_SKIP
 ).streamable_http_client
-uvicorn = pytest.importorskip("uvicorn", reason="uvicorn (the `http` extra) is not installed")
+pytest.importorskip("uvicorn", reason="uvicorn (the `http` extra) is not installed")
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]
 
@@ -63,21 +60,14 @@ def build_server() -> Server:
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[tuple[str, StreamableHTTPApp]]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    from support.live_server import LiveServer  # after the skip: it needs uvicorn
+
     app = StreamableHTTPApp(build_server(), event_store=InMemoryEventStore(), path="/mcp")
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
+    server = LiveServer(app).start()
     try:
-        yield f"http://127.0.0.1:{port}/mcp", app
+        yield server.url, app
     finally:
-        server.should_exit = True
-        thread.join(10)
+        server.stop()
 
 
 @asynccontextmanager

@@ -1,5 +1,12 @@
-"""Test servers on 127.0.0.1, started and always stopped the same way everywhere: a subprocess
-that prints ``PORT <n>`` (stopped by its PID), or uvicorn in a thread on a free port."""
+"""Test servers on 127.0.0.1, started and always stopped the same way everywhere (the one
+live-server helper of the suite):
+
+- ``LiveServer``: an ASGI app under uvicorn in a thread, on a free port;
+- ``spawn_server``: a script that binds a free port itself and prints ``PORT <n>``;
+- ``listening_process``: a command told which port to listen on;
+- ``HandlerServer``: a plain ``http.server`` handler in a thread (non-MCP HTTP peers).
+
+Processes are stopped by their PID, threads joined."""
 
 from __future__ import annotations
 
@@ -10,16 +17,19 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 import uvicorn
 
 __all__ = [
+    "HandlerServer",
     "LiveServer",
     "answer_lifespan",
     "free_port",
+    "listening_process",
     "serve_on_free_port",
     "spawn_server",
     "stop_process",
@@ -86,6 +96,20 @@ def spawn_server(script: str, *args: str) -> Iterator[tuple[subprocess.Popen[byt
         stop_process(process)
 
 
+@contextmanager
+def listening_process(
+    args: Sequence[str], port: int, **popen: Any
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``args``, a server told to listen on 127.0.0.1:``port``, wait until it listens and
+    yield the process; it is stopped by its PID on exit. ``popen``: ``subprocess.Popen`` options."""
+    process: subprocess.Popen[bytes] = subprocess.Popen(list(args), **popen)
+    try:
+        wait_listening(port, process)
+        yield process
+    finally:
+        stop_process(process)
+
+
 def serve_on_free_port(app: Any, log_level: str = "critical", port: int = 0) -> None:
     """Serve ``app`` with uvicorn on 127.0.0.1 and a free port (or ``port``, to restart a
     server where it was), printing ``PORT <n>`` first. The socket is bound here and handed to
@@ -141,3 +165,22 @@ class LiveServer:
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+
+
+class HandlerServer:
+    """A stdlib ``http.server`` request handler served on 127.0.0.1 (a free port) in a thread,
+    for plain HTTP peers that are not ASGI apps; ``stop()`` shuts it down."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.port: int = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def start(self) -> Self:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.live_server import free_port, stop_process, wait_listening
+from tests.support.live_server import free_port, listening_process
 
 __all__ = ["redis_server"]
 
@@ -32,9 +32,5 @@ def redis_server(workdir: Path) -> Iterator[str]:
         )
     port = free_port()
     args = [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--dir", str(workdir)]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL)
-    try:
-        wait_listening(port, proc)
+    with listening_process(args, port, stdout=subprocess.DEVNULL):
         yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        stop_process(proc)

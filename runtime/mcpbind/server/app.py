@@ -9,10 +9,8 @@ Capabilities are inferred from what is registered.
 from __future__ import annotations
 
 import asyncio
-import base64
 import functools
 import inspect
-import json
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +21,6 @@ import anyio.to_thread
 import msgspec
 
 from mcpbind_types import unified as t
-from mcpbind_types._common import convert
 
 from .._cancel import is_cancellation
 from ..protocol.cursor import decode_cursor, encode_cursor
@@ -31,7 +28,8 @@ from ..protocol.errors import INVALID_PARAMS, McpError, UrlElicitationRequired
 from ..stateless.options import StatelessOptions
 from .context import Context
 from .extension import ServerExtension
-from .signature import ToolArgumentsError, ToolSignature, encode_hook, is_valid_tool_name
+from .results import prompt_result, resource_contents, returns_content, tool_result
+from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
 from .threads import on_asyncio, run_in_thread
 from .tool_errors import tool_failure
 
@@ -144,7 +142,7 @@ class Server:
 
         def register(fn: F) -> F:
             structured = structured_output
-            if structured is None and _returns_content(fn):
+            if structured is None and returns_content(fn):
                 structured = False  # content blocks are the result itself, not structured data
             sig = ToolSignature.from_function(
                 fn, context_type=Context, structured_output=structured
@@ -417,7 +415,7 @@ class Server:
             # tools.mdx §Error Handling: errors that originate in the tool (its own, or of a
             # request it made to the client) are results, not protocol errors (tool_errors).
             return tool_failure(exc, ctx.debug_errors)
-        return _tool_result(value, entry.signature)
+        return tool_result(value, entry.signature)
 
     async def _list_resources(self, params: Any, ctx: Context) -> t.ListResourcesResult:
         items = self._listed("resources", self.resources, "resource")
@@ -437,12 +435,14 @@ class Server:
         if fixed is not None:
             value = await _maybe_await(fixed.call({}, ctx))
             mime = fixed.resource.mime_type
-            return t.ReadResourceResult(contents=_contents(uri, value, mime))
+            return t.ReadResourceResult(contents=resource_contents(uri, value, mime))
         for tpl in self.templates.values():
             match = tpl.matcher.match(uri)
             if match is not None:
                 value = await _maybe_await(tpl.call({"uri": uri, **match}, ctx))
-                return t.ReadResourceResult(contents=_contents(uri, value, tpl.template.mime_type))
+                return t.ReadResourceResult(
+                    contents=resource_contents(uri, value, tpl.template.mime_type)
+                )
         raise McpError(_RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
 
     async def _list_prompts(self, params: Any, ctx: Context) -> t.ListPromptsResult:
@@ -464,7 +464,7 @@ class Server:
             ) from None
         kwargs.update(_context_kwargs(entry.signature, ctx))
         value = await _maybe_await(entry.fn(**kwargs))
-        return _prompt_result(value, entry.prompt)
+        return prompt_result(value, entry.prompt)
 
     async def _complete(self, params: t.CompleteRequestParams, ctx: Context) -> t.CompleteResult:
         if self.completion_handler is None:
@@ -551,96 +551,11 @@ class _Call:
         return self._fn(**kwargs)
 
 
-_CONTENT = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.EmbeddedResource)
-
-
 async def _in_thread(fn: Callable[[], Any], ctx: Context) -> Any:
     """A ``def`` tool: in the loop's bounded daemon pool (threads.py) on asyncio."""
     if not on_asyncio():
         return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
     return await run_in_thread(fn, ctx.mark_cancelled)
-
-
-def _returns_content(fn: Callable[..., Any]) -> bool:
-    """Whether the return annotation is MCP content (blocks, a list of them, a CallToolResult)."""
-    try:
-        hint = typing.get_type_hints(fn).get("return")
-    except Exception:
-        return False
-    if hint is None:
-        return False
-    args = typing.get_args(hint)
-    origin = typing.get_origin(hint)
-    if origin is list and args:
-        return _is_content_type(args[0])
-    if args and origin not in (list, dict, tuple):
-        return all(_is_content_type(a) or a is type(None) for a in args)
-    return _is_content_type(hint)
-
-
-def _is_content_type(tp: Any) -> bool:
-    members = typing.get_args(tp) or (tp,)
-    return all(
-        isinstance(m, type) and issubclass(m, (*_CONTENT, t.CallToolResult)) for m in members
-    )
-
-
-def _tool_result(value: Any, sig: ToolSignature) -> t.CallToolResult:
-    if isinstance(value, t.CallToolResult):
-        return value
-    if isinstance(value, _CONTENT):
-        return t.CallToolResult(content=[value])
-    if isinstance(value, list) and value and all(isinstance(v, _CONTENT) for v in value):
-        return t.CallToolResult(content=list(value))
-    structured = sig.structured(value) if sig.output_schema is not None else None
-    if isinstance(value, str):
-        text = value
-    elif value is None:
-        text = ""
-    else:
-        text = msgspec.json.encode(value, enc_hook=encode_hook).decode()
-    result = t.CallToolResult(
-        content=[t.TextContent(text=text)] if text or value is not None else []
-    )
-    if structured is not None:
-        result.structured_content = structured
-    return result
-
-
-def _contents(uri: str, value: Any, mime: Any) -> list[Any]:
-    if isinstance(value, list):
-        return value
-    if isinstance(value, t.TextResourceContents | t.BlobResourceContents):
-        return [value]
-    if isinstance(value, bytes):
-        blob = t.BlobResourceContents(blob=base64.b64encode(value).decode(), uri=uri)
-        if isinstance(mime, str):
-            blob.mime_type = mime
-        return [blob]
-    text = t.TextResourceContents(
-        text=value if isinstance(value, str) else json.dumps(value), uri=uri
-    )
-    if isinstance(mime, str):
-        text.mime_type = mime
-    return [text]
-
-
-def _prompt_result(value: Any, prompt: t.Prompt) -> t.GetPromptResult:
-    if isinstance(value, t.GetPromptResult):
-        return value
-    items: Iterable[Any] = value if isinstance(value, list) else [value]
-    messages = []
-    for item in items:
-        if isinstance(item, t.PromptMessage):
-            messages.append(item)
-        elif isinstance(item, str):
-            messages.append(t.PromptMessage(content=t.TextContent(text=item), role="user"))
-        else:
-            messages.append(convert(item, t.PromptMessage))
-    result = t.GetPromptResult(messages=messages)
-    if isinstance(prompt.description, str):
-        result.description = prompt.description
-    return result
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -5,15 +5,15 @@ the requests it gets."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable
 from functools import cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from joserfc import jwt
 from joserfc.jwk import ECKey, RSAKey
+from support.live_server import HandlerServer
 
 ISSUER = "https://auth.example.com"
 RESOURCE = "http://127.0.0.1:8765/mcp"
@@ -47,15 +47,11 @@ class Endpoint:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/endpoint"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.server = HandlerServer(Handler).start()
+        self.url = f"http://127.0.0.1:{self.server.port}/endpoint"
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
+        self.server.stop()
 
 
 class Keys:

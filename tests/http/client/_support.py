@@ -23,14 +23,25 @@ class Running:
     process: subprocess.Popen[bytes]
     base: str
 
+    @property
+    def url(self) -> str:
+        return self.base + "/mcp"
+
     def kill(self) -> None:
         if self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=10)
 
     def log(self) -> list[dict[str, Any]]:
+        """Every request a logging server (fault, mock) saw (headers lowercased, JSON body)."""
         entries: list[dict[str, Any]] = json.loads(httpx2.get(self.base + "/admin/log").content)
         return entries
+
+    def requests(self, method: str) -> list[dict[str, Any]]:
+        return [e for e in self.log() if e.get("body", {}).get("method") == method]
+
+    def clear(self) -> None:
+        httpx2.post(self.base + "/admin/clear")
 
 
 @contextmanager

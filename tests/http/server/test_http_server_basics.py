@@ -272,11 +272,10 @@ def test_serve_http_runs_uvicorn_on_loopback() -> None:
     """
     import os
     import signal
-    import subprocess
     import sys
     import time
 
-    from ._support import free_port
+    from support.live_server import free_port, listening_process
 
     port = free_port()
     code = (
@@ -288,42 +287,26 @@ def test_serve_http_runs_uvicorn_on_loopback() -> None:
         "    return 'pong'\n"
         f"serve_http(s, port={port}, path='/rpc')\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code])
-    try:
-        url = f"http://127.0.0.1:{port}/rpc"
-        with httpx2.Client(timeout=5) as client:
-            deadline = time.monotonic() + 15
-            while True:
-                try:
-                    r = client.post(url, json=init_body(), headers=headers(version=None))
-                    break
-                except httpx2.TransportError:
-                    assert time.monotonic() < deadline and proc.poll() is None
-                    time.sleep(0.1)
-            assert r.status_code == 200 and r.headers["mcp-session-id"]
-            other = f"http://127.0.0.1:{port}/elsewhere"
-            assert client.post(other, json=init_body(), headers=headers()).status_code == 404
-            hostile = headers(version=None, host="evil.example.com")
-            assert client.post(url, json=init_body(), headers=hostile).status_code == 421
-            # SIGTERM with a GET stream open: the stream ends cleanly and the process exits
-            # at once (uvicorn alone waits for open requests, so forever for an SSE stream).
-            sid = r.headers["mcp-session-id"]
-            get = {"accept": "text/event-stream", "mcp-session-id": sid}
-            with client.stream("GET", url, headers=get) as stream:
-                assert stream.status_code == 200
-                stopped = time.monotonic()
-                os.kill(proc.pid, signal.SIGTERM)
-                assert list(stream.iter_lines()) == []  # ended, not broken
-                assert proc.wait(5) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal
-                assert time.monotonic() - stopped < 2.0
-    finally:
-        if proc.poll() is None:
+    url = f"http://127.0.0.1:{port}/rpc"
+    args = [sys.executable, "-c", code]
+    with listening_process(args, port) as proc, httpx2.Client(timeout=5) as client:
+        r = client.post(url, json=init_body(), headers=headers(version=None))
+        assert r.status_code == 200 and r.headers["mcp-session-id"]
+        other = f"http://127.0.0.1:{port}/elsewhere"
+        assert client.post(other, json=init_body(), headers=headers()).status_code == 404
+        hostile = headers(version=None, host="evil.example.com")
+        assert client.post(url, json=init_body(), headers=hostile).status_code == 421
+        # SIGTERM with a GET stream open: the stream ends cleanly and the process exits
+        # at once (uvicorn alone waits for open requests, so forever for an SSE stream).
+        sid = r.headers["mcp-session-id"]
+        get = {"accept": "text/event-stream", "mcp-session-id": sid}
+        with client.stream("GET", url, headers=get) as stream:
+            assert stream.status_code == 200
+            stopped = time.monotonic()
             os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
+            assert list(stream.iter_lines()) == []  # ended, not broken
+            assert proc.wait(5) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal
+            assert time.monotonic() - stopped < 2.0
 
 
 async def test_stateless_era_seam() -> None:

@@ -45,8 +45,8 @@ from ...tasks.receiving import cancel_task, get_task, list_tasks, task_id_of, ta
 from ...tasks.record import TaskRecord, raw
 from ...tasks.store import TaskStore
 from ...tasks.wire import EXTENSION, created_2025, created_2026, detailed_2026, task_2025
-from ..app import _tool_result
 from ..context import Context
+from ..results import tool_result
 from ..signature import ToolSignature
 from .context import TaskContext
 
@@ -236,7 +236,7 @@ class Tasks:
         signature = slot.signature
 
         async def run(task: TaskContext) -> t.CallToolResult:
-            return _tool_result(await work(task), signature)
+            return tool_result(await work(task), signature)
 
         record = await self._start(ctx, "tools/call", ttl_ms, run)
         stateless = ctx.protocol_version == _STATELESS

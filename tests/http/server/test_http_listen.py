@@ -19,7 +19,7 @@ from mcpbind.http.stateless_era import listen_hub
 from mcpbind.server import ServerSession
 from mcpbind.transports import memory_pair
 
-from ._live import SUB_ID, LiveServer, body, live, make_server, std_headers, stream_messages
+from ._era_2026 import SUB_ID, LiveServer, body, live, make_server, std_headers, stream_messages
 
 pytestmark = pytest.mark.anyio
 

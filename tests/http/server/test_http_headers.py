@@ -14,7 +14,7 @@ import pytest
 
 from mcpbind.http.mcp_headers import RequestHeaders, check_headers, decode_value, encode_value
 
-from ._live import LiveServer, body, live, std_headers
+from ._era_2026 import LiveServer, body, live, std_headers
 
 HEADER_MISMATCH = -32020
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from support.live_server import free_port, stop_process, wait_listening
+from support.live_server import free_port, listening_process
 
 from mcpbind import Client
 from mcpbind.client import ClientHandlers
@@ -27,16 +27,9 @@ SCRIPT = Path(__file__).with_name("_dual_server.py")
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(SCRIPT), str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_listening(port, proc)
+    args = [sys.executable, str(SCRIPT), str(port)]
+    with listening_process(args, port, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop_process(proc)
 
 
 class Seen:

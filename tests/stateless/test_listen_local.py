@@ -11,7 +11,7 @@ import pytest
 
 from mcpbind import ClientHandlers
 
-from ..helpers import client
+from .helpers import client
 
 pytestmark = pytest.mark.anyio
 

@@ -11,13 +11,12 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx2
+from stateless.helpers import META, VERSION
 from support.live_server import LiveServer
 
 from mcpbind import Context, Server
 from mcpbind import types as t
 from mcpbind.http import StreamableHTTPApp
-
-from ..helpers import META, VERSION
 
 SUB_ID = "io.modelcontextprotocol/subscriptionId"
 ACCEPT = "application/json, text/event-stream"

@@ -18,7 +18,7 @@ import pytest
 from mcpbind import Server
 from mcpbind.http import StreamableHTTPApp
 
-from ._live import ACCEPT, LiveServer, stream_messages
+from ._era_2026 import ACCEPT, LiveServer, stream_messages
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from ._live import LiveServer, Probe, body, live, sse_messages, std_headers, stream_messages
+from ._era_2026 import LiveServer, Probe, body, live, sse_messages, std_headers, stream_messages
 
 pytestmark = pytest.mark.anyio
 
