@@ -24,8 +24,8 @@ import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import AsyncResource
 
-from .._cancel import CancelCheck
-from .base import MessageTooLarge, TransportClosed
+from ..._cancel import CancelCheck
+from ..base import MessageTooLarge, TransportClosed
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
