@@ -25,7 +25,7 @@ import anyio.to_thread
 from anyio.abc import AsyncResource
 
 from ..._cancel import CancelCheck
-from ..base import MessageTooLarge, TransportClosed
+from ..base import MessagePump, MessageTooLarge, TransportClosed
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -410,7 +410,7 @@ async def _pump(
             return
 
 
-class StdioServerTransport(AsyncResource):
+class StdioServerTransport(AsyncResource, MessagePump):
     """Server end of stdio: messages arrive on stdin and leave on the original stdout.
 
     Creating it moves the wire to a private duplicate of fd 1 and points fd 1 and
@@ -862,7 +862,7 @@ def _open_process(
     return process, ours[0], ours[1], ours[2]
 
 
-class StdioClientTransport(AsyncResource):
+class StdioClientTransport(AsyncResource, MessagePump):
     """Client end of stdio: owns a spawned server process. Create it with :meth:`spawn`.
 
     Any task may send; receive from one task at a time.
