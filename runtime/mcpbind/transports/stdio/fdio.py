@@ -81,7 +81,7 @@ class FdReader:
         if self._streak >= _FAIR_STREAK or not self._watchable:
             self._streak = 0  # a flood must not starve other tasks; files are read per step
             await anyio.lowlevel.checkpoint()  # before reading: cancelling here loses nothing
-        while True:
+        while not self._closed:
             data = self._chunk
             if data is not None:
                 if not data:  # the end of the stream stays, so every later call sees it too
@@ -91,8 +91,6 @@ class FdReader:
                 return data
             if self._error is not None:
                 raise self._error
-            if self._closed:
-                raise anyio.ClosedResourceError
             if (self._loop is None and self._read_first) or self._expired or not self._watchable:
                 # Not registered: a read is cheaper than a wait when data is already there.
                 # Registered, the loop's callback reads what arrives, so a read here would
@@ -110,6 +108,7 @@ class FdReader:
                     return data
             self._streak = 0
             await self._wait()
+        raise anyio.ClosedResourceError
 
     async def _wait(self) -> None:
         """Wait until a chunk was read for us, or expire() or close(); returns at once when the
