@@ -362,34 +362,33 @@ async def pump_lines(
     failure: list[BaseException] = []
     stopped = False
 
-    def on_chunk(chunk: bytes) -> bool:
-        nonlocal stopped
-        lines.feed(chunk)
+    def hand_over() -> bool:
+        """Hand the complete lines buffered to ``handler``; ``False`` once it refuses one."""
         begin_batch()
         count = 0
         try:
             while (line := lines.buffered_line()) is not None:
                 count += 1
                 if not handler(line):
-                    stopped = True
                     return False
-        except BaseException as exc:  # an oversized line, or the handler failed: the
-            failure.append(exc)  # pumping task raises it
-            return False
         finally:
             end_batch(count)
         return True
 
-    while True:
-        begin_batch()
-        count = 0
+    def on_chunk(chunk: bytes) -> bool:
+        nonlocal stopped
+        lines.feed(chunk)
         try:
-            while (line := lines.buffered_line()) is not None:
-                count += 1
-                if not handler(line):
-                    return
-        finally:
-            end_batch(count)
+            if hand_over():
+                return True
+            stopped = True
+        except BaseException as exc:  # an oversized line, or the handler failed: the
+            failure.append(exc)  # pumping task raises it
+        return False
+
+    while True:
+        if not hand_over():
+            return
         if is_closed():
             raise TransportClosed("transport closed")
         if not source.pushable:  # no push here, or the end of the stream: the ordinary way

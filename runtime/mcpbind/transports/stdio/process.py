@@ -216,8 +216,7 @@ class StdioClientTransport(AsyncResource, MessagePump):
         if self._closed:
             raise TransportClosed("transport closed")
         stdin = self._stdin
-        left = stdin.write_nowait(data)
-        if left:
+        if left := stdin.write_nowait(data):
             await stdin.write_rest(data, left)
         if stdin.error is None and not stdin.closed:
             return

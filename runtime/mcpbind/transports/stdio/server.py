@@ -48,8 +48,7 @@ class StdioServerTransport(AsyncResource, MessagePump):
         if self._closed:
             raise TransportClosed("transport closed")
         writer = self._writer
-        left = writer.write_nowait(data)
-        if left:
+        if left := writer.write_nowait(data):
             await writer.write_rest(data, left)
         if writer.error is not None:
             raise TransportClosed(f"stdout closed: {writer.error}")
