@@ -46,7 +46,7 @@ from .protocol import (
     Session,
     UrlElicitationRequired,
 )
-from .transports import MessageTooLarge, Transport, TransportClosed
+from .transports import MessagePump, MessageTooLarge, Transport, TransportClosed
 from .transports._reconnect import CONNECTION_LOST
 
 __all__ = [
@@ -388,7 +388,11 @@ class Connection:
                 # A transport that can push (stdio on asyncio) hands messages to ``_take``
                 # straight from the event loop's read callback; ``_take`` handles what needs
                 # no waiting and stops the pump to leave the rest to this loop.
-                pump = getattr(transport, "pump", None) if self._loop is not None else None
+                pump = (
+                    transport.pump
+                    if self._loop is not None and isinstance(transport, MessagePump)
+                    else None
+                )
                 try:
                     if pump is not None:
                         await pump(self._take)

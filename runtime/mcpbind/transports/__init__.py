@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
-from .base import MessageTooLarge, Transport, TransportClosed
+from .base import MessagePump, MessageTooLarge, Transport, TransportClosed
 from .stdio import (
     DEFAULT_MAX_MESSAGE_SIZE,
     INHERITED_ENV,
@@ -43,6 +43,7 @@ __all__ = [
     "StreamableHTTPTransport",
     "connect_http",
     "MemoryTransport",
+    "MessagePump",
     "MessageTooLarge",
     "StdioClientTransport",
     "StdioServerTransport",
