@@ -67,8 +67,6 @@ KNOWN_UPWARD_IMPORTS: dict[tuple[str, str], str] = {
 
 #: Runtime modules over 600 lines today (path under runtime/mcpbind) -> why.
 KNOWN_LONG_MODULES: dict[str, str] = {
-    "transports/stdio.py": "framing, fd readers, write batchers, server transport, process "
-    "spawning: becomes a package (stdio)",
     "client.py": "negotiation, the 2026 pipeline, listen, refresh: becomes a package (client)",
     "transports/http.py": "the HTTP client transport: moves into http/ and splits (http)",
     "session.py": "Connection: becomes connection.py without the anyio fallbacks (dispatch)",
