@@ -26,8 +26,8 @@ from mcpbind_types._common import MethodInfo, P, R, RequestOptions, json_object,
 from mcpbind_types.unified import methods as m
 from mcpbind_types.unified.stubs import ServerMethods
 
-from .output_schema import OutputSchema
-from .protocol import (
+from ..output_schema import OutputSchema
+from ..protocol import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -43,9 +43,8 @@ from .protocol import (
     custom_method,
     has_capability,
 )
-from .session import Connection, PeerError, RequestTimeout
-from .stateless.client_side import INVALIDATES, ResultCache, answer_inputs
-from .stateless.meta import (
+from ..session import Connection, PeerError, RequestTimeout
+from ..stateless.meta import (
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
     LOG_LEVEL,
@@ -54,12 +53,11 @@ from .stateless.meta import (
     SUBSCRIPTION_ID,
     with_meta,
 )
-from .stateless.subscription import Subscription, filter_from
-from .transports import Transport
-from .transports._peek import STREAM_LOST
-from .transports.launch import ServerLocation, open_server, parse_server
-from .transports.tool_headers import InvalidToolHeaders, header_paths
-from .versions import (
+from ..transports import Transport
+from ..transports._peek import STREAM_LOST
+from ..transports.launch import ServerLocation, open_server, parse_server
+from ..transports.tool_headers import InvalidToolHeaders, header_paths
+from ..versions import (
     AUTO,
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE,
@@ -67,10 +65,12 @@ from .versions import (
     STATELESS_VERSIONS,
     is_stateless,
 )
+from .cache import INVALIDATES, ResultCache, answer_inputs
+from .subscription import Subscription, filter_from
 
 if TYPE_CHECKING:
-    from .server.app import Server
-    from .tasks.receiver import TaskReceiver
+    from ..server.app import Server
+    from ..tasks.receiver import TaskReceiver
 
 __all__ = ["Client", "ClientHandlers", "Subscription", "UnsupportedVersion"]
 
@@ -337,7 +337,7 @@ class Client(ServerMethods):
         asked = (("sampling/createMessage", h.sampling), ("elicitation/create", h.elicitation))
         methods = {name for name, handler in asked if handler is not None}
         if h.tasks and methods:
-            from .tasks.receiver import TaskReceiver
+            from ..tasks.receiver import TaskReceiver
 
             self.task_receiver = TaskReceiver(methods)
             self.task_receiver.declare(caps)
@@ -366,11 +366,11 @@ class Client(ServerMethods):
             # A transport factory, such as connect_http(url, headers=...): opened here.
             opened: Transport = await self._stack.enter_async_context(factory)
             return opened
-        from .server.app import Server
+        from ..server.app import Server
 
         if isinstance(target, Server):
-            from .server.session import ServerSession
-            from .transports.memory import memory_pair
+            from ..server.session import ServerSession
+            from ..transports.memory import memory_pair
 
             client_end, server_end = memory_pair()
             session = ServerSession(target, server_end)
