@@ -15,108 +15,44 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-import anyio
 import msgspec
 
 from mcpbind_types import unified as t
-from mcpbind_types._common import MethodInfo, P, R, RequestOptions, json_object, json_value
-from mcpbind_types.unified import methods as m
+from mcpbind_types._common import MethodInfo, P, R, RequestOptions, json_object
 from mcpbind_types.unified.stubs import ServerMethods
 
 from ..output_schema import OutputSchema
 from ..protocol import (
-    HEADER_MISMATCH,
-    INTERNAL_ERROR,
     METHOD_NOT_FOUND,
-    UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
     NotificationReceived,
-    RemoteProtocolError,
     RequestReceived,
     Session,
     SessionOptions,
-    State,
     UrlElicitationRequired,
     custom_method,
     has_capability,
 )
-from ..session import Connection, PeerError, RequestTimeout
-from ..stateless.meta import (
-    CLIENT_CAPABILITIES,
-    CLIENT_INFO,
-    LOG_LEVEL,
-    PROTOCOL_VERSION,
-    SERVER_INFO,
-    SUBSCRIPTION_ID,
-    with_meta,
-)
-from ..transports import Transport
-from ..transports._peek import STREAM_LOST
-from ..transports.launch import ServerLocation, open_server, parse_server
-from ..transports.tool_headers import InvalidToolHeaders, header_paths
-from ..versions import (
-    AUTO,
-    HANDSHAKE_VERSIONS,
-    LATEST_HANDSHAKE,
-    LATEST_STATELESS,
-    STATELESS_VERSIONS,
-    is_stateless,
-)
-from .cache import INVALIDATES, ResultCache, answer_inputs
-from .subscription import Subscription, filter_from
+from ..session import Connection
+from ..versions import AUTO, LATEST_STATELESS
+from .cache import INVALIDATES, ResultCache
+from .connect import open_location, open_target, parse_location
+from .handlers import ClientHandlers, capabilities_of
+from .negotiation import UnsupportedVersion, negotiate, probes
 
 if TYPE_CHECKING:
     from ..server.app import Server
     from ..tasks.receiver import TaskReceiver
+    from ..transports.base import Transport
+    from ..transports.launch import ServerLocation
+    from .listen import Listener
+    from .subscription import Subscription
 
-__all__ = ["Client", "ClientHandlers", "Subscription", "UnsupportedVersion"]
-
-_FOREVER = 10 * 365 * 86400.0  # a listen request waits as long as the subscription lasts
+__all__ = ["Client", "ClientHandlers", "UnsupportedVersion"]
 
 logger = logging.getLogger("mcpbind.client")
-
-SamplingHandler = Callable[[t.CreateMessageRequestParams], Awaitable[t.CreateMessageResult]]
-ElicitationHandler = Callable[[Any], Awaitable[t.ElicitResult]]
-LoggingHandler = Callable[[t.LoggingMessageNotificationParams], Awaitable[None]]
-NotificationCallback = Callable[[str, Any], Awaitable[None]]
-
-
-class UnsupportedVersion(McpError):
-    """The server answered with protocol versions this client does not speak."""
-
-    def __init__(self, version: str, supported: Sequence[str] = HANDSHAKE_VERSIONS) -> None:
-        super().__init__(
-            -32602,
-            f"Server chose protocol version {version!r}; this client supports {', '.join(supported)}",
-            {"supported": list(supported), "requested": version},
-        )
-
-
-@dataclass
-class ClientHandlers:
-    """What the client answers when the server asks. Declared capabilities follow from it."""
-
-    sampling: SamplingHandler | None = None
-    elicitation: ElicitationHandler | None = None
-    roots: Sequence[t.Root] | None = None
-    logging: LoggingHandler | None = None
-    #: Called for every server notification (list_changed, resources/updated, messages, ...).
-    notification: NotificationCallback | None = None
-    #: Declare ``sampling.tools``: the sampling handler takes ``tools``/``toolChoice``
-    #: (sampling.mdx §Tools in Sampling); without it such requests are refused with -32602.
-    sampling_tools: bool = False
-    #: The elicitation modes the handler supports (elicitation.mdx §Capabilities).
-    elicitation_modes: Sequence[str] = ("form", "url")
-    #: Called with the ``elicitationId`` of a URL-mode elicitation this client saw (asked, or
-    #: listed in a -32042 error) when the server says it completed; other ids are ignored.
-    elicitation_complete: Callable[[str], Awaitable[None]] | None = None
-    #: Be a task receiver (2025-11-25 tasks.mdx §Client Capabilities): declare ``tasks`` for
-    #: the sampling and elicitation handlers given, so the server may ask for them as tasks
-    #: (answered at once, run in the background, polled with ``tasks/*``). Handshake era only.
-    tasks: bool = False
 
 
 class Client(ServerMethods):
@@ -160,9 +96,10 @@ class Client(ServerMethods):
         auth: Any = None,
     ) -> None:
         # A bad command line fails here, not on enter.
-        self._target: (
-            ServerLocation | Server | Transport | contextlib.AbstractAsyncContextManager[Transport]
-        ) = parse_server(transport) if isinstance(transport, str) else transport
+        self._location: ServerLocation | None = (
+            parse_location(transport) if isinstance(transport, str) else None
+        )
+        self._target = None if isinstance(transport, str) else transport
         #: For a URL or a command line: the HTTP transport's ``auth=`` (an ``httpx2.Auth`` such
         #: as ``mcpbind.auth.client.OAuth``, or a bearer token string).
         self.auth = auth
@@ -199,8 +136,7 @@ class Client(ServerMethods):
         self._transport: Transport | None = None
         #: ``refresh_lists`` on 2026-07-28: the ``subscriptions/listen`` stream feeding it.
         self.lists_subscription: Subscription | None = None
-        self._listen_lock = anyio.Lock()
-        self._awaiting_ack: Subscription | None = None
+        self._listener: Listener | None = None  # on the first listen()
         #: URL-mode elicitations seen and not completed yet (elicitation.mdx).
         self._url_elicitations: set[str] = set()
         #: With ``handlers.tasks``, on the handshake era: the tasks run for the server.
@@ -219,9 +155,13 @@ class Client(ServerMethods):
         await self._stack.aclose()
 
     async def _connect(self) -> None:
-        transport = self._transport = await self._open_transport()
-        probe = self._offer == AUTO or is_stateless(self._offer)
-        core = Session("client", LATEST_STATELESS if probe else None, self._options)
+        if self._location is not None:
+            transport = await open_location(self._location, self._stack, self.auth)
+        else:
+            assert self._target is not None
+            transport = await open_target(self._target, self._stack)
+        self._transport = transport
+        core = Session("client", LATEST_STATELESS if probes(self._offer) else None, self._options)
         core.set_local_capabilities(self.capabilities())
         self.connection = Connection(
             core,
@@ -231,179 +171,23 @@ class Client(ServerMethods):
             default_timeout=self._timeout,
         )
         await self._stack.enter_async_context(self.connection)
-        if probe and await self._discover(core):
-            self.era = "stateless"
-        else:
-            # A legacy server: the same connection runs the handshake (stdio.mdx).
-            core.version, core.state = None, State.AWAITING_INIT
-            await self._handshake(core)
-            self.era = "handshake"
+        self.era = await negotiate(self, core)
         if self.refresh_lists:
-            if self.era == "stateless":
-                await self._listen_for_lists()  # before the first fetch: no change is missed
-            for kind in ("tools", "resources", "prompts"):
-                await self._refresh(kind)
+            from . import refresh
 
-    async def _listen_for_lists(self) -> None:
-        """``refresh_lists`` on 2026-07-28: list changes arrive only on a ``subscriptions/listen``
-        stream, so open one for every list the server says can change (subscriptions.mdx)."""
-        wanted = {
-            kind: self.peer_has_capability((kind, "listChanged"))
-            for kind in ("tools", "prompts", "resources")
-        }
-        if not any(wanted.values()):
-            return
-        try:
-            self.lists_subscription = await self.listen(
-                tools_list_changed=wanted["tools"],
-                prompts_list_changed=wanted["prompts"],
-                resources_list_changed=wanted["resources"],
-            )
-        except McpError as exc:  # a server without subscriptions: lists are fetched once
-            logger.warning("cannot listen for list changes, lists will not refresh: %s", exc)
-
-    async def _discover(self, core: Session) -> bool:
-        """Probe with ``server/discover``: True when the server speaks a stateless version we
-        do; False (with ``"auto"``) when it is a legacy server."""
-        fallback = self._offer == AUTO
-        version = LATEST_STATELESS if fallback else self._offer
-        for _ in range(2):  # once more with a version from an UnsupportedProtocolVersionError
-            self._meta = self._request_meta(version)
-            params = with_meta(m.C2S_DISCOVER, None, self._meta)
-            try:
-                # With auth=, the first request carries the whole authorization (discovery,
-                # a browser, token requests): it gets the request timeout, not the probe's.
-                probe = self._probe_deadline() if self.auth is None else self._timeout
-                result: t.DiscoverResult = await self._conn().request(
-                    "server/discover", params, RequestOptions(timeout=probe)
-                )
-            except PeerError as exc:
-                data = exc.data if isinstance(exc.data, dict) else {}
-                if data.get("authorization") is True:
-                    raise  # authorization failed: not a sign of a legacy server
-                supported = data.get("supported")
-                if exc.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(supported, list):
-                    if fallback:
-                        return False  # any other error: a legacy server
-                    raise
-                common = [v for v in STATELESS_VERSIONS if v in supported and v != version]
-                if common:
-                    version = common[0]
-                    continue
-                if fallback and any(v in HANDSHAKE_VERSIONS for v in supported):
-                    return False
-                raise  # the server's -32022, with its list: nothing in common
-            except RequestTimeout:
-                if fallback:
-                    return False  # no answer in time: a legacy server
-                raise
-            if version not in result.supported_versions:
-                if fallback:
-                    return False
-                raise UnsupportedVersion(version, result.supported_versions)
-            core.version = version
-            core.set_peer_capabilities(result.capabilities)
-            self.protocol_version = version
-            self.server_capabilities = result.capabilities
-            meta = result.meta if isinstance(result.meta, dict) else {}
-            info = meta.get(SERVER_INFO)
-            if isinstance(info, dict):
-                with contextlib.suppress(msgspec.ValidationError):  # display only (discover.mdx)
-                    self.server_info = msgspec.convert(info, t.Implementation)
-            if isinstance(result.instructions, str):
-                self.instructions = result.instructions
-            return True
-        if fallback:
-            return False
-        raise UnsupportedVersion(version, STATELESS_VERSIONS)
-
-    def _probe_deadline(self) -> float | None:
-        """The probe waits ``probe_timeout``, never longer than the request ``timeout``."""
-        bounds = [b for b in (self.probe_timeout, self._timeout) if b is not None]
-        return min(bounds) if bounds else None
-
-    def _request_meta(self, version: str) -> dict[str, Any]:
-        """basic/index.mdx, per-request protocol fields (the log level is added per request)."""
-        return {
-            PROTOCOL_VERSION: version,
-            CLIENT_CAPABILITIES: msgspec.to_builtins(self.capabilities()),
-            CLIENT_INFO: msgspec.to_builtins(self._info),
-        }
-
-    async def _handshake(self, core: Session) -> None:
-        offer = LATEST_HANDSHAKE if self._offer == AUTO else self._offer
-        caps = self.capabilities()
-        h = self.handlers
-        asked = (("sampling/createMessage", h.sampling), ("elicitation/create", h.elicitation))
-        methods = {name for name, handler in asked if handler is not None}
-        if h.tasks and methods:
-            from ..tasks.receiver import TaskReceiver
-
-            self.task_receiver = TaskReceiver(methods)
-            self.task_receiver.declare(caps)
-            core.set_local_capabilities(caps)
-            self._stack.push_async_callback(self.task_receiver.aclose)
-        params = t.InitializeRequestParams(
-            capabilities=caps, client_info=self._info, protocol_version=offer
-        )
-        result: t.InitializeResult = await self._conn().request("initialize", params)
-        if result.protocol_version not in HANDSHAKE_VERSIONS:
-            raise UnsupportedVersion(result.protocol_version)
-        core.set_peer_capabilities(result.capabilities)
-        self.protocol_version = result.protocol_version
-        self.server_info = result.server_info
-        self.server_capabilities = result.capabilities
-        if isinstance(result.instructions, str):
-            self.instructions = result.instructions
-        await self._conn().notify("notifications/initialized", None)
-
-    async def _open_transport(self) -> Transport:
-        target = self._target
-        if isinstance(target, ServerLocation):
-            return await self._stack.enter_async_context(open_server(target, auth=self.auth))
-        factory = target if isinstance(target, contextlib.AbstractAsyncContextManager) else None
-        if factory is not None and not hasattr(factory, "send"):
-            # A transport factory, such as connect_http(url, headers=...): opened here.
-            opened: Transport = await self._stack.enter_async_context(factory)
-            return opened
-        from ..server.app import Server
-
-        if isinstance(target, Server):
-            from ..server.session import ServerSession
-            from ..transports.memory import memory_pair
-
-            client_end, server_end = memory_pair()
-            session = ServerSession(target, server_end)
-            tg = await self._stack.enter_async_context(anyio.create_task_group())
-            tg.start_soon(session.run)
-            self._stack.callback(tg.cancel_scope.cancel)
-            return client_end
-        return cast(Transport, target)  # a transport, perhaps also a context manager: as given
+            await refresh.start(self)
 
     def capabilities(self) -> t.ClientCapabilities:
-        caps = t.ClientCapabilities()
-        h = self.handlers
-        if h.sampling is not None:
-            caps.sampling = t.ClientCapabilitiesSampling()
-            if h.sampling_tools:
-                caps.sampling.tools = {}
-        if h.elicitation is not None:
-            unknown = set(h.elicitation_modes) - {"form", "url"}
-            if unknown or not h.elicitation_modes:
-                raise ValueError(f"elicitation_modes: 'form' and/or 'url', not {unknown or 'none'}")
-            caps.elicitation = t.ClientCapabilitiesElicitation()
-            for mode in h.elicitation_modes:
-                setattr(caps.elicitation, mode, {})
-        if h.roots is not None:
-            caps.roots = t.ClientCapabilitiesRoots(list_changed=True)
-        return caps
+        return capabilities_of(self.handlers)
 
     # ------------------------------------------------------------------ the stub funnel
     async def send_request(
         self, method: MethodInfo[P, R], params: P | None, options: RequestOptions | None = None
     ) -> R:
         if self.era == "stateless":
-            stateless: R = await self._stateless_request(method, params, options)
+            from .pipeline import stateless_request
+
+            stateless: R = await stateless_request(self, method, params, options)
             return stateless
         try:
             result: R = await self._conn().request(method.method, params, options)
@@ -412,118 +196,6 @@ class Client(ServerMethods):
             self._url_elicitations.update(i for i in ids if isinstance(i, str))
             raise
         return result
-
-    async def _stateless_request(
-        self, method: MethodInfo[Any, Any], params: Any, options: RequestOptions | None
-    ) -> Any:
-        """One request on 2026-07-28: ``_meta``, the cache, and the MRTR retry loop."""
-        name = method.method
-        if name == "ping":  # no ping in this era; discover answers "are you there" as well
-            await self._conn().request("server/discover", with_meta(method, None, self._meta))
-            return {}
-        if name == "logging/setLevel":  # logging.mdx (2026-07-28): a level per request
-            self._conn().core._check_send_capability(method)  # refused as on the handshake era
-            self.log_level = params.level
-            return {}
-        if method.versions and self.protocol_version not in method.versions:
-            raise McpError(
-                METHOD_NOT_FOUND, f"{name} is not part of protocol {self.protocol_version}"
-            )
-        cache = self.cache if ResultCache.cacheable(name, params) else None
-        if cache is not None:
-            hit = cache.get(name, params)
-            if hit is not None:
-                return hit
-        meta = self._meta if self.log_level is None else {**self._meta, LOG_LEVEL: self.log_level}
-        wire = with_meta(method, params, meta)
-        rounds = 0
-        while True:
-            result = await self._send_stateless(name, wire, options)
-            if isinstance(result, t.InputRequiredResult):
-                rounds += 1
-                if rounds > self.max_input_rounds:
-                    raise McpError(
-                        INTERNAL_ERROR, f"{name} still needs input after {rounds - 1} rounds"
-                    )
-                requests = result.input_requests
-                responses = await answer_inputs(
-                    requests if isinstance(requests, dict) else {},
-                    sampling=self.handlers.sampling,
-                    elicitation=self.handlers.elicitation,
-                    roots=self._roots if self.handlers.roots is not None else None,
-                    caps=self._conn().core.local_capabilities,
-                )
-                # mrtr.mdx, Client Requirements: echo requestState exactly (or omit it); the
-                # retry is a new request with a new id.
-                wire = msgspec.structs.replace(
-                    wire,
-                    input_responses=responses if responses else msgspec.UNSET,
-                    request_state=result.request_state,
-                )
-                continue
-            kind = getattr(result, "result_type", msgspec.UNSET)
-            if kind is not msgspec.UNSET and kind != "complete":
-                # basic/index.mdx, ResultType: an unrecognized value is invalid.
-                raise RemoteProtocolError(
-                    INTERNAL_ERROR, f"Unrecognized resultType {kind!r} for {name}"
-                )
-            if name == "tools/list" and isinstance(result, t.ListToolsResult):
-                result = self._vet_tools(result)
-            if cache is not None and rounds == 0:
-                cache.put(name, params, result)
-            return result
-
-    async def _send_stateless(self, name: str, wire: Any, options: RequestOptions | None) -> Any:
-        """One round on the wire: a request whose response stream broke is re-issued with a
-        new id (streamable-http.mdx, 2026-07-28: no resumption), and a tools/call refused
-        with HeaderMismatch is retried once after re-reading the tool list (§Client
-        Behavior of Custom Headers)."""
-        reissues = 0
-        refreshed = False
-        while True:
-            try:
-                return await self._conn().request(name, wire, options)
-            except PeerError as exc:
-                lost = isinstance(exc.data, dict) and exc.data.get(STREAM_LOST) is True
-                if lost and reissues < self.max_reissues and not self._conn().closed:
-                    reissues += 1
-                    logger.info("%s lost its response stream; re-issuing it", name)
-                    continue
-                if exc.code == HEADER_MISMATCH and name == "tools/call" and not refreshed:
-                    refreshed = True
-                    await self._reread_tools()
-                    continue
-                raise
-
-    def _vet_tools(self, result: t.ListToolsResult) -> t.ListToolsResult:
-        """Over HTTP, keep each tool's ``x-mcp-header`` parameters for its calls and leave out
-        tools whose annotations are invalid (streamable-http.mdx §Schema Extension)."""
-        registry = getattr(self._transport, "tool_headers", None)
-        if not isinstance(registry, dict):
-            return result  # other transports MAY ignore x-mcp-header
-        kept: list[t.Tool] = []
-        for tool in result.tools:
-            try:
-                paths = header_paths(json_value(tool.input_schema))
-            except InvalidToolHeaders as exc:
-                registry.pop(tool.name, None)
-                logger.warning("leaving out tool %r: %s", tool.name, exc)
-                continue
-            if paths:
-                registry[tool.name] = paths
-            else:
-                registry.pop(tool.name, None)
-            kept.append(tool)
-        if len(kept) == len(result.tools):
-            return result
-        return msgspec.structs.replace(result, tools=kept)
-
-    async def _reread_tools(self) -> None:
-        """Every page of tools/list, past the cache, to learn the current header rules."""
-        if self.cache is not None:
-            self.cache.invalidate(("tools/list",))
-        async for _ in self.iter_tools():
-            pass
 
     async def send_notification(self, method: MethodInfo[P, None], params: P | None) -> None:
         await self._conn().notify(method.method, params)
@@ -623,77 +295,16 @@ class Client(ServerMethods):
         the background, re-sent if its stream breaks (subscriptions.mdx); returns once the
         server acknowledged it. Handshake era: ``resources/subscribe`` per URI (list changes
         arrive anyway). ``await subscription.close()`` ends it."""
-        wanted = t.SubscriptionFilter()
-        if tools_list_changed:
-            wanted.tools_list_changed = True
-        if prompts_list_changed:
-            wanted.prompts_list_changed = True
-        if resources_list_changed:
-            wanted.resources_list_changed = True
-        if resource_uris:
-            wanted.resource_subscriptions = list(resource_uris)
-        sub = Subscription(wanted)
-        if self.era != "stateless":
-            for uri in resource_uris:
-                await self.subscribe(t.SubscribeRequestParams(uri=uri))
-            sub.acknowledge(None, wanted)
-            self._conn().spawn(lambda: self._legacy_subscription(sub, list(resource_uris)))
-            return sub
-        self._conn().spawn(lambda: self._listen(sub))
-        await sub.wait_acknowledged()
-        return sub
+        if self._listener is None:
+            from .listen import Listener
 
-    async def _listen(self, sub: Subscription) -> None:
-        """Run the listen request until the server ends it, the caller closes it, or it fails
-        (a broken stream is re-sent, ``max_reissues`` times in a row without an ack)."""
-        params = with_meta(
-            m.C2S_SUBSCRIPTIONS_LISTEN,
-            t.SubscriptionsListenRequestParams(meta={}, notifications=sub.requested),
-            self._meta,
+            self._listener = Listener(self)
+        return await self._listener.open(
+            tools_list_changed=tools_list_changed,
+            prompts_list_changed=prompts_list_changed,
+            resources_list_changed=resources_list_changed,
+            resource_uris=resource_uris,
         )
-        failures = 0
-        try:
-            while True:
-                with sub.new_scope():
-                    async with self._listen_lock:  # one unacknowledged listen at a time
-                        self._awaiting_ack = sub
-                    try:
-                        await self._conn().request(
-                            "subscriptions/listen", params, RequestOptions(timeout=_FOREVER)
-                        )
-                        return  # the server's graceful end
-                    except PeerError as exc:
-                        lost = isinstance(exc.data, dict) and exc.data.get(STREAM_LOST) is True
-                        acked_before = sub.id is not None
-                        failures = 0 if acked_before else failures + 1
-                        if not lost or failures > self.max_reissues or self._conn().closed:
-                            sub.end(exc)
-                            return
-                        sub.reconnects += 1
-                        sub.id = None
-                        logger.info("the subscriptions/listen stream broke; listening again")
-                    except McpError as exc:
-                        sub.end(exc)
-                        return
-                if not sub.active or sub._scope.cancel_called:
-                    return
-                await anyio.sleep(min(0.1 * 2**failures, 5.0))
-        finally:
-            if self._awaiting_ack is sub:
-                self._awaiting_ack = None
-            sub.end()
-
-    async def _legacy_subscription(self, sub: Subscription, uris: list[str]) -> None:
-        """Handshake era: hold the resource subscriptions until ``close()``."""
-        try:
-            with sub.new_scope():
-                await anyio.sleep_forever()
-        finally:
-            with anyio.CancelScope(shield=True), contextlib.suppress(McpError):
-                for uri in uris:
-                    if not self._conn().closed:
-                        await self.unsubscribe(t.UnsubscribeRequestParams(uri=uri))
-            sub.end()
 
     async def set_roots(self, roots: Sequence[t.Root]) -> None:
         """Replace the roots and tell the server (``notifications/roots/list_changed``)."""
@@ -726,18 +337,6 @@ class Client(ServerMethods):
             return await h.elicitation(event.params)
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
 
-    async def _refresh(self, kind: str) -> None:
-        """Fetch one full list (every page) into ``self.tools``/``resources``/``prompts``."""
-        if not self.peer_has_capability((kind,)):
-            return
-        pages = {
-            "tools": self.iter_tools,
-            "resources": self.iter_resources,
-            "prompts": self.iter_prompts,
-        }
-        items = [item async for item in pages[kind]()]
-        setattr(self, kind, items)
-
     async def _on_notification(self, event: NotificationReceived) -> None:
         if event.method == "notifications/elicitation/complete":
             eid = event.params.elicitation_id
@@ -747,8 +346,9 @@ class Client(ServerMethods):
             self._url_elicitations.discard(eid)
             if self.handlers.elicitation_complete is not None:
                 await self.handlers.elicitation_complete(eid)
-        if event.method == "notifications/subscriptions/acknowledged":
-            self._acknowledged(event.params)
+        listener = self._listener
+        if event.method == "notifications/subscriptions/acknowledged" and listener is not None:
+            listener.acknowledged(event.params)
         stale = INVALIDATES.get(event.method)
         if stale is not None and self.cache is not None:
             self.cache.invalidate(stale)
@@ -758,32 +358,12 @@ class Client(ServerMethods):
             self._schemas.clear()
             kind = event.method.split("/")[1]
             if self.refresh_lists and kind in ("tools", "resources", "prompts"):
+                from .refresh import refetch
+
                 # A request cannot wait inside the read loop: refresh in the background.
-                self._conn().spawn(lambda: self._refresh_quietly(kind))
+                self._conn().spawn(lambda: refetch(self, kind))
         if self.handlers.notification is not None:
             await self.handlers.notification(event.method, event.params)
-
-    def _acknowledged(self, params: Any) -> None:
-        """Match an acknowledgment to the listen request waiting for one (subscriptions.mdx:
-        its ``subscriptionId`` is that request's id)."""
-        sub = self._awaiting_ack
-        if sub is None:
-            return
-        meta = params.get("_meta") if isinstance(params, dict) else getattr(params, "meta", None)
-        raw = params.get("notifications") if isinstance(params, dict) else params.notifications
-        agreed = filter_from(raw)
-        sid = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
-        if agreed is None or not isinstance(sid, int | str):
-            logger.warning("ignoring a malformed subscriptions acknowledgment: %r", params)
-            return
-        self._awaiting_ack = None
-        sub.acknowledge(sid, agreed)
-
-    async def _refresh_quietly(self, kind: str) -> None:
-        try:
-            await self._refresh(kind)
-        except McpError as exc:
-            logger.warning("refreshing %s after list_changed failed: %s", kind, exc)
 
     def peer_has_capability(self, path: tuple[str, ...]) -> bool:
         return has_capability(self._conn().core.peer_capabilities, path)

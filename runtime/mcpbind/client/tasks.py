@@ -30,7 +30,7 @@ from mcpbind_types._common import decoder
 from ..protocol import INTERNAL_ERROR, McpError, RemoteProtocolError, custom_method
 from ..tasks.record import TERMINAL
 from ..tasks.wire import EXTENSION
-from .cache import answer_inputs
+from .handlers import answer_inputs
 
 if TYPE_CHECKING:
     from .client import Client
