@@ -299,12 +299,16 @@ class Client(ServerMethods):
             from .listen import Listener
 
             self._listener = Listener(self)
-        return await self._listener.open(
-            tools_list_changed=tools_list_changed,
-            prompts_list_changed=prompts_list_changed,
-            resources_list_changed=resources_list_changed,
-            resource_uris=resource_uris,
-        )
+        wanted = t.SubscriptionFilter()
+        if tools_list_changed:
+            wanted.tools_list_changed = True
+        if prompts_list_changed:
+            wanted.prompts_list_changed = True
+        if resources_list_changed:
+            wanted.resources_list_changed = True
+        if resource_uris:
+            wanted.resource_subscriptions = list(resource_uris)
+        return await self._listener.open(wanted)
 
     async def set_roots(self, roots: Sequence[t.Root]) -> None:
         """Replace the roots and tell the server (``notifications/roots/list_changed``)."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -44,31 +43,17 @@ class Listener:
         self._lock = anyio.Lock()
         self._awaiting_ack: Subscription | None = None
 
-    async def open(
-        self,
-        *,
-        tools_list_changed: bool = False,
-        prompts_list_changed: bool = False,
-        resources_list_changed: bool = False,
-        resource_uris: Sequence[str] = (),
-    ) -> Subscription:
+    async def open(self, wanted: t.SubscriptionFilter) -> Subscription:
         """See :meth:`Client.listen`."""
-        wanted = t.SubscriptionFilter()
-        if tools_list_changed:
-            wanted.tools_list_changed = True
-        if prompts_list_changed:
-            wanted.prompts_list_changed = True
-        if resources_list_changed:
-            wanted.resources_list_changed = True
-        if resource_uris:
-            wanted.resource_subscriptions = list(resource_uris)
+        uris = wanted.resource_subscriptions
+        resource_uris = list(uris) if isinstance(uris, list) else []
         sub = Subscription(wanted)
         client = self.client
         if client.era != "stateless":
             for uri in resource_uris:
                 await client.subscribe(t.SubscribeRequestParams(uri=uri))
             sub.acknowledge(None, wanted)
-            client._conn().spawn(lambda: self._hold(sub, list(resource_uris)))
+            client._conn().spawn(lambda: self._hold(sub, resource_uris))
             return sub
         client._conn().spawn(lambda: self._run(sub))
         await sub.wait_acknowledged()
