@@ -1,7 +1,7 @@
 """The client imports what an era or a feature needs only when it is used (issue 15, cold
 start; not spec behaviour): ``from mcpbind import Client`` loads neither the 2026-07-28
 pipeline nor listen, list refresh, the requestor side of tasks, nor the server-string launcher;
-a handshake-era session runs without them; the first stateless request loads the pipeline.
+a handshake-era session runs without them; negotiating 2026-07-28 loads the pipeline only.
 Checked in a fresh interpreter each, so other tests' imports do not count."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def test_a_handshake_era_session_needs_none_of_them() -> None:
     assert _loaded_after(SESSION.format(version="LATEST_HANDSHAKE")) == []
 
 
-def test_the_first_stateless_request_loads_the_pipeline_only() -> None:
+def test_a_stateless_era_session_loads_the_pipeline_only() -> None:
     loaded = _loaded_after(SESSION.format(version="LATEST_STATELESS"))
     assert "mcpbind.client.pipeline" in loaded
     assert not {"mcpbind.client.listen", "mcpbind.client.refresh", "mcpbind.client.tasks"} & set(

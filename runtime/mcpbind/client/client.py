@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
 
@@ -51,6 +51,10 @@ if TYPE_CHECKING:
     from .subscription import Subscription
 
 __all__ = ["Client", "ClientHandlers", "UnsupportedVersion"]
+
+Pipeline: TypeAlias = Callable[
+    ["Client", MethodInfo[Any, Any], Any, RequestOptions | None], Awaitable[Any]
+]
 
 logger = logging.getLogger("mcpbind.client")
 
@@ -137,6 +141,8 @@ class Client(ServerMethods):
         #: ``refresh_lists`` on 2026-07-28: the ``subscriptions/listen`` stream feeding it.
         self.lists_subscription: Subscription | None = None
         self._listener: Listener | None = None  # on the first listen()
+        #: The 2026-07-28 request pipeline, once that era is negotiated.
+        self._pipeline: Pipeline | None = None
         #: URL-mode elicitations seen and not completed yet (elicitation.mdx).
         self._url_elicitations: set[str] = set()
         #: With ``handlers.tasks``, on the handshake era: the tasks run for the server.
@@ -172,6 +178,10 @@ class Client(ServerMethods):
         )
         await self._stack.enter_async_context(self.connection)
         self.era = await negotiate(self, core)
+        if self.era == "stateless":
+            from .pipeline import stateless_request
+
+            self._pipeline = stateless_request
         if self.refresh_lists:
             from . import refresh
 
@@ -184,10 +194,8 @@ class Client(ServerMethods):
     async def send_request(
         self, method: MethodInfo[P, R], params: P | None, options: RequestOptions | None = None
     ) -> R:
-        if self.era == "stateless":
-            from .pipeline import stateless_request
-
-            stateless: R = await stateless_request(self, method, params, options)
+        if self._pipeline is not None:
+            stateless: R = await self._pipeline(self, method, params, options)
             return stateless
         try:
             result: R = await self._conn().request(method.method, params, options)

@@ -1,7 +1,7 @@
 """The 2026-07-28 request pipeline: one request with its per-request ``_meta``, the result
 cache, multi round-trip input rounds (basic/patterns/mrtr.mdx), re-issue of a request whose
-response stream broke, and the HeaderMismatch retry of tools/call. Imported on the first
-request of a client that negotiated the stateless era.
+response stream broke, and the HeaderMismatch retry of tools/call. Imported when a client
+negotiates the stateless era; a handshake-era client never loads it.
 """
 
 from __future__ import annotations
