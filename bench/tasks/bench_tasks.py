@@ -31,8 +31,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from mcpbind import Client, Server  # noqa: E402
+from mcpbind.client import start_task  # noqa: E402
 from mcpbind.server.tasks import TaskContext, Tasks  # noqa: E402
-from mcpbind.tasks import MemoryTaskStore, RedisTaskStore, SqliteTaskStore, TaskStore, start_task  # noqa: E402
+from mcpbind.tasks import MemoryTaskStore, RedisTaskStore, SqliteTaskStore, TaskStore  # noqa: E402
 from tests.tasks.redis_server import redis_server  # noqa: E402
 
 

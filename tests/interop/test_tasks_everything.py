@@ -20,7 +20,7 @@ import pytest
 
 from mcpbind import Client, ClientHandlers
 from mcpbind import types as t
-from mcpbind.tasks import start_task
+from mcpbind.client import start_task
 from mcpbind.transports import StdioClientTransport
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,9 +12,9 @@ import pytest
 
 from mcpbind import Client, ClientHandlers, Server
 from mcpbind import types as t
+from mcpbind.client.cache import ResultCache
 from mcpbind.server import ServerSession
 from mcpbind.stateless import CacheHint
-from mcpbind.stateless.client_side import ResultCache
 from mcpbind.transports import memory_pair
 
 from .app import build, ttl_options

@@ -18,7 +18,7 @@ import pytest
 
 from mcpbind import Client, ClientHandlers
 from mcpbind import types as t
-from mcpbind.tasks import TaskHandle, start_task
+from mcpbind.client import TaskHandle, start_task
 from mcpbind.transports import StdioClientTransport
 from tests.support.live_server import spawn_server
 

@@ -16,8 +16,8 @@ import pytest
 
 from mcpbind import Client, ClientHandlers, McpError, Server
 from mcpbind import types as t
+from mcpbind.client import TaskHandle, start_task
 from mcpbind.server.tasks import RELATED_TASK, TaskContext, Tasks
-from mcpbind.tasks import TaskHandle, start_task
 from tests.tasks.forms import ask_name
 
 pytestmark = pytest.mark.anyio

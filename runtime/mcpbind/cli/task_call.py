@@ -15,7 +15,7 @@ import click
 
 from mcpbind_types import unified as t
 
-from ..tasks.handle import start_task
+from ..client.tasks import start_task
 from ..tasks.wire import EXTENSION
 
 if TYPE_CHECKING:

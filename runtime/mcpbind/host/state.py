@@ -23,9 +23,9 @@ import anyio
 from mcpbind_types import unified as t
 
 from ..client import Client
+from ..client.subscription import Subscription
 from ..protocol import CONNECTION_CLOSED, INVALID_PARAMS, McpError
 from ..server.app import Server
-from ..stateless.subscription import Subscription
 from ..transports import StdioClientTransport, Transport
 from .catalog import ServerLists
 from .config import ApprovalPolicy, ServerConfig

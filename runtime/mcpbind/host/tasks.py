@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..tasks.handle import TaskHandle, start_task
+from ..client.tasks import TaskHandle, start_task
 from .state import UnknownName
 
 if TYPE_CHECKING:

@@ -28,12 +28,12 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import decoder
 
 from ..protocol import INTERNAL_ERROR, McpError, RemoteProtocolError, custom_method
-from ..stateless.client_side import answer_inputs
-from .record import TERMINAL
-from .wire import EXTENSION
+from ..tasks.record import TERMINAL
+from ..tasks.wire import EXTENSION
+from .handlers import answer_inputs
 
 if TYPE_CHECKING:
-    from ..client import Client
+    from .client import Client
 
 __all__ = ["TaskHandle", "TaskState", "start_task"]
 

@@ -1,26 +1,19 @@
-"""The client's half of the stateless era: the result cache and answering input requests.
+"""The client's result cache (2026-07-28).
 
 server/utilities/caching.mdx: a result is fresh for ``ttlMs`` after it arrived; the cache key
 is the method and the parameters that affect the result (never ``_meta``); retries carrying
 ``inputResponses``/``requestState`` are never cached; a list-changed notification invalidates.
-basic/patterns/mrtr.mdx: the client answers every ``inputRequests`` entry with the
-application's handlers and retries the original request.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import msgspec
 
-from mcpbind_types import unified as t
-
-from ..protocol import INVALID_PARAMS, INVALID_REQUEST, McpError
-from ..protocol.subcaps import subcapability_refusal
-
-__all__ = ["INVALIDATES", "ResultCache", "answer_inputs"]
+__all__ = ["INVALIDATES", "ResultCache"]
 
 INVALIDATES: Final = {
     "notifications/tools/list_changed": ("tools/list",),
@@ -28,7 +21,7 @@ INVALIDATES: Final = {
     "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
     "notifications/resources/updated": ("resources/read",),
 }
-"""caching.mdx, Interaction with Notifications: which cached methods a notification staless."""
+"""caching.mdx, Interaction with Notifications: which cached methods a notification makes stale."""
 
 _CACHED_METHODS: Final = frozenset(
     {"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
@@ -89,39 +82,3 @@ class ResultCache:
 
     def __len__(self) -> int:
         return len(self._entries)
-
-
-SamplingHandler = Callable[[t.CreateMessageRequestParams], Awaitable[t.CreateMessageResult]]
-ElicitationHandler = Callable[[Any], Awaitable[t.ElicitResult]]
-
-
-async def answer_inputs(
-    requests: dict[str, Any],
-    *,
-    sampling: SamplingHandler | None,
-    elicitation: ElicitationHandler | None,
-    roots: Sequence[t.Root] | None,
-    caps: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """One response per input request, from the application's handlers; a request needing a
-    sub-capability missing from ``caps`` (what the client declared) is refused -32602."""
-    responses: dict[str, Any] = {}
-    for key, request in requests.items():
-        tag = getattr(getattr(type(request), "__struct_config__", None), "tag", None)
-        method = tag if isinstance(tag, str) else type(request).__name__
-        refusal = subcapability_refusal(method, getattr(request, "params", None), caps)
-        if caps is not None and refusal is not None:
-            raise McpError(INVALID_PARAMS, f"Invalid params: input {key!r}: {refusal[1]}")
-        if isinstance(request, t.ElicitRequest) and elicitation is not None:
-            responses[key] = await elicitation(request.params)
-        elif isinstance(request, t.CreateMessageRequest) and sampling is not None:
-            responses[key] = await sampling(request.params)
-        elif isinstance(request, t.ListRootsRequest) and roots is not None:
-            responses[key] = t.ListRootsResult(roots=list(roots))
-        else:
-            # mrtr.mdx: servers MUST NOT ask for what the client did not declare.
-            raise McpError(
-                INVALID_REQUEST,
-                f"the server asked for {method} (input {key!r}), which this client did not declare",
-            )
-    return responses

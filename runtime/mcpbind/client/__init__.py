@@ -1,0 +1,50 @@
+"""The client: one isolated session with one server, in either protocol era.
+
+``Client`` and ``ClientHandlers`` are what most code needs. By role: ``client`` (the ``Client``
+class), ``handlers`` (what the client answers when the server asks), ``connect`` (what it
+connects to), ``negotiation`` (the handshake, or the 2026-07-28 discover probe and fallback),
+``pipeline`` (a 2026-07-28 request: ``_meta``, cache, input rounds, re-issue), ``cache``,
+``tool_headers`` (``x-mcp-header`` over HTTP), ``listen`` and ``subscription``
+(``subscriptions/listen``), ``refresh`` (``refresh_lists``), ``tasks`` (the requestor side of
+tasks: ``start_task``, ``TaskHandle``). The pipeline, listen, refresh and tasks are imported
+when first used, so ``from mcpbind import Client`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .client import Client
+from .handlers import ClientHandlers
+from .negotiation import UnsupportedVersion
+
+if TYPE_CHECKING:
+    from .subscription import Subscription
+    from .tasks import TaskHandle, TaskState, start_task
+
+_LAZY = {
+    "Subscription": "subscription",
+    "TaskHandle": "tasks",
+    "TaskState": "tasks",
+    "start_task": "tasks",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f"{__name__}.{module}"), name)
+
+
+__all__ = [
+    "Client",
+    "ClientHandlers",
+    "Subscription",
+    "TaskHandle",
+    "TaskState",
+    "UnsupportedVersion",
+    "start_task",
+]

@@ -1,0 +1,385 @@
+"""``Client``: one isolated session with one server, in either protocol era.
+
+``async with Client(transport) as client:`` connects; every method of the generated
+``ServerMethods`` stubs is then typed (``await client.call_tool(...)`` returns a
+``CallToolResult``). ``protocol_version`` picks the era: a handshake version runs the
+``initialize`` handshake; ``"2026-07-28"`` speaks the stateless era (per-request ``_meta``);
+``"auto"`` (the default) probes with ``server/discover`` and falls back to ``initialize`` for
+older servers (transports/stdio.mdx, Backward Compatibility). What the server asks of the client (sampling,
+elicitation, roots) goes to the handlers given here on both eras: server-to-client requests on
+the handshake era, ``InputRequiredResult`` rounds on 2026-07-28; refused unless declared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import msgspec
+
+from mcpbind_types import unified as t
+from mcpbind_types._common import MethodInfo, P, R, RequestOptions, json_object
+from mcpbind_types.unified.stubs import ServerMethods
+
+from ..output_schema import OutputSchema
+from ..protocol import (
+    METHOD_NOT_FOUND,
+    McpError,
+    NotificationReceived,
+    RequestReceived,
+    Session,
+    SessionOptions,
+    UrlElicitationRequired,
+    custom_method,
+    has_capability,
+)
+from ..session import Connection
+from ..versions import AUTO, LATEST_STATELESS
+from .cache import INVALIDATES, ResultCache
+from .connect import open_location, open_target, parse_location
+from .handlers import ClientHandlers, capabilities_of
+from .negotiation import UnsupportedVersion, negotiate, probes
+
+if TYPE_CHECKING:
+    from ..server.app import Server
+    from ..tasks.receiver import TaskReceiver
+    from ..transports.base import Transport
+    from ..transports.launch import ServerLocation
+    from .listen import Listener
+    from .subscription import Subscription
+
+__all__ = ["Client", "ClientHandlers", "UnsupportedVersion"]
+
+Pipeline: TypeAlias = Callable[
+    ["Client", MethodInfo[Any, Any], Any, RequestOptions | None], Awaitable[Any]
+]
+
+logger = logging.getLogger("mcpbind.client")
+
+
+class Client(ServerMethods):
+    """A typed MCP client. ``Client(server)`` connects in memory to an mcpbind ``Server``;
+    ``Client("python server.py")``, ``Client("server.py")`` and ``Client("https://.../mcp")``
+    spawn or reach one as the CLI does (:mod:`mcpbind.transports.launch`); a ``Transport``, or
+    a context manager that opens one (``connect_http(url, headers=...)``), is used as given.
+
+    ``protocol_version``: ``"auto"`` (the default) probes with ``server/discover``
+    (``probe_timeout``) and falls back to ``initialize`` on the same connection, so each
+    server gets the newest era it speaks and application code does not change with it
+    (``ping`` becomes a discover, ``logging/setLevel`` a per-request level, sampling,
+    elicitation and roots are answered in input rounds, ``listen()`` opts in to change
+    notifications in either era). A handshake version (``LATEST_HANDSHAKE``) forces
+    ``initialize``; ``"2026-07-28"`` forces the stateless era. ``era`` and
+    ``protocol_version`` tell what was chosen; the probe waits at most ``probe_timeout`` and
+    never longer than ``timeout``. Stateless-era only: ``cache`` keeps list and read
+    results while their ``ttlMs`` says they are fresh; ``max_input_rounds`` bounds the input
+    rounds of one request; ``max_reissues`` bounds re-sending a request whose HTTP response
+    stream broke; ``log_level`` is sent with every request; over HTTP, tools' ``x-mcp-header``
+    parameters are mirrored into ``Mcp-Param-*`` headers. ``listen()`` opts in to change
+    notifications (``subscriptions/listen``), delivered to ``handlers.notification``.
+    """
+
+    def __init__(
+        self,
+        transport: str | Server | Transport | contextlib.AbstractAsyncContextManager[Transport],
+        *,
+        name: str = "mcpbind",
+        version: str = "0.1.0",
+        handlers: ClientHandlers | None = None,
+        protocol_version: str = AUTO,
+        timeout: float | None = 60.0,
+        enforce_capabilities: bool = True,
+        refresh_lists: bool = False,
+        cache: bool = True,
+        max_input_rounds: int = 8,
+        probe_timeout: float | None = 10.0,
+        log_level: str | None = None,
+        max_reissues: int = 2,
+        auth: Any = None,
+    ) -> None:
+        # A bad command line fails here, not on enter.
+        self._location: ServerLocation | None = (
+            parse_location(transport) if isinstance(transport, str) else None
+        )
+        self._target = None if isinstance(transport, str) else transport
+        #: For a URL or a command line: the HTTP transport's ``auth=`` (an ``httpx2.Auth`` such
+        #: as ``mcpbind.auth.client.OAuth``, or a bearer token string).
+        self.auth = auth
+        self.handlers = handlers or ClientHandlers()
+        self._info = t.Implementation(name=name, version=version)
+        self._offer = protocol_version
+        self._timeout = timeout
+        self._options = SessionOptions(enforce_capabilities=enforce_capabilities)
+        self._stack = contextlib.AsyncExitStack()
+        self._roots: list[t.Root] = list(self.handlers.roots or [])
+        self.connection: Connection | None = None
+        self.server_info: t.Implementation | None = None
+        self.server_capabilities: t.ServerCapabilities | None = None
+        self.instructions: str | None = None
+        self.protocol_version: str | None = None
+        #: With ``refresh_lists``: the server's full lists, fetched after the handshake and
+        #: fetched again whenever the server says one changed (``None``: not declared).
+        self.refresh_lists = refresh_lists
+        self._schemas: dict[str, OutputSchema | None] = {}  # tool -> output schema, lazily
+        self.tools: list[t.Tool] | None = None
+        self.resources: list[t.Resource] | None = None
+        self.prompts: list[t.Prompt] | None = None
+        #: ``"handshake"`` or ``"stateless"`` once connected.
+        self.era: str | None = None
+        #: Stateless era: cached results honouring ``ttlMs`` (``None`` with ``cache=False``).
+        self.cache: ResultCache | None = ResultCache() if cache else None
+        self.max_input_rounds = max_input_rounds
+        self.probe_timeout = probe_timeout
+        #: Stateless era: sent as ``io.modelcontextprotocol/logLevel`` on every request.
+        self.log_level = log_level
+        self._meta: dict[str, Any] = {}
+        #: Stateless era: how often a request whose response stream broke is re-issued.
+        self.max_reissues = max_reissues
+        self._transport: Transport | None = None
+        #: ``refresh_lists`` on 2026-07-28: the ``subscriptions/listen`` stream feeding it.
+        self.lists_subscription: Subscription | None = None
+        self._listener: Listener | None = None  # on the first listen()
+        #: The 2026-07-28 request pipeline, once that era is negotiated.
+        self._pipeline: Pipeline | None = None
+        #: URL-mode elicitations seen and not completed yet (elicitation.mdx).
+        self._url_elicitations: set[str] = set()
+        #: With ``handlers.tasks``, on the handshake era: the tasks run for the server.
+        self.task_receiver: TaskReceiver | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    async def __aenter__(self) -> Client:
+        try:
+            await self._connect()
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stack.aclose()
+
+    async def _connect(self) -> None:
+        if self._location is not None:
+            transport = await open_location(self._location, self._stack, self.auth)
+        else:
+            assert self._target is not None
+            transport = await open_target(self._target, self._stack)
+        self._transport = transport
+        core = Session("client", LATEST_STATELESS if probes(self._offer) else None, self._options)
+        core.set_local_capabilities(self.capabilities())
+        self.connection = Connection(
+            core,
+            transport,
+            on_request=self._on_request,
+            on_notification=self._on_notification,
+            default_timeout=self._timeout,
+        )
+        await self._stack.enter_async_context(self.connection)
+        self.era = await negotiate(self, core)
+        if self.era == "stateless":
+            from .pipeline import stateless_request
+
+            self._pipeline = stateless_request
+        if self.refresh_lists:
+            from . import refresh
+
+            await refresh.start(self)
+
+    def capabilities(self) -> t.ClientCapabilities:
+        return capabilities_of(self.handlers)
+
+    # ------------------------------------------------------------------ the stub funnel
+    async def send_request(
+        self, method: MethodInfo[P, R], params: P | None, options: RequestOptions | None = None
+    ) -> R:
+        if self._pipeline is not None:
+            stateless: R = await self._pipeline(self, method, params, options)
+            return stateless
+        try:
+            result: R = await self._conn().request(method.method, params, options)
+        except UrlElicitationRequired as exc:
+            ids = (e.elicitation_id for e in exc.elicitations)
+            self._url_elicitations.update(i for i in ids if isinstance(i, str))
+            raise
+        return result
+
+    async def send_notification(self, method: MethodInfo[P, None], params: P | None) -> None:
+        await self._conn().notify(method.method, params)
+
+    def _conn(self) -> Connection:
+        if self.connection is None:
+            raise RuntimeError("use the client as `async with Client(...) as client`")
+        return self.connection
+
+    # ------------------------------------------------------------------ conveniences
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        options: RequestOptions | None = None,
+        check_output: bool = True,
+    ) -> t.CallToolResult:
+        """Call a tool by name; structured content is checked against the tool's output schema
+        (fetched once with tools/list) when the tool declares one, in the schema's dialect
+        (see :mod:`mcpbind.output_schema`); ``check_output=False`` skips the check."""
+        params = t.CallToolRequestParams(name=name)
+        if arguments is not None:
+            params.arguments = arguments
+        result = await self.call_tool(params, options=options)
+        if check_output and not result.is_error:
+            schema = await self._output_schema(name)
+            if schema is not None:
+                schema.check(result)
+        return result
+
+    async def _output_schema(self, name: str) -> OutputSchema | None:
+        if name not in self._schemas:
+            async for tool in self.iter_tools():
+                schema = tool.output_schema
+                if isinstance(schema, msgspec.UnsetType):
+                    self._schemas[tool.name] = None
+                else:
+                    schema = json_object(schema)
+                    self._schemas[tool.name] = OutputSchema(
+                        tool.name, schema, self.protocol_version
+                    )
+        return self._schemas.get(name)
+
+    def iter_tools(self) -> AsyncIterator[t.Tool]:
+        """Every tool, following ``nextCursor`` through all pages."""
+        return self._pages(self.list_tools, "tools")
+
+    def iter_resources(self) -> AsyncIterator[t.Resource]:
+        return self._pages(self.list_resources, "resources")
+
+    def iter_resource_templates(self) -> AsyncIterator[t.ResourceTemplate]:
+        return self._pages(self.list_resource_templates, "resource_templates")
+
+    def iter_prompts(self) -> AsyncIterator[t.Prompt]:
+        return self._pages(self.list_prompts, "prompts")
+
+    async def _pages(
+        self, fetch: Callable[[t.PaginatedRequestParams | None], Awaitable[Any]], items: str
+    ) -> AsyncIterator[Any]:
+        cursor: str | None = None
+        while True:
+            page = await fetch(_page(cursor))
+            for item in getattr(page, items):
+                yield item
+            cursor = page.next_cursor if isinstance(page.next_cursor, str) else None
+            if not cursor:
+                return
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        options: RequestOptions | None = None,
+    ) -> Any:
+        """Low level: send any request, custom methods included; the result is plain JSON."""
+        conn = self._conn()
+        if method not in conn.core._outbound:
+            conn.core.register_method(custom_method(method, "client_to_server"))
+        if self.era == "stateless":
+            params = {
+                **(params or {}),
+                "_meta": {**self._meta, **((params or {}).get("_meta") or {})},
+            }
+        return await conn.request(method, params, options)
+
+    async def listen(
+        self,
+        *,
+        tools_list_changed: bool = False,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resource_uris: Sequence[str] = (),
+    ) -> Subscription:
+        """Opt in to change notifications; they reach ``handlers.notification`` (and
+        invalidate the cache). 2026-07-28: a ``subscriptions/listen`` request kept open in
+        the background, re-sent if its stream breaks (subscriptions.mdx); returns once the
+        server acknowledged it. Handshake era: ``resources/subscribe`` per URI (list changes
+        arrive anyway). ``await subscription.close()`` ends it."""
+        if self._listener is None:
+            from .listen import Listener
+
+            self._listener = Listener(self)
+        wanted = t.SubscriptionFilter()
+        if tools_list_changed:
+            wanted.tools_list_changed = True
+        if prompts_list_changed:
+            wanted.prompts_list_changed = True
+        if resources_list_changed:
+            wanted.resources_list_changed = True
+        if resource_uris:
+            wanted.resource_subscriptions = list(resource_uris)
+        return await self._listener.open(wanted)
+
+    async def set_roots(self, roots: Sequence[t.Root]) -> None:
+        """Replace the roots and tell the server (``notifications/roots/list_changed``)."""
+        self._roots = list(roots)
+        if self.era != "stateless":  # 2026-07-28: roots travel in each input round instead
+            await self._conn().notify("notifications/roots/list_changed", None)
+
+    # ------------------------------------------------------------------ server -> client
+    async def _on_request(self, event: RequestReceived) -> Any:
+        tasks = self.task_receiver
+        if tasks is not None:
+            if event.method.startswith("tasks/"):
+                return await tasks.serve(event.method, event.params)
+            if tasks.wants(event.method, event.params):
+                return await tasks.create(event.params, lambda: self._answer(event), self._conn())
+        return await self._answer(event)
+
+    async def _answer(self, event: RequestReceived) -> Any:
+        h = self.handlers
+        if event.method == "ping":
+            return {}
+        if event.method == "roots/list" and h.roots is not None:
+            return t.ListRootsResult(roots=self._roots)
+        if event.method == "sampling/createMessage" and h.sampling is not None:
+            return await h.sampling(event.params)
+        if event.method == "elicitation/create" and h.elicitation is not None:
+            eid = getattr(event.params, "elicitation_id", None)
+            if isinstance(eid, str):  # URL mode: its completion may be announced later
+                self._url_elicitations.add(eid)
+            return await h.elicitation(event.params)
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
+
+    async def _on_notification(self, event: NotificationReceived) -> None:
+        if event.method == "notifications/elicitation/complete":
+            eid = event.params.elicitation_id
+            if eid not in self._url_elicitations:  # elicitation.mdx: MUST ignore unknown ids
+                logger.debug("ignoring completion of unknown elicitation %r", eid)
+                return
+            self._url_elicitations.discard(eid)
+            if self.handlers.elicitation_complete is not None:
+                await self.handlers.elicitation_complete(eid)
+        listener = self._listener
+        if event.method == "notifications/subscriptions/acknowledged" and listener is not None:
+            listener.acknowledged(event.params)
+        stale = INVALIDATES.get(event.method)
+        if stale is not None and self.cache is not None:
+            self.cache.invalidate(stale)
+        if event.method == "notifications/message" and self.handlers.logging is not None:
+            await self.handlers.logging(event.params)
+        elif event.method.endswith("/list_changed"):
+            self._schemas.clear()
+            kind = event.method.split("/")[1]
+            if self.refresh_lists and kind in ("tools", "resources", "prompts"):
+                from .refresh import refetch
+
+                # A request cannot wait inside the read loop: refresh in the background.
+                self._conn().spawn(lambda: refetch(self, kind))
+        if self.handlers.notification is not None:
+            await self.handlers.notification(event.method, event.params)
+
+    def peer_has_capability(self, path: tuple[str, ...]) -> bool:
+        return has_capability(self._conn().core.peer_capabilities, path)
+
+
+def _page(cursor: str | None) -> t.PaginatedRequestParams | None:
+    return None if cursor is None else t.PaginatedRequestParams(cursor=cursor)

@@ -1,0 +1,60 @@
+"""What a ``Client`` connects to: a server string (spawned or reached as the CLI does, see
+:mod:`mcpbind.transports.launch`), an in-process ``Server`` (an in-memory pair), a transport
+factory such as ``connect_http(url, headers=...)``, or a transport used as given. The stdio,
+HTTP and in-memory machinery is imported only for the target that needs it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any, cast
+
+import anyio
+
+if TYPE_CHECKING:
+    from ..server.app import Server
+    from ..transports.base import Transport
+    from ..transports.launch import ServerLocation
+
+__all__ = ["open_location", "open_target", "parse_location"]
+
+
+def parse_location(text: str) -> ServerLocation:
+    """A server string, parsed when the client is made so a bad command line fails there."""
+    from ..transports.launch import parse_server
+
+    return parse_server(text)
+
+
+async def open_location(
+    location: ServerLocation, stack: contextlib.AsyncExitStack, auth: Any
+) -> Transport:
+    """Spawn or reach the server a string named (``auth``: the HTTP transport's)."""
+    from ..transports.launch import open_server
+
+    return await stack.enter_async_context(open_server(location, auth=auth))
+
+
+async def open_target(
+    target: Server | Transport | contextlib.AbstractAsyncContextManager[Transport],
+    stack: contextlib.AsyncExitStack,
+) -> Transport:
+    """The open transport to ``target``; what it opened is closed with ``stack``."""
+    factory = target if isinstance(target, contextlib.AbstractAsyncContextManager) else None
+    if factory is not None and not hasattr(factory, "send"):
+        # A transport factory, such as connect_http(url, headers=...): opened here.
+        opened: Transport = await stack.enter_async_context(factory)
+        return opened
+    from ..server.app import Server
+
+    if isinstance(target, Server):
+        from ..server.session import ServerSession
+        from ..transports.memory import memory_pair
+
+        client_end, server_end = memory_pair()
+        session = ServerSession(target, server_end)
+        tg = await stack.enter_async_context(anyio.create_task_group())
+        tg.start_soon(session.run)
+        stack.callback(tg.cancel_scope.cancel)
+        return client_end
+    return cast("Transport", target)  # a transport, perhaps also a context manager: as given

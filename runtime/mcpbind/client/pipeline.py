@@ -1,0 +1,129 @@
+"""The 2026-07-28 request pipeline: one request with its per-request ``_meta``, the result
+cache, multi round-trip input rounds (basic/patterns/mrtr.mdx), re-issue of a request whose
+response stream broke, and the HeaderMismatch retry of tools/call. Imported when a client
+negotiates the stateless era; a handshake-era client never loads it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from mcpbind_types import unified as t
+from mcpbind_types._common import MethodInfo, RequestOptions
+
+from ..protocol import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    McpError,
+    RemoteProtocolError,
+)
+from ..session import PeerError
+from ..stateless.meta import LOG_LEVEL, with_meta
+from ..transports._peek import STREAM_LOST
+from .cache import ResultCache
+from .handlers import answer_inputs
+from .tool_headers import reread_tools, vet_tools
+
+if TYPE_CHECKING:
+    from .client import Client
+
+__all__ = ["stateless_request", "stream_lost"]
+
+logger = logging.getLogger("mcpbind.client")
+
+
+async def stateless_request(
+    client: Client, method: MethodInfo[Any, Any], params: Any, options: RequestOptions | None
+) -> Any:
+    """One request on 2026-07-28: ``_meta``, the cache, and the MRTR retry loop."""
+    name = method.method
+    conn = client._conn()
+    if name == "ping":  # no ping in this era; discover answers "are you there" as well
+        await conn.request("server/discover", with_meta(method, None, client._meta))
+        return {}
+    if name == "logging/setLevel":  # logging.mdx (2026-07-28): a level per request
+        conn.core._check_send_capability(method)  # refused as on the handshake era
+        client.log_level = params.level
+        return {}
+    if method.versions and client.protocol_version not in method.versions:
+        raise McpError(
+            METHOD_NOT_FOUND, f"{name} is not part of protocol {client.protocol_version}"
+        )
+    cache = client.cache if ResultCache.cacheable(name, params) else None
+    if cache is not None:
+        hit = cache.get(name, params)
+        if hit is not None:
+            return hit
+    meta = (
+        client._meta if client.log_level is None else {**client._meta, LOG_LEVEL: client.log_level}
+    )
+    wire = with_meta(method, params, meta)
+    rounds = 0
+    while True:
+        result = await _send_round(client, name, wire, options)
+        if isinstance(result, t.InputRequiredResult):
+            rounds += 1
+            if rounds > client.max_input_rounds:
+                raise McpError(
+                    INTERNAL_ERROR, f"{name} still needs input after {rounds - 1} rounds"
+                )
+            requests = result.input_requests
+            handlers = client.handlers
+            responses = await answer_inputs(
+                requests if isinstance(requests, dict) else {},
+                sampling=handlers.sampling,
+                elicitation=handlers.elicitation,
+                roots=client._roots if handlers.roots is not None else None,
+                caps=conn.core.local_capabilities,
+            )
+            # mrtr.mdx, Client Requirements: echo requestState exactly (or omit it); the
+            # retry is a new request with a new id.
+            wire = msgspec.structs.replace(
+                wire,
+                input_responses=responses if responses else msgspec.UNSET,
+                request_state=result.request_state,
+            )
+            continue
+        kind = getattr(result, "result_type", msgspec.UNSET)
+        if kind is not msgspec.UNSET and kind != "complete":
+            # basic/index.mdx, ResultType: an unrecognized value is invalid.
+            raise RemoteProtocolError(
+                INTERNAL_ERROR, f"Unrecognized resultType {kind!r} for {name}"
+            )
+        if name == "tools/list" and isinstance(result, t.ListToolsResult):
+            result = vet_tools(client, result)
+        if cache is not None and rounds == 0:
+            cache.put(name, params, result)
+        return result
+
+
+async def _send_round(client: Client, name: str, wire: Any, options: RequestOptions | None) -> Any:
+    """One round on the wire: a request whose response stream broke is re-issued with a
+    new id (streamable-http.mdx, 2026-07-28: no resumption), and a tools/call refused
+    with HeaderMismatch is retried once after re-reading the tool list (§Client
+    Behavior of Custom Headers)."""
+    reissues = 0
+    refreshed = False
+    conn = client._conn()
+    while True:
+        try:
+            return await conn.request(name, wire, options)
+        except PeerError as exc:
+            if stream_lost(exc) and reissues < client.max_reissues and not conn.closed:
+                reissues += 1
+                logger.info("%s lost its response stream; re-issuing it", name)
+                continue
+            if exc.code == HEADER_MISMATCH and name == "tools/call" and not refreshed:
+                refreshed = True
+                await reread_tools(client)
+                continue
+            raise
+
+
+def stream_lost(exc: PeerError) -> bool:
+    """The request's HTTP response stream broke before its answer (the transport says so)."""
+    return isinstance(exc.data, dict) and exc.data.get(STREAM_LOST) is True

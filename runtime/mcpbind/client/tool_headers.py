@@ -1,0 +1,57 @@
+"""Tools' ``x-mcp-header`` parameters on the client side (streamable-http.mdx §Schema
+Extension): over HTTP, each listed tool's header paths go to the transport, which mirrors those
+arguments into ``Mcp-Param-*`` headers on its calls; a tool with invalid annotations is left
+out of the list. Other transports MAY ignore ``x-mcp-header``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from mcpbind_types import unified as t
+from mcpbind_types._common import json_value
+
+from ..transports.tool_headers import InvalidToolHeaders, header_paths
+
+if TYPE_CHECKING:
+    from .client import Client
+
+__all__ = ["reread_tools", "vet_tools"]
+
+logger = logging.getLogger("mcpbind.client")
+
+
+def vet_tools(client: Client, result: t.ListToolsResult) -> t.ListToolsResult:
+    """Keep each tool's header paths for its calls (on a transport that takes them) and
+    leave out tools whose annotations are invalid."""
+    registry = getattr(client._transport, "tool_headers", None)
+    if not isinstance(registry, dict):
+        return result  # other transports MAY ignore x-mcp-header
+    kept: list[t.Tool] = []
+    for tool in result.tools:
+        try:
+            paths = header_paths(json_value(tool.input_schema))
+        except InvalidToolHeaders as exc:
+            registry.pop(tool.name, None)
+            logger.warning("leaving out tool %r: %s", tool.name, exc)
+            continue
+        if paths:
+            registry[tool.name] = paths
+        else:
+            registry.pop(tool.name, None)
+        kept.append(tool)
+    if len(kept) == len(result.tools):
+        return result
+    return msgspec.structs.replace(result, tools=kept)
+
+
+async def reread_tools(client: Client) -> None:
+    """Every page of tools/list, past the cache, to learn the current header rules (§Client
+    Behavior of Custom Headers: after a HeaderMismatch)."""
+    if client.cache is not None:
+        client.cache.invalidate(("tools/list",))
+    async for _ in client.iter_tools():
+        pass
