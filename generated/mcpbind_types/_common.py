@@ -22,7 +22,6 @@ import abc
 import functools
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
 
 import msgspec
@@ -109,8 +108,10 @@ def json_object(value: dict[str, Any] | msgspec.Raw) -> dict[str, Any]:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class Discriminator:
+# The small records below are msgspec Structs, not dataclasses: defining a dataclass compiles
+# generated source at import time (about ten times the cost of a Struct), and this module is
+# imported by everything.
+class Discriminator(msgspec.Struct, frozen=True):
     """Pick a union member by the value of one key; ``default`` when absent or unknown."""
 
     field: str
@@ -318,8 +319,7 @@ def encode(obj: Any) -> bytes:
     return _ENCODER.encode(obj)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MethodInfo(Generic[P, R]):
+class MethodInfo(msgspec.Struct, Generic[P, R], frozen=True, kw_only=True):
     """One row of a method table. ``P`` and ``R`` type the stubs; the fields drive the runtime."""
 
     method: str
@@ -341,8 +341,7 @@ ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[Non
 """``(progress, total, message)``, awaited for each progress notification of a request."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RequestOptions:
+class RequestOptions(msgspec.Struct, frozen=True, kw_only=True):
     """Per-call options a stub passes through to the runtime."""
 
     timeout: float | None = None
