@@ -234,18 +234,15 @@ def _convert(obj: Any, tp: Any) -> Any:
     return decoder(tp).decode(_ENCODER.encode(obj))
 
 
-_AT = re.compile(r"^(?P<msg>.*?) - at `\$(?P<path>[^`]*)`$", re.DOTALL)
-_SPLIT = re.compile(
-    r"^(?P<msg>.*?) at `(?P<rel>[.\[][^`]*)`(?P<tail>.*?) - at `(?P<abs>\$[^`]*)`$", re.DOTALL
-)
-
-
-_ROOTED = re.compile(r"^(?P<msg>.*?) at `(?P<rel>[.\[][^`]*)`(?P<tail>[^`]*)$", re.DOTALL)
+# Patterns of error messages only: compiled on first use (re caches them), not at import.
+_AT = r"^(?P<msg>.*?) - at `\$(?P<path>[^`]*)`$"
+_SPLIT = r"^(?P<msg>.*?) at `(?P<rel>[.\[][^`]*)`(?P<tail>.*?) - at `(?P<abs>\$[^`]*)`$"
+_ROOTED = r"^(?P<msg>.*?) at `(?P<rel>[.\[][^`]*)`(?P<tail>[^`]*)$"
 
 
 def _relative(exc: Exception) -> str:
     """msgspec's message with its ``- at `$.x``` turned into `` at `.x``` (relative to here)."""
-    m = _AT.match(str(exc))
+    m = re.match(_AT, str(exc), re.DOTALL)
     if m is None:
         return str(exc)
     return f"{m['msg']} at `{m['path']}`" if m["path"] else m["msg"]
@@ -254,10 +251,10 @@ def _relative(exc: Exception) -> str:
 def join_error_path(message: str) -> str:
     """Join the two halves of a path that msgspec reports for errors raised inside a hook or a
     ``__post_init__`` ("X at `.a` - at `$.b`" -> "X - at `$.b.a`"); other messages unchanged."""
-    m = _SPLIT.match(message)
+    m = re.match(_SPLIT, message, re.DOTALL)
     if m is not None:
         return f"{m['msg']}{m['tail']} - at `{m['abs']}{m['rel']}`"
-    m = _ROOTED.match(message)  # raised at the top level: msgspec adds no "- at `$`"
+    m = re.match(_ROOTED, message, re.DOTALL)  # raised at the top level: msgspec adds no "- at `$`"
     if m is not None:
         return f"{m['msg']}{m['tail']} - at `${m['rel']}`"
     return message
