@@ -74,3 +74,34 @@ def test_the_lazy_table_agrees_with_the_type_checking_imports() -> None:
     lazy.update({name: f"mcpbind.{name}" for name in mcpbind._SUBMODULES})
     assert seen == lazy
     assert sorted(mcpbind.__all__) == sorted(lazy)
+
+
+_LS_PROBE = """
+import subprocess, sys
+spawned = []
+original = subprocess.Popen.__init__
+def record(self, *args, **kwargs):
+    spawned.append([m for m in {watched!r} if m in sys.modules])
+    original(self, *args, **kwargs)
+subprocess.Popen.__init__ = record
+from mcpbind.cli import main
+try:
+    main(["ls", sys.executable + " -m examples.notes_server"], prog_name="mcpbind")
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print("AT SPAWN", spawned[0])
+"""
+
+
+def test_ls_spawns_the_server_before_importing_the_client() -> None:
+    """``mcpbind ls`` starts the server first and imports the client, the types and msgspec
+    while the server starts (their import overlaps the server's)."""
+    watched = ["mcpbind.client", "mcpbind.session", "mcpbind_types.unified", "msgspec"]
+    probe = _LS_PROBE.format(watched=watched)
+    root = INIT.parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=root
+    )
+    assert done.returncode == 0, done.stderr
+    assert "AT SPAWN []" in done.stdout
+    assert "Notes (mcpbind-notes)" in done.stdout
