@@ -11,6 +11,7 @@ shell do not leak into it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import functools
@@ -18,7 +19,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
 import click
 
 from ..transports.launch import ServerLocation, open_server, parse_server
@@ -201,12 +201,15 @@ def _echo_stderr(line: str) -> None:
 
 
 def run_async(main: Callable[[], Awaitable[T]]) -> T:
-    """Run ``main`` on an event loop; errors become exit codes (:mod:`.errors`)."""
+    """Run ``main`` on an event loop; errors become exit codes (:mod:`.errors`).
+
+    Plain ``asyncio.run`` (mcpbind runs on asyncio only): anyio loads its asyncio backend on
+    first use, after the server is spawned, instead of before it as ``anyio.run`` would."""
 
     async def guarded() -> T:
         return await main()
 
     try:
-        return anyio.run(guarded)
+        return asyncio.run(guarded())
     except BaseException as exc:  # every path re-raises: mapped, or as it was
         translate(exc)
