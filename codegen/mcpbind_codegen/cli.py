@@ -12,7 +12,7 @@ import click
 
 from .methods import UNMAPPED
 from .overrides import OverrideError, OverrideTracker
-from .pipeline import diff_files, generate_all, generate_version, write_files
+from .pipeline import diff_files, generate_all, generate_version, stray_files, write_files
 from .schemas import sync_schemas
 
 _MANIFEST = click.option(
@@ -73,7 +73,7 @@ def _one_line_errors() -> Iterator[None]:
     "--out",
     type=click.Path(path_type=Path),
     required=True,
-    help="The package folder that receives v<version>/, _common.py and __init__.py.",
+    help="The package folder that receives v<version>/ and __init__.py.",
 )
 def generate(schema: Path, version: str, out: Path) -> None:
     """Generate the bindings of one schema file (for a new or unpinned version)."""
@@ -102,7 +102,7 @@ def generate_all_cmd(manifest: Path, schemas: Path, out: Path) -> None:
     """Regenerate every pinned version and the unified superset."""
     with _one_line_errors():
         files = generate_all(manifest, schemas, out)
-    stale = [p for p in out.rglob("*.py") if p not in files]
+    stale = stray_files(files, out)
     for p in stale:
         p.unlink()
     write_files(files)

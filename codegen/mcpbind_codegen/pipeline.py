@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .build import Builder
-from .emit import emit_package, emit_shared
+from .emit import emit_package, emit_root_init
 from .merge import merge_models
 from .methods import extract_methods
 from .model import Model
@@ -71,15 +71,16 @@ def generate_version(
     source_path: str | None = None,
     tracker: OverrideTracker | None = None,
 ) -> dict[Path, str]:
-    """One version's package under ``out_dir``, and ``out_dir``'s own ``__init__.py`` and
-    ``_common.py``, so the result imports as written. Versions generated into ``out_dir``
-    before stay listed in its ``VERSIONS``."""
+    """One version's package under ``out_dir``, and ``out_dir``'s own ``__init__.py``, so the
+    result imports as written (its helpers are ``mcpbind_types._common``, not copied). Versions
+    generated into ``out_dir`` before stay listed in its ``VERSIONS``."""
     schema, sha = load_schema(schema_path)
     source = source_path or f"schema/{version}/schema.json"
     model = build_model(schema, version, source, sha, tracker)
     files = emit_package(model, out_dir / package_name(version))
     versions = {v: s for v, s in generated_versions(out_dir).items() if v != version}
-    files.update(emit_shared({**versions, version: sha}, out_dir, pinned=False))
+    root = emit_root_init({**versions, version: sha}, out_dir, pinned=False)
+    files[out_dir / "__init__.py"] = root
     return files
 
 
@@ -107,7 +108,7 @@ def generate_all(manifest: Path, schema_root: Path, out_dir: Path) -> dict[Path,
         files.update(emit_package(model, out_dir / package_name(pin.version)))
     unified = merge_models(models)
     files.update(emit_package(unified, out_dir / "unified"))
-    files.update(emit_shared({p.version: p.sha256 for p in pins}, out_dir))
+    files[out_dir / "__init__.py"] = emit_root_init({p.version: p.sha256 for p in pins}, out_dir)
     return files
 
 
@@ -118,11 +119,20 @@ def write_files(files: dict[Path, str]) -> None:
             path.write_text(text)
 
 
+#: The hand-written modules of the package root, kept beside the generated ones (as lsprotocol
+#: keeps ``_hooks.py``): never written, removed or compared by the generator.
+HAND_WRITTEN = ("_common.py",)
+
+
+def stray_files(files: dict[Path, str], out_dir: Path) -> list[Path]:
+    """.py files under ``out_dir`` that the generator does not write and nobody wrote by hand."""
+    keep = set(files) | {out_dir / name for name in HAND_WRITTEN}
+    return [p for p in sorted(out_dir.rglob("*.py")) if p not in keep]
+
+
 def diff_files(files: dict[Path, str], out_dir: Path) -> list[str]:
     """Paths that differ from what is on disk, including stray .py files nobody generates."""
     problems = [
         str(p) for p, text in sorted(files.items()) if not p.exists() or p.read_text() != text
     ]
-    expected = set(files)
-    problems += [f"{p} (not generated)" for p in sorted(out_dir.rglob("*.py")) if p not in expected]
-    return problems
+    return problems + [f"{p} (not generated)" for p in stray_files(files, out_dir)]

@@ -113,7 +113,7 @@ def test_the_output_passes_mypy_strict(generated: Path) -> None:
     ids=[f"{d.name}/{f.parent.name}/{f.name}" for d, f in EXAMPLES],
 )
 def test_every_example_round_trips(generated: Path, draft: str, path: Path) -> None:
-    types, common = _module(draft, "types"), importlib.import_module(f"{PACKAGE}._common")
+    types, common = _module(draft, "types"), importlib.import_module("mcpbind_types._common")
     tp = getattr(types, path.parent.name, None)
     assert tp is not None, f"the example folder names {path.parent.name}, which is not generated"
     raw = path.read_bytes()

@@ -67,6 +67,26 @@ def test_gen_check_cli_reports_a_hand_edit(tmp_path: Path) -> None:
     assert "v2025_11_25/types.py" in result.output
 
 
+def test_the_hand_written_common_module_is_kept_and_never_compared(tmp_path: Path) -> None:
+    """Issue 11: ``_common.py`` is a hand-written source beside the generated files, not a
+    stamped copy: the generator neither writes, compares nor removes it; other strays fail."""
+    assert "DO NOT EDIT" not in (OUT / "_common.py").read_text()
+    assert OUT / "_common.py" not in generate_all(MANIFEST, ROOT / "schema", OUT)
+    out = tmp_path / "mcpbind_types"
+    runner = CliRunner()
+    args = ["--manifest", str(MANIFEST), "--schemas", str(ROOT / "schema"), "--out", str(out)]
+    assert runner.invoke(main, ["generate-all", *args]).exit_code == 0
+    (out / "_common.py").write_text("# hand-written\n")
+    (out / "v2025_11_25" / "extra.py").write_text("")
+    result = runner.invoke(main, ["check", *args])
+    assert result.exit_code == 1
+    assert "extra.py (not generated)" in result.output and "_common.py" not in result.output
+    assert runner.invoke(main, ["generate-all", *args]).exit_code == 0
+    assert (out / "_common.py").read_text() == "# hand-written\n"
+    assert not (out / "v2025_11_25" / "extra.py").exists()
+    assert runner.invoke(main, ["check", *args]).exit_code == 0
+
+
 def test_a_schema_change_changes_the_output_without_generator_changes(tmp_path: Path) -> None:
     """One added field and one added method in a copied schema appear in types, table and stubs."""
     schema = copy.deepcopy(_schema("2025-11-25"))

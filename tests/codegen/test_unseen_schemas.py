@@ -4,7 +4,9 @@ what they match over open version ranges, and a clear stop on constructs it cann
 from __future__ import annotations
 
 import copy
+import importlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from mcpbind_codegen.overrides import (
     since,
 )
 from mcpbind_codegen.pipeline import build_model, generate_version, read_manifest
+from mcpbind_types import _common
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "schema" / "manifest.json"
@@ -230,12 +233,22 @@ def test_generate_writes_an_importable_package(tmp_path: Path) -> None:
         assert "is not a pinned version" in result.output
     assert sorted(p.name for p in out.iterdir()) == [
         "__init__.py",
-        "_common.py",
         "vdraft_2099_01_01",
         "vdraft_2099_02_01",
     ]
     init = (out / "__init__.py").read_text()
     assert 'VERSIONS: tuple[str, ...] = ("draft-2099-01-01", "draft-2099-02-01",)' in init
+    # No copy of the helpers: the package plugs into the runtime's own RequestSender/MethodInfo.
+    sys.path.insert(0, str(tmp_path))
+    try:
+        stubs = importlib.import_module("bindings.vdraft_2099_01_01.stubs")
+        methods = importlib.import_module("bindings.vdraft_2099_01_01.methods")
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [n for n in sys.modules if n == "bindings" or n.startswith("bindings.")]:
+            del sys.modules[name]
+    assert issubclass(stubs.ClientMethods, _common.RequestSender)
+    assert all(isinstance(m, _common.MethodInfo) for m in methods.METHODS)
     bad = runner.invoke(
         main, ["generate", str(path), "--version", "x", "--out", str(tmp_path / "not-a-name")]
     )

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from .._common import MethodInfo
+from mcpbind_types._common import MethodInfo
+
 from .types import (
     CallToolRequest,
     CallToolRequestParams,

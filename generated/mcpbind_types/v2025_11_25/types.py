@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .._common import Discriminator, JSONObjectRaw, check_object, present_fields, untagged_union
+from mcpbind_types._common import (
+    Discriminator,
+    JSONObjectRaw,
+    check_object,
+    present_fields,
+    untagged_union,
+)
 
 __all__ = [
     "Annotations",

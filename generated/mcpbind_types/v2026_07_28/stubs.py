@@ -9,7 +9,8 @@
 
 from __future__ import annotations
 
-from .._common import RequestOptions, RequestSender
+from mcpbind_types._common import RequestOptions, RequestSender
+
 from . import methods as m
 from .types import (
     CallToolRequestParams,

@@ -2,6 +2,10 @@
 
 Each connects (see :mod:`.target`), runs the handshake, does its one job and shuts the server
 down. Errors leave with the exit codes of :mod:`.errors`.
+
+Only what parsing the command line and starting the server need is imported with this module:
+the types, the renderers and the client come after the server process is spawned, so they are
+imported while the server starts (issue 15, cold start of ``mcpbind ls``).
 """
 
 from __future__ import annotations
@@ -11,25 +15,16 @@ import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpbind_types import unified as t
-from mcpbind_types._common import RequestOptions
-
 from .errors import EXIT_TOOL_ERROR, CliFailure
 from .progress import ProgressBar
-from .render import (
-    call_result_lines,
-    pretty_json,
-    prompt_lines,
-    resource_contents_lines,
-    tool_signature,
-    wire,
-)
 from .target import ServerTarget, connect, run_async, server_options
-from .task_call import needs_task, run_as_task
+
+if TYPE_CHECKING:
+    from mcpbind_types import unified as t
 
 __all__ = ["call", "ls", "parse_json_object", "prompt", "read"]
 
@@ -62,6 +57,8 @@ def _show(value: Any, as_json: bool, lines: Iterable[str], *, err: bool = False)
     """Print a result as JSON (its wire form) or as ``lines``, its human-readable form (a
     generator, so the form not printed is never rendered)."""
     if as_json:
+        from .render import pretty_json, wire
+
         click.echo(pretty_json(wire(value)))
         return
     for line in lines:
@@ -88,6 +85,8 @@ def ls(target: ServerTarget, as_json: bool) -> None:
     async def main() -> dict[str, Any]:
         catalog: dict[str, Any] = {}
         async with connect(target) as client:
+            from .render import wire
+
             info = client.server_info
             catalog["serverInfo"] = wire(info) if info is not None else None
             catalog["protocolVersion"] = client.protocol_version
@@ -113,6 +112,8 @@ def _described(name: str, description: object, width: int) -> str:
 
 
 def _catalog_lines(catalog: dict[str, Any]) -> Any:
+    from .render import tool_signature
+
     info = catalog.get("serverInfo") or {}
     name = str(info.get("name", "?"))
     title = info.get("title")
@@ -200,8 +201,12 @@ def call(
     bar = ProgressBar(tool, enabled=show)
 
     async def main() -> t.CallToolResult:
-        options = RequestOptions(on_progress=bar.update, reset_timeout_on_progress=True)
         async with connect(target) as client:
+            from mcpbind_types._common import RequestOptions
+
+            from .task_call import needs_task, run_as_task
+
+            options = RequestOptions(on_progress=bar.update, reset_timeout_on_progress=True)
             if as_task or await needs_task(client, tool):
                 return await run_as_task(client, tool, args, show=progress is not False)
             try:
@@ -211,6 +216,8 @@ def call(
             return result
 
     result = run_async(main)
+    from .render import call_result_lines
+
     is_error = result.is_error is True
     _show(result, as_json, call_result_lines(result), err=is_error)
     if is_error:
@@ -238,19 +245,25 @@ def read(target: ServerTarget, uri: str, out: str | None, as_json: bool) -> None
 
     async def main() -> t.ReadResourceResult:
         async with connect(target) as client:
+            from mcpbind_types.unified import ReadResourceRequestParams
+
             result: t.ReadResourceResult = await client.read_resource(
-                t.ReadResourceRequestParams(uri=uri)
+                ReadResourceRequestParams(uri=uri)
             )
             return result
 
     result = run_async(main)
+    from mcpbind_types.unified import TextResourceContents
+
+    from .render import resource_contents_lines
+
     if out is not None:
         if not result.contents:
             raise CliFailure(f"{uri} has no contents to write", EXIT_TOOL_ERROR)
         first = result.contents[0]
         data = (
             first.text.encode("utf-8")
-            if isinstance(first, t.TextResourceContents)
+            if isinstance(first, TextResourceContents)
             else base64.b64decode(first.blob)
         )
         Path(out).write_bytes(data)
@@ -287,12 +300,16 @@ def prompt(target: ServerTarget, name: str, arguments: str | None, as_json: bool
         )
 
     async def main() -> t.GetPromptResult:
-        params = t.GetPromptRequestParams(name=name)
-        if args:
-            params.arguments = args
         async with connect(target) as client:
+            from mcpbind_types.unified import GetPromptRequestParams
+
+            params = GetPromptRequestParams(name=name)
+            if args:
+                params.arguments = args
             result: t.GetPromptResult = await client.get_prompt(params)
             return result
 
     result = run_async(main)
+    from .render import prompt_lines
+
     _show(result, as_json, prompt_lines(result))

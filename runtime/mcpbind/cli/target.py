@@ -11,6 +11,7 @@ shell do not leak into it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import functools
@@ -18,7 +19,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
 import click
 
 from ..transports.launch import ServerLocation, open_server, parse_server
@@ -159,16 +159,11 @@ def server_options(command: Callable[..., T]) -> Callable[..., T]:
 @contextlib.asynccontextmanager
 async def connect(target: ServerTarget, **client_options: Any) -> AsyncIterator[Client]:
     """A connected, initialized :class:`mcpbind.Client` for ``target``, answering and showing
-    what the server sends first as :mod:`.handlers` says."""
-    from ..client import Client
-    from .handlers import cli_handlers, set_log_level
+    what the server sends first as :mod:`.handlers` says.
 
-    options: dict[str, Any] = {
-        "name": "mcpbind-cli",
-        "timeout": target.timeout,
-        "handlers": cli_handlers(target.verbose),
-        **client_options,
-    }
+    The server is spawned first and the client imported after: the server starts while this
+    process imports (issue 15, cold start)."""
+    options: dict[str, Any] = {"name": "mcpbind-cli", "timeout": target.timeout, **client_options}
     if target.url is not None:
         try:
             import mcpbind.transports.http  # noqa: F401  (open_server(url) uses it)
@@ -184,19 +179,21 @@ async def connect(target: ServerTarget, **client_options: Any) -> AsyncIterator[
                 options["timeout"] = max(target.timeout, 300.0)
     elif target.auth.wanted:
         raise CliFailure("--auth and --client-credentials apply to URLs only", EXIT_USAGE)
-    async with (
-        open_server(
-            ServerLocation(target.spec, url=target.url, argv=target.argv),
-            env=target.env,
-            cwd=target.cwd,
-            on_stderr=_echo_stderr if target.verbose else None,
-            headers=target.headers,
-            auth=options.get("auth"),
-        ) as transport,
-        Client(transport, **options) as client,
-    ):
-        await set_log_level(client, target.verbose)
-        yield client
+    async with open_server(
+        ServerLocation(target.spec, url=target.url, argv=target.argv),
+        env=target.env,
+        cwd=target.cwd,
+        on_stderr=_echo_stderr if target.verbose else None,
+        headers=target.headers,
+        auth=options.get("auth"),
+    ) as transport:
+        from ..client import Client
+        from .handlers import cli_handlers, set_log_level
+
+        options.setdefault("handlers", cli_handlers(target.verbose))
+        async with Client(transport, **options) as client:
+            await set_log_level(client, target.verbose)
+            yield client
 
 
 def _echo_stderr(line: str) -> None:
@@ -204,12 +201,15 @@ def _echo_stderr(line: str) -> None:
 
 
 def run_async(main: Callable[[], Awaitable[T]]) -> T:
-    """Run ``main`` on an event loop; errors become exit codes (:mod:`.errors`)."""
+    """Run ``main`` on an event loop; errors become exit codes (:mod:`.errors`).
+
+    Plain ``asyncio.run`` (mcpbind runs on asyncio only): anyio loads its asyncio backend on
+    first use, after the server is spawned, instead of before it as ``anyio.run`` would."""
 
     async def guarded() -> T:
         return await main()
 
     try:
-        return anyio.run(guarded)
+        return asyncio.run(guarded())
     except BaseException as exc:  # every path re-raises: mapped, or as it was
         translate(exc)

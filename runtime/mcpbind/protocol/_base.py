@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import msgspec
@@ -43,8 +42,9 @@ _FIRST_BYTE = re.compile(rb"[ \t\r\n]*(.)", re.DOTALL)
 _EMPTY_OBJECT = b"{}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionOptions:
+# The records here are msgspec Structs, not dataclasses: a dataclass compiles source when it
+# is defined, at import time (issue 15, cold start); a Struct is also quicker to create.
+class SessionOptions(msgspec.Struct, frozen=True, kw_only=True):
     max_depth: int = DEFAULT_MAX_DEPTH
     """Messages nesting deeper than this are rejected before decoding (-32600)."""
     enforce_capabilities: bool = True
@@ -61,14 +61,12 @@ class SessionOptions:
     the handler runs); larger is -32602. Checked only for params bigger than this."""
 
 
-@dataclass(slots=True)
-class _Pending:
+class _Pending(msgspec.Struct):
     info: MethodInfo[Any, Any]
     progress_token: str | int | None
 
 
-@dataclass(slots=True)
-class _Inbound:
+class _Inbound(msgspec.Struct):
     method: str
     cancelled: bool = False
 

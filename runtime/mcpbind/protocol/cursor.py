@@ -4,7 +4,8 @@ a cursor the server did not mint is -32602."""
 from __future__ import annotations
 
 import base64
-import json
+
+import msgspec
 
 from .errors import INVALID_PARAMS, McpError
 
@@ -12,12 +13,12 @@ __all__ = ["decode_cursor", "encode_cursor"]
 
 
 def encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"o": offset}).encode()).decode()
+    return base64.urlsafe_b64encode(msgspec.json.encode({"o": offset})).decode()
 
 
 def decode_cursor(cursor: str) -> int:
     try:
-        offset = json.loads(base64.urlsafe_b64decode(cursor.encode()))["o"]
+        offset = msgspec.json.decode(base64.urlsafe_b64decode(cursor.encode()))["o"]
     except Exception:
         raise McpError(INVALID_PARAMS, "Invalid cursor") from None
     if not isinstance(offset, int) or offset < 0:

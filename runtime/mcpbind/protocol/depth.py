@@ -50,9 +50,10 @@ _DROP = bytes(b for b in range(256) if b not in _KEEP)
 _ONE_KIND = bytes.maketrans(b"{}", b"[]")
 _STEP = [0] * 256
 _STEP[ord("[")], _STEP[ord("]")] = 1, -1
-_ID_KEY = re.compile(rb'"id"\s*:\s*')
-_ID_VALUE = re.compile(rb'(-?\d+|"(?:[^"\\]|\\.)*")\s*[,}]')
-_LAST_ID = re.compile(rb',\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*}\s*$')
+# Patterns of the error paths: compiled on first use (re caches them), not at import.
+_ID_KEY = rb'"id"\s*:\s*'
+_ID_VALUE = rb'(-?\d+|"(?:[^"\\]|\\.)*")\s*[,}]'
+_LAST_ID = rb',\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*}\s*$'
 _MAX_ID_CANDIDATES = 4
 
 
@@ -110,7 +111,7 @@ def salvage_oversized_id(head: bytes, tail: bytes) -> tuple[int | str | None, bo
     rid, is_request = salvage_id(head)
     if rid is not None:
         return rid, is_request
-    last = _LAST_ID.search(tail)
+    last = re.search(_LAST_ID, tail)
     if last is not None:
         try:
             decoded = msgspec.json.decode(last.group(1))
@@ -126,10 +127,11 @@ def salvage_id(data: bytes) -> tuple[int | str | None, bool]:
     elsewhere, cut short) and whether it has a top-level ``method``: so the error can be
     answered on that request, or the pending call failed, instead of ``id: null``."""
     rid: int | str | None = None
-    for index, match in enumerate(_ID_KEY.finditer(data)):
+    id_value = re.compile(_ID_VALUE)
+    for index, match in enumerate(re.finditer(_ID_KEY, data)):
         if index == _MAX_ID_CANDIDATES:
             break
-        value = _ID_VALUE.match(data, match.end())
+        value = id_value.match(data, match.end())
         if value is None or not _top_level(data, match.start()):
             continue
         token = value.group(1)

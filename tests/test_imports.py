@@ -1,0 +1,107 @@
+"""What ``import mcpbind`` costs (issue 15, cold start): public names are imported on first
+use, and a client or server alone never imports the Host, the HTTP stack or the generator.
+(Not spec behaviour.)"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import mcpbind
+
+INIT = Path(mcpbind.__file__)
+
+_PROBE = """
+import sys
+before = set(sys.modules)
+{code}
+print(sorted(m for m in {watched!r} if m in sys.modules and m not in before))
+"""
+
+
+def _loaded(code: str, watched: list[str]) -> str:
+    """The modules of ``watched`` that ``code`` imports, run in a fresh interpreter."""
+    probe = _PROBE.format(code=code, watched=watched)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_import_mcpbind_alone_imports_no_runtime_module() -> None:
+    watched = ["mcpbind.client", "mcpbind.server", "mcpbind.protocol", "msgspec", "asyncio"]
+    assert _loaded("import mcpbind", watched) == "[]"
+
+
+def test_client_and_server_import_no_host_http_or_generator() -> None:
+    watched = [
+        "mcpbind.host",
+        "mcpbind.http",
+        "mcpbind.transports.http",
+        "mcpbind.auth",
+        "mcpbind.cli",
+        "mcpbind_codegen",
+        "httpx2",
+        "uvicorn",
+        "jsonschema",
+        "mcpbind.tasks.sqlite_store",
+    ]
+    assert _loaded("from mcpbind import Client, Server", watched) == "[]"
+
+
+def test_every_public_name_resolves_and_is_cached() -> None:
+    for name in mcpbind.__all__:
+        value = getattr(mcpbind, name)
+        assert value is not None, name
+        assert mcpbind.__dict__[name] is value, name  # later lookups skip __getattr__
+    assert set(dir(mcpbind)) >= set(mcpbind.__all__)
+
+
+def test_the_lazy_table_agrees_with_the_type_checking_imports() -> None:
+    """The names type checkers see (the ``TYPE_CHECKING`` imports) are the names
+    ``__getattr__`` resolves, from the same modules, and ``__all__`` lists exactly them."""
+    tree = ast.parse(INIT.read_text())
+    block = next(n for n in tree.body if isinstance(n, ast.If))
+    seen: dict[str, str] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom)
+        module = node.module or ""
+        home = f"mcpbind.{module}" if node.level else module
+        for alias in node.names:
+            seen[alias.asname or alias.name] = home if module else f"mcpbind.{alias.name}"
+    lazy = dict(mcpbind._HOME_OF)
+    lazy.update({name: f"mcpbind.{name}" for name in mcpbind._SUBMODULES})
+    assert seen == lazy
+    assert sorted(mcpbind.__all__) == sorted(lazy)
+
+
+_LS_PROBE = """
+import subprocess, sys
+spawned = []
+original = subprocess.Popen.__init__
+def record(self, *args, **kwargs):
+    spawned.append([m for m in {watched!r} if m in sys.modules])
+    original(self, *args, **kwargs)
+subprocess.Popen.__init__ = record
+from mcpbind.cli import main
+try:
+    main(["ls", sys.executable + " -m examples.notes_server"], prog_name="mcpbind")
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print("AT SPAWN", spawned[0])
+"""
+
+
+def test_ls_spawns_the_server_before_importing_the_client() -> None:
+    """``mcpbind ls`` starts the server first and imports the client, the types and msgspec
+    while the server starts (their import overlaps the server's)."""
+    watched = ["mcpbind.client", "mcpbind.session", "mcpbind_types.unified", "msgspec"]
+    probe = _LS_PROBE.format(watched=watched)
+    root = INIT.parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=root
+    )
+    assert done.returncode == 0, done.stderr
+    assert "AT SPAWN []" in done.stdout
+    assert "Notes (mcpbind-notes)" in done.stdout
