@@ -47,7 +47,6 @@ LAYERS: tuple[frozenset[str], ...] = (
 KNOWN_UPWARD_IMPORTS: dict[tuple[str, str], str] = {
     # stateless/ has no layer: it disappears (server side -> server/, client side -> client/,
     # classifier and meta -> protocol/). Every import into or out of it is listed here.
-    ("mcpbind", "stateless"): "the facade re-exports CacheHint, StatelessOptions from stateless/",
     ("client", "stateless"): "client.py uses stateless.{client_side,meta,subscription}",
     ("http", "stateless"): "http.stateless_era uses stateless.{dispatch,listen}",
     ("server", "stateless"): "server.{app,era,session} use stateless.{options,classify,dispatch,"
