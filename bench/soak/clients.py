@@ -235,10 +235,17 @@ async def listener(n: int, url: str, deadline: float, stats: Stats) -> None:
 
 
 def dump_tasks(why: str) -> None:
+    """Every task's await chain, innermost last (``Task.print_stack`` stops at the first)."""
     print(f"--- {why}: asyncio tasks ---", file=sys.stderr)
     for task in asyncio.all_tasks():
         print(f"task {task.get_name()}:", file=sys.stderr)
-        task.print_stack(limit=12, file=sys.stderr)
+        step: Any = task.get_coro()
+        while step is not None:
+            frame = getattr(step, "cr_frame", None) or getattr(step, "ag_frame", None)
+            if frame is not None:
+                code = frame.f_code
+                print(f"  {code.co_filename}:{frame.f_lineno} {code.co_name}", file=sys.stderr)
+            step = getattr(step, "cr_await", None) or getattr(step, "ag_await", None)
     sys.stderr.flush()
 
 
@@ -262,7 +269,13 @@ async def run(args: argparse.Namespace, stats: Stats) -> None:
         async with pool() as http:
             await worker(n, args.url, deadline, args.think, stats, http)
 
+    async def hang() -> None:  # --hang: a task that ignores cancellation (run.py's own test)
+        with anyio.CancelScope(shield=True):
+            await anyio.sleep(deadline + args.grace + 3600 - time.monotonic())
+
     async with anyio.create_task_group() as tg:
+        if args.hang:
+            tg.start_soon(watched, "injected hang", hang)
         for n in range(args.first, args.first + args.count):
             tg.start_soon(watched, f"client {n}", lambda n=n: client(n))
             if n % 5 == 4:
@@ -294,6 +307,7 @@ def main() -> int:
     parser.add_argument("--think", type=float, default=1.0)
     parser.add_argument("--grace", type=float, default=20.0, help="seconds allowed to close")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--hang", action="store_true", help="add a task that never ends (tests)")
     args = parser.parse_args()
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # run.py asks before a kill
     stats = Stats()

@@ -38,8 +38,6 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 TICK = os.sysconf("SC_CLK_TCK")
-KILL_AFTER = 15.0
-"""Seconds past a client process's own grace before it is killed."""
 
 
 @dataclass
@@ -101,6 +99,7 @@ def start_clients(args: argparse.Namespace, url: str, start: float, work: Path) 
         command += ["--first", str(first), "--count", str(count), "--start", repr(start)]
         command += ["--seconds", str(args.seconds), "--warmup", str(args.warmup)]
         command += ["--think", str(args.think), "--grace", str(args.grace), "--out", str(out)]
+        command += ["--hang"] if args.inject_hang and i == 0 else []
         with log.open("wb") as stderr:
             process = subprocess.Popen(command, stdout=stderr, stderr=stderr)
         clients.append(Proc(f"clients {first}-{first + count - 1}", process, out, log))
@@ -170,7 +169,7 @@ def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         rss["end"] = rss_kib(server.pid)
         sample_cpu(everyone)
         window = time.monotonic() - measured_from
-        hard = start + args.seconds + args.grace + KILL_AFTER
+        hard = start + args.seconds + args.grace + args.kill_after
         for proc in clients:
             try:
                 proc.process.wait(max(0.1, hard - time.monotonic()))
@@ -248,6 +247,7 @@ def merge(
         "p999_ms": round(percentile(latencies, 0.999) * 1000, 2),
         "max_ms": round(latencies[-1] * 1000, 2) if latencies else None,
         "cpu_pct": cpu,
+        "pids": {proc.name: proc.pid for proc in (server, *clients)},
         "stream_chunks_read": streamed,
         "notifications": notifications,
     }
@@ -295,6 +295,17 @@ def main() -> int:
     )
     parser.add_argument(
         "--list-changed", type=float, default=5.0, help="server: seconds between tools changes"
+    )
+    parser.add_argument(
+        "--kill-after",
+        type=float,
+        default=15.0,
+        help="seconds past the grace before a client process still running is killed",
+    )
+    parser.add_argument(
+        "--inject-hang",
+        action="store_true",
+        help="the first client process gets a task that never ends (the harness's own test)",
     )
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args()
