@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import faulthandler
 import json
 import random
 import signal
+import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import httpx2
 
 from mcpbind import LATEST_HANDSHAKE, LATEST_STATELESS, Client, RequestOptions
@@ -135,7 +136,8 @@ async def worker(
 
 
 async def slow_reader(n: int, url: str, deadline: float, stats: Stats) -> None:
-    """A stream read 256 bytes a second: a listen stream (odd n) or a GET stream."""
+    """A stream read 256 bytes a second off its socket: a listen stream (odd n) or a GET
+    stream. The server outpaces it, so its writes block and its queue must stay bounded."""
     me = f"slow reader {n}"
     async with pool() as http:
         while time.monotonic() < deadline:
@@ -143,7 +145,7 @@ async def slow_reader(n: int, url: str, deadline: float, stats: Stats) -> None:
             until = min(deadline, time.monotonic() + STREAM_SECONDS)
             try:
                 if n % 2:
-                    await _listen_slowly(http, url, until, stats)
+                    await _listen_slowly(url, until, stats)
                 else:
                     await _get_slowly(http, url, until, stats)
             except Exception as exc:
@@ -152,18 +154,34 @@ async def slow_reader(n: int, url: str, deadline: float, stats: Stats) -> None:
         stats.running[me] = "closing"
 
 
-async def _read_slowly(response: httpx2.Response, until: float, stats: Stats) -> None:
-    # The server sends a keepalive at least every 5 s, so a chunk comes before ``until``
-    # passes by long; ``aclosing`` ends the byte iterator here, not at loop shutdown.
-    async with contextlib.aclosing(response.aiter_raw(256)) as chunks:
-        async for _chunk in chunks:
-            stats.streamed += 1
-            if time.monotonic() >= until:
-                return
-            await anyio.sleep(1.0)
+async def _read_slowly(
+    url: str, method: str, headers: dict[str, str], body: bytes, until: float, stats: Stats
+) -> None:
+    """Send one HTTP/1.1 request on a socket of its own (a small receive buffer), check the
+    status line, then read 256 bytes a second until ``until`` or the end of the stream.
+    Bounded by ``until`` whatever the server sends (a quiet stream included)."""
+    where = httpx2.URL(url)
+    headers = {"host": f"{where.host}:{where.port}", "content-length": str(len(body)), **headers}
+    request = f"{method} {where.raw_path.decode()} HTTP/1.1\r\n"
+    request += "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    async with await anyio.connect_tcp(where.host, where.port or 80) as stream:
+        sock = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        await stream.send(request.encode() + b"\r\n" + body)
+        first = await stream.receive(256)
+        if not first.startswith(b"HTTP/1.1 200"):
+            raise RuntimeError(f"{method} answered {first[:200]!r}")
+        with anyio.move_on_after(until - time.monotonic()):
+            while True:
+                await anyio.sleep(1.0)
+                try:
+                    await stream.receive(256)
+                except anyio.EndOfStream:
+                    return  # the server ended the stream (a graceful close)
+                stats.streamed += 1
 
 
-async def _listen_slowly(http: httpx2.AsyncClient, url: str, until: float, stats: Stats) -> None:
+async def _listen_slowly(url: str, until: float, stats: Stats) -> None:
     message = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -179,11 +197,7 @@ async def _listen_slowly(http: httpx2.AsyncClient, url: str, until: float, stats
         "mcp-protocol-version": LATEST_STATELESS,
         "mcp-method": "subscriptions/listen",
     }
-    async with http.stream("POST", url, json=message, headers=headers) as response:
-        if response.status_code != 200:
-            text = (await response.aread())[:200]
-            raise RuntimeError(f"listen answered HTTP {response.status_code}: {text!r}")
-        await _read_slowly(response, until, stats)
+    await _read_slowly(url, "POST", headers, json.dumps(message).encode(), until, stats)
 
 
 async def _get_slowly(http: httpx2.AsyncClient, url: str, until: float, stats: Stats) -> None:
@@ -199,10 +213,7 @@ async def _get_slowly(http: httpx2.AsyncClient, url: str, until: float, stats: S
             "mcp-session-id": str(transport.session_id),
             "mcp-protocol-version": client.protocol_version or LATEST_HANDSHAKE,
         }
-        async with http.stream("GET", url, headers=headers) as response:
-            if response.status_code != 200:
-                raise RuntimeError(f"GET answered HTTP {response.status_code}")
-            await _read_slowly(response, until, stats)
+        await _read_slowly(url, "GET", headers, b"", until, stats)
 
 
 async def listener(n: int, url: str, deadline: float, stats: Stats) -> None:

@@ -74,12 +74,14 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_server(args: argparse.Namespace) -> tuple[Proc, str]:
+def start_server(args: argparse.Namespace, work: Path) -> tuple[Proc, str]:
     port = free_port()
     command = [sys.executable, str(HERE / "server.py"), "--port", str(port)]
     command += ["--tick", str(args.tick), "--list-changed", str(args.list_changed)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE)
-    server = Proc("server", process)
+    log = work / "server.log"
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr)
+    server = Proc("server", process, log=log)
     assert process.stdout is not None
     line = process.stdout.readline().decode()
     if not line.startswith("ready"):
@@ -151,7 +153,7 @@ def percentile(ordered: list[float], q: float) -> float:
 
 
 def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    server, url = start_server(args)
+    server, url = start_server(args, work)
     clients: list[Proc] = []
     problems: list[str] = []
     rss = {"warm": 0, "end": 0, "closed": 0}
@@ -219,6 +221,10 @@ def merge(
         problems += [f"{proc.name}: hung task {task}" for task in part["hung"]]
         if proc.process.returncode not in (0, None) and not proc.killed:
             problems.append(f"{proc.name} exited with status {proc.process.returncode}")
+    # The server logs a traceback for anything that went wrong on its side (its change
+    # ticker included): each is an error of the run.
+    assert server.log is not None
+    server_errors = server.log.read_text(errors="replace").count("Traceback (most recent")
     latencies.sort()
     cpu = {
         proc.name: round(100 * (proc.cpu[1] - proc.cpu[0]) / window, 1)
@@ -236,7 +242,8 @@ def merge(
         "rss_closed_kib": rss["closed"],
         "rss_peak_kib": peak,
         "rss_drift_pct": round(100.0 * (rss["end"] - rss["warm"]) / max(rss["warm"], 1), 2),
-        "errors": errors,
+        "errors": errors + server_errors,
+        "server_errors": server_errors,
         "first_errors": first_errors[:10],
         "hung": problems,
         "ops": ops,
@@ -265,7 +272,10 @@ def print_report(report: dict[str, Any]) -> None:
         f"  (target < 5 %)  peak {report['rss_peak_kib'] / mib:.1f} MiB"
         f"  clients closed {report['rss_closed_kib'] / mib:.1f} MiB"
     )
-    print(f"  errors {report['errors']}" + "".join(f"\n    {e}" for e in report["first_errors"]))
+    print(
+        f"  errors {report['errors']} ({report['server_errors']} logged by the server)"
+        + "".join(f"\n    {e}" for e in report["first_errors"])
+    )
     print(f"  hung {len(report['hung'])}" + "".join(f"\n    {h}" for h in report["hung"]))
     print(
         f"  echo latency p50 {report['p50_ms']} ms  p99 {report['p99_ms']} ms (target < 100 ms)"
@@ -318,7 +328,7 @@ def main() -> int:
         report = soak(args, work)
         print_report(report)
         if report["hung"] or report["errors"]:
-            for log in sorted(work.glob("clients*.log")):
+            for log in sorted(work.glob("*.log")):
                 text = log.read_text(errors="replace").strip()
                 if text:
                     print(f"--- {log.name} (last 3000 characters) ---\n{text[-3000:]}")

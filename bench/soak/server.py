@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import faulthandler
+import logging
 import signal
 import sys
 import time
@@ -70,13 +71,16 @@ def build_app(args: argparse.Namespace) -> tuple[Any, str]:
         changed = time.monotonic()
         while True:
             await asyncio.sleep(args.tick)
-            server.resource_updated("soak://tick")
-            if time.monotonic() - changed >= args.list_changed:
-                changed = time.monotonic()
-                if "extra" in server.tools:
-                    server.remove_tool("extra")
-                else:
-                    server.tool()(extra)
+            try:
+                server.resource_updated("soak://tick")
+                if time.monotonic() - changed >= args.list_changed:
+                    changed = time.monotonic()
+                    if "extra" in server.tools:
+                        server.remove_tool("extra")
+                    else:
+                        server.tool()(extra)
+            except Exception:  # a ticker that dies in silence starves every stream
+                logging.getLogger("soak").exception("announcing a change failed")
 
     async def with_churn(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan" and not hasattr(with_churn, "task"):
