@@ -132,6 +132,7 @@ fuzz:  ## coverage-guided fuzzing (atheris) of bytes -> decode -> dispatch, both
 
 SOAK_SECONDS ?= 1800
 SOAK_CLIENTS ?= 50
+SOAK_ARGS ?=
 
-soak:  ## soak benchmark: one uvicorn worker, SOAK_CLIENTS clients for SOAK_SECONDS; RSS drift, errors, p50/p99
-	$(PY) bench/soak/run.py --seconds $(SOAK_SECONDS) --clients $(SOAK_CLIENTS)
+soak:  ## soak benchmark: one uvicorn worker, SOAK_CLIENTS clients (one process per core) for SOAK_SECONDS; RSS drift, errors, p99, CPU
+	$(PY) bench/soak/run.py --seconds $(SOAK_SECONDS) --clients $(SOAK_CLIENTS) $(SOAK_ARGS)

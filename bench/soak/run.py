@@ -1,234 +1,294 @@
 """Soak benchmark (issue 16): one uvicorn worker serving ``server.py`` under a steady mix of
-work for a long time; prints RSS at start and end (and its drift), errors, p50/p99 latency.
+work for a long time; prints RSS drift, errors, echo latency percentiles and the CPU of every
+process.
 
-    python bench/soak/run.py [--seconds 1800] [--clients 50] [--json out.json]
+    python bench/soak/run.py [--seconds 1800] [--clients 50] [--procs N] [--json out.json]
 
-Every client is an mcpbind ``Client`` over Streamable HTTP that loops over a weighted mix:
-``echo`` calls on its session (the measured latency), calls cancelled mid-flight, sessions
-created and deleted, 2026-07-28 stateless calls. One client in five also keeps a
-``subscriptions/listen`` stream or a GET stream open and reads it slowly (a slow reader).
-RSS is sampled once the warm-up (a tenth of the run, 5 to 60 s) is over, and at the end.
-Not a timed test: ``make soak``; ``tests/bench/test_bench_soak_smoke.py`` runs it briefly.
+The clients (``clients.py``: calls, cancels, sessions created and deleted, 2026-07-28 calls,
+listen and GET streams, slow readers) are spread over ``--procs`` client processes (default:
+one per core), so no single client process saturates and the latencies measure the server.
+Latencies are the raw samples of every process merged, taken after the warm-up (a tenth of the
+run, 5 to 60 s). RSS drift: the server's RSS at the end of the run (under the same load)
+against its RSS at the end of the warm-up; the RSS after every client closed, and the peak,
+are printed too. CPU: each process's share of one core between the end of the warm-up and the
+end of the run; a client process near 100 % means the harness, not the server, set the pace.
+
+Whatever happens, the run ends: a client process still running ``--grace`` seconds after the
+end reports its hung tasks (await chains on its stderr, printed here) and cancels them; one
+still alive ``--kill-after`` seconds later is asked for its thread stacks (SIGUSR1) and killed, and so is a server that does not stop on
+SIGTERM. Every process is started and stopped here by its PID. The report is always printed;
+the exit status is 0 with no error and nothing hung, 1 with errors, 2 if anything hung (the
+targets are printed beside the figures, not enforced). Not a timed test: ``make soak``;
+``tests/bench/test_bench_soak_smoke.py`` runs it briefly.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
-import random
 import signal
 import socket
-import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import anyio
-import httpx2
-
-from mcpbind import LATEST_HANDSHAKE, LATEST_STATELESS, Client, RequestOptions
-from mcpbind.transports.http import connect_http
-
 HERE = Path(__file__).resolve().parent
-META = {
-    "io.modelcontextprotocol/protocolVersion": LATEST_STATELESS,
-    "io.modelcontextprotocol/clientInfo": {"name": "soak", "version": "1"},
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
-MIX = (("echo", 70), ("cancel", 10), ("churn", 8), ("stateless", 8), ("count", 4))
+TICK = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
-class Stats:
-    latencies: list[float] = field(default_factory=list)
-    ops: dict[str, int] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
-    streamed: int = 0
+class Proc:
+    name: str
+    process: subprocess.Popen[bytes]
+    out: Path | None = None
+    log: Path | None = None
+    cpu: list[float] = field(default_factory=list)  # CPU seconds at each sample
+    killed: bool = False
 
-    def error(self, where: str, exc: BaseException) -> None:
-        self.errors.append(f"{where}: {type(exc).__name__}: {exc}"[:300])
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
 
 
 def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
+    """The process's resident set in KiB (0 once it has exited)."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) for line in lines if line.startswith("VmRSS:")), 0)
 
 
-def start_server() -> tuple[subprocess.Popen[bytes], str]:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, str(HERE / "server.py"), "--port", str(port)],
-        stdout=subprocess.PIPE,
-    )
+        return int(probe.getsockname()[1])
+
+
+def start_server(args: argparse.Namespace, work: Path) -> tuple[Proc, str]:
+    port = free_port()
+    command = [sys.executable, str(HERE / "server.py"), "--port", str(port)]
+    command += ["--tick", str(args.tick), "--list-changed", str(args.list_changed)]
+    log = work / "server.log"
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr)
+    server = Proc("server", process, log=log)
     assert process.stdout is not None
     line = process.stdout.readline().decode()
     if not line.startswith("ready"):
-        process.kill()
+        stop(server)
         raise RuntimeError(f"server did not start: {line!r}")
-    return process, f"http://127.0.0.1:{port}/mcp"
+    return server, f"http://127.0.0.1:{port}/mcp"
 
 
-async def echo(client: Client, stats: Stats, text: str) -> None:
-    start = time.perf_counter()
-    result = await client.call("echo", {"text": text}, options=RequestOptions(timeout=30))
-    stats.latencies.append(time.perf_counter() - start)
-    block = result.content[0]
-    if getattr(block, "text", None) != text:
-        raise AssertionError(f"echo answered {block!r}")
+def start_clients(args: argparse.Namespace, url: str, start: float, work: Path) -> list[Proc]:
+    procs = max(1, min(args.procs, args.clients))
+    clients = []
+    first = 0
+    for i in range(procs):
+        count = args.clients // procs + (1 if i < args.clients % procs else 0)
+        out, log = work / f"clients{i}.json", work / f"clients{i}.log"
+        command = [sys.executable, str(HERE / "clients.py"), "--url", url]
+        command += ["--first", str(first), "--count", str(count), "--start", repr(start)]
+        command += ["--seconds", str(args.seconds), "--warmup", str(args.warmup)]
+        command += ["--think", str(args.think), "--grace", str(args.grace), "--out", str(out)]
+        command += ["--hang"] if args.inject_hang and i == 0 else []
+        with log.open("wb") as stderr:
+            process = subprocess.Popen(command, stdout=stderr, stderr=stderr)
+        clients.append(Proc(f"clients {first}-{first + count - 1}", process, out, log))
+        first += count
+    return clients
 
 
-async def worker(n: int, url: str, deadline: float, think: float, stats: Stats) -> None:
-    rng = random.Random(n)
-    names, weights = zip(*MIX, strict=True)
-    async with (
-        connect_http(url) as transport,
-        Client(transport, protocol_version=LATEST_HANDSHAKE) as client,
-    ):
-        done = 0
-        while time.monotonic() < deadline:
-            # Every kind once first (so even a short run covers the mix), then weighted.
-            op = names[done] if done < len(names) else rng.choices(names, weights)[0]
-            done += 1
-            try:
-                if op == "echo":
-                    await echo(client, stats, f"c{n}")
-                elif op == "count":
-                    await client.call("count", {"n": 1000})
-                elif op == "cancel":
-                    with anyio.move_on_after(rng.uniform(0.005, 0.05)):
-                        await client.call("slow", {"seconds": 5})
-                elif op == "churn":
-                    async with (
-                        connect_http(url) as other,
-                        Client(other, protocol_version=LATEST_HANDSHAKE) as fresh,
-                    ):
-                        await echo(fresh, stats, "fresh")
-                else:
-                    async with (
-                        connect_http(url) as other,
-                        Client(other, protocol_version=LATEST_STATELESS) as modern,
-                    ):
-                        await echo(modern, stats, "modern")
-            except Exception as exc:
-                stats.error(op, exc)
-            stats.ops[op] = stats.ops.get(op, 0) + 1
-            await anyio.sleep(think * rng.uniform(0.5, 1.5))
+def stop(proc: Proc, grace: float = 10.0) -> None:
+    """SIGTERM, then (with its thread stacks asked for first) SIGKILL: by PID, always."""
+    if proc.process.poll() is not None:
+        return
+    proc.process.send_signal(signal.SIGTERM)
+    try:
+        proc.process.wait(grace)
+    except subprocess.TimeoutExpired:
+        kill(proc)
 
 
-async def slow_reader(n: int, url: str, deadline: float, stats: Stats) -> None:
-    """A stream read one chunk every second: a listen stream (odd n) or a GET stream."""
-    async with httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=None)) as http:
-        while time.monotonic() < deadline:
-            try:
-                if n % 2:
-                    await _listen_slowly(http, url, deadline, stats)
-                else:
-                    await _get_slowly(http, url, deadline, stats)
-            except Exception as exc:
-                stats.error("slow reader", exc)
-                await anyio.sleep(1)
+def kill(proc: Proc) -> None:
+    if proc.process.poll() is not None:
+        return
+    proc.killed = True
+    proc.process.send_signal(signal.SIGUSR1)  # faulthandler: thread stacks to its log
+    time.sleep(1.0)
+    proc.process.kill()
+    proc.process.wait()
 
 
-async def _read_slowly(response: httpx2.Response, until: float, stats: Stats) -> None:
-    async for _chunk in response.aiter_raw(256):
-        stats.streamed += 1
-        if time.monotonic() >= until:
-            return
-        await anyio.sleep(1.0)
+def sample_cpu(procs: list[Proc]) -> None:
+    for proc in procs:
+        try:
+            proc.cpu.append(cpu_seconds(proc.pid))
+        except (OSError, IndexError):
+            proc.cpu.append(float("nan"))
 
 
-async def _listen_slowly(http: httpx2.AsyncClient, url: str, deadline: float, stats: Stats) -> None:
-    message = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "subscriptions/listen",
-        "params": {
-            "notifications": {"toolsListChanged": True, "resourceSubscriptions": ["soak://tick"]},
-            "_meta": META,
-        },
-    }
-    headers = {
-        "content-type": "application/json",
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": LATEST_STATELESS,
-        "mcp-method": "subscriptions/listen",
-    }
-    async with http.stream("POST", url, json=message, headers=headers) as response:
-        if response.status_code != 200:
-            text = (await response.aread())[:200]
-            raise RuntimeError(f"listen answered HTTP {response.status_code}: {text!r}")
-        await _read_slowly(response, min(deadline, time.monotonic() + 30), stats)
+def sleep_until(instant: float, server: Proc, rss: list[int]) -> None:
+    """Sleep until ``instant``, sampling the server's RSS every 5 s (for the peak)."""
+    while (left := instant - time.monotonic()) > 0:
+        time.sleep(min(left, 5.0))
+        if server.process.poll() is None:
+            rss.append(rss_kib(server.pid))
 
 
-async def _get_slowly(http: httpx2.AsyncClient, url: str, deadline: float, stats: Stats) -> None:
-    async with (
-        connect_http(url) as transport,
-        Client(transport, protocol_version=LATEST_HANDSHAKE) as client,
-    ):
-        session = getattr(transport, "session_id", None)
-        headers = {
-            "accept": "text/event-stream",
-            "mcp-session-id": str(session),
-            "mcp-protocol-version": client.protocol_version or LATEST_HANDSHAKE,
-        }
-        async with http.stream("GET", url, headers=headers) as response:
-            if response.status_code not in (200, 409):
-                raise RuntimeError(f"GET answered HTTP {response.status_code}")
-            await _read_slowly(response, min(deadline, time.monotonic() + 30), stats)
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
+def percentile(ordered: list[float], q: float) -> float:
+    if not ordered:
         return float("nan")
-    ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def drive(url: str, pid: int, seconds: float, clients: int, think: float) -> dict[str, Any]:
-    stats = Stats()
-    warmup = min(60.0, max(5.0, seconds / 10))
-    start = time.monotonic()
-    deadline = start + seconds
-    rss: dict[str, int] = {}
+def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    server, url = start_server(args, work)
+    clients: list[Proc] = []
+    problems: list[str] = []
+    rss = {"warm": 0, "end": 0, "closed": 0}
+    peak: list[int] = [0]
+    window = float("nan")
+    try:
+        start = time.monotonic() + 2.0  # every client process has imported by then
+        clients = start_clients(args, url, start, work)
+        everyone = [server, *clients]
+        sleep_until(start + args.warmup, server, peak)
+        rss["warm"] = rss_kib(server.pid)
+        sample_cpu(everyone)
+        measured_from = time.monotonic()
+        sleep_until(start + args.seconds, server, peak)
+        rss["end"] = rss_kib(server.pid)
+        sample_cpu(everyone)
+        window = time.monotonic() - measured_from
+        hard = start + args.seconds + args.grace + args.kill_after
+        for proc in clients:
+            try:
+                proc.process.wait(max(0.1, hard - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                kill(proc)
+                problems.append(f"{proc.name} (pid {proc.pid}) did not exit: killed")
+        time.sleep(2.0)  # the server reaps closed sessions and streams
+        rss["closed"] = rss_kib(server.pid)
+        peak.append(rss["closed"])
+        if server.process.poll() is not None:
+            problems.append(f"server exited during the run (status {server.process.returncode})")
+    finally:
+        for proc in clients:
+            kill(proc)
+        stop(server)
+    if server.killed:
+        problems.append(f"server (pid {server.pid}) did not stop on SIGTERM: killed")
+    return merge(args, server, clients, rss, max(peak), window, problems)
 
-    async def sample_start() -> None:
-        await anyio.sleep(warmup)
-        stats.latencies.clear()  # latency after the warm-up only
-        rss["start"] = rss_kib(pid)
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(sample_start)
-        for n in range(clients):
-            tg.start_soon(worker, n, url, deadline, think, stats)
-            if n % 5 == 4:
-                tg.start_soon(slow_reader, n, url, deadline, stats)
-    await anyio.sleep(2)  # let the server settle (closed sessions, reaped streams)
-    rss["end"] = rss_kib(pid)
-    drift = 100.0 * (rss["end"] - rss["start"]) / rss["start"]
-    return {
-        "seconds": seconds,
-        "clients": clients,
-        "rss_start_kib": rss["start"],
-        "rss_end_kib": rss["end"],
-        "rss_drift_pct": round(drift, 2),
-        "errors": len(stats.errors),
-        "first_errors": stats.errors[:5],
-        "ops": stats.ops,
-        "calls_measured": len(stats.latencies),
-        "p50_ms": round(percentile(stats.latencies, 0.50) * 1000, 2),
-        "p99_ms": round(percentile(stats.latencies, 0.99) * 1000, 2),
-        "mean_ms": round(statistics.fmean(stats.latencies) * 1000, 2) if stats.latencies else None,
-        "stream_chunks_read": stats.streamed,
+def merge(
+    args: argparse.Namespace,
+    server: Proc,
+    clients: list[Proc],
+    rss: dict[str, int],
+    peak: int,
+    window: float,
+    problems: list[str],
+) -> dict[str, Any]:
+    latencies: list[float] = []
+    ops: dict[str, int] = {}
+    errors = 0
+    first_errors: list[str] = []
+    streamed = notifications = 0
+    for proc in clients:
+        if proc.out is None or not proc.out.exists():
+            problems.append(f"{proc.name} wrote no result (exit status {proc.process.returncode})")
+            continue
+        part = json.loads(proc.out.read_text())
+        latencies += part["latencies"]
+        for op, n in part["ops"].items():
+            ops[op] = ops.get(op, 0) + n
+        errors += part["errors"]
+        first_errors += part["first_errors"]
+        streamed += part["streamed"]
+        notifications += part["notifications"]
+        problems += [f"{proc.name}: hung task {task}" for task in part["hung"]]
+        if proc.process.returncode not in (0, None) and not proc.killed:
+            problems.append(f"{proc.name} exited with status {proc.process.returncode}")
+    # The server logs a traceback for anything that went wrong on its side (its change
+    # ticker included): each is an error of the run.
+    assert server.log is not None
+    server_errors = server.log.read_text(errors="replace").count("Traceback (most recent")
+    latencies.sort()
+    cpu = {
+        proc.name: round(100 * (proc.cpu[1] - proc.cpu[0]) / window, 1)
+        for proc in (server, *clients)
+        if len(proc.cpu) == 2
     }
+    return {
+        "seconds": args.seconds,
+        "clients": args.clients,
+        "client_processes": len(clients),
+        "think_s": args.think,
+        "warmup_s": args.warmup,
+        "rss_warm_kib": rss["warm"],
+        "rss_end_kib": rss["end"],
+        "rss_closed_kib": rss["closed"],
+        "rss_peak_kib": peak,
+        "rss_drift_pct": round(100.0 * (rss["end"] - rss["warm"]) / max(rss["warm"], 1), 2),
+        "errors": errors + server_errors,
+        "server_errors": server_errors,
+        "first_errors": first_errors[:10],
+        "hung": problems,
+        "ops": ops,
+        "ops_per_s": round(sum(ops.values()) / args.seconds, 1),
+        "calls_measured": len(latencies),
+        "p50_ms": round(percentile(latencies, 0.50) * 1000, 2),
+        "p99_ms": round(percentile(latencies, 0.99) * 1000, 2),
+        "p999_ms": round(percentile(latencies, 0.999) * 1000, 2),
+        "max_ms": round(latencies[-1] * 1000, 2) if latencies else None,
+        "cpu_pct": cpu,
+        "pids": {proc.name: proc.pid for proc in (server, *clients)},
+        "stream_chunks_read": streamed,
+        "notifications": notifications,
+    }
+
+
+def print_report(report: dict[str, Any]) -> None:
+    mib = 1024.0
+    print(
+        f"soak: {report['clients']} clients in {report['client_processes']} processes x "
+        f"{report['seconds']:.0f} s (think {report['think_s']:g} s), one uvicorn worker"
+    )
+    print(
+        f"  RSS  after warm-up ({report['warmup_s']:g} s) {report['rss_warm_kib'] / mib:.1f} MiB"
+        f"  end {report['rss_end_kib'] / mib:.1f} MiB  drift {report['rss_drift_pct']:+.2f} %"
+        f"  (target < 5 %)  peak {report['rss_peak_kib'] / mib:.1f} MiB"
+        f"  clients closed {report['rss_closed_kib'] / mib:.1f} MiB"
+    )
+    print(
+        f"  errors {report['errors']} ({report['server_errors']} logged by the server)"
+        + "".join(f"\n    {e}" for e in report["first_errors"])
+    )
+    print(f"  hung {len(report['hung'])}" + "".join(f"\n    {h}" for h in report["hung"]))
+    print(
+        f"  echo latency p50 {report['p50_ms']} ms  p99 {report['p99_ms']} ms (target < 100 ms)"
+        f"  p99.9 {report['p999_ms']} ms  max {report['max_ms']} ms"
+        f"  ({report['calls_measured']} calls after warm-up)"
+    )
+    cpu = "  ".join(f"{name} {pct} %" for name, pct in report["cpu_pct"].items())
+    print(f"  CPU (% of one core) {cpu}")
+    print(
+        f"  ops {report['ops']} ({report['ops_per_s']}/s)  stream chunks read slowly "
+        f"{report['stream_chunks_read']}  notifications to listeners {report['notifications']}"
+    )
 
 
 def main() -> int:
@@ -236,39 +296,47 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=1800)
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument(
-        "--think",
+        "--procs", type=int, default=os.cpu_count() or 1, help="client processes (one per core)"
+    )
+    parser.add_argument("--think", type=float, default=1.0, help="seconds between a client's ops")
+    parser.add_argument("--warmup", type=float, help="default: a tenth of the run, 5 to 60 s")
+    parser.add_argument("--grace", type=float, default=20.0, help="seconds allowed to close")
+    parser.add_argument(
+        "--tick", type=float, default=0.1, help="server: seconds between resource updates"
+    )
+    parser.add_argument(
+        "--list-changed", type=float, default=5.0, help="server: seconds between tools changes"
+    )
+    parser.add_argument(
+        "--kill-after",
         type=float,
-        default=1.0,
-        help="seconds between a client's ops (about one a second: the clients, all in this one "
-        "process, must not be what saturates a core)",
+        default=15.0,
+        help="seconds past the grace before a client process still running is killed",
+    )
+    parser.add_argument(
+        "--inject-hang",
+        action="store_true",
+        help="the first client process gets a task that never ends (the harness's own test)",
     )
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args()
-    process, url = start_server()
-    try:
-        report = asyncio.run(drive(url, process.pid, args.seconds, args.clients, args.think))
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-    print(f"soak: {report['clients']} clients x {report['seconds']:.0f} s, one uvicorn worker")
-    print(
-        f"  RSS  start {report['rss_start_kib'] / 1024:.1f} MiB  end "
-        f"{report['rss_end_kib'] / 1024:.1f} MiB  drift {report['rss_drift_pct']:+.2f} %"
-    )
-    print(f"  errors {report['errors']}" + "".join(f"\n    {e}" for e in report["first_errors"]))
-    print(
-        f"  echo latency p50 {report['p50_ms']} ms  p99 {report['p99_ms']} ms "
-        f"({report['calls_measured']} calls after warm-up)"
-    )
-    print(f"  ops {report['ops']}  stream chunks read slowly {report['stream_chunks_read']}")
+    # Ctrl-C or a SIGTERM still stops every process started here (soak()'s finally).
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    if args.warmup is None:
+        args.warmup = min(60.0, max(5.0, args.seconds / 10))
+    with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
+        work = Path(tmp)
+        report = soak(args, work)
+        print_report(report)
+        if report["hung"] or report["errors"]:
+            for log in sorted(work.glob("*.log")):
+                text = log.read_text(errors="replace").strip()
+                if text:
+                    print(f"--- {log.name} (last 3000 characters) ---\n{text[-3000:]}")
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2))
-    return 0 if report["errors"] == 0 else 1
+    return 2 if report["hung"] else 1 if report["errors"] else 0
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("PYTHONUNBUFFERED", "1")
     sys.exit(main())

@@ -3,15 +3,22 @@ one uvicorn worker (``bench/http/peers/_serve.py``, the HTTP benchmark's runner)
 
 Tools: ``echo`` (the measured call), ``slow`` (cancelled by the clients), ``count`` (a ``def``
 tool, run on the tool-thread pool). A background task marks the resource ``soak://tick``
-updated and the tool list changed every 100 ms, so listen and GET streams always have
-something to deliver (and slow readers fall behind).
+updated every ``--tick`` seconds (100 ms: its subscribers, the listen and GET slow readers,
+always have something to deliver and fall behind) and adds or removes a tool every
+``--list-changed`` seconds (5 s: every session with a GET stream or a listen subscription gets
+``notifications/tools/list_changed``, as from a server whose tools change now and then).
+SIGUSR1 prints every thread's stack on stderr (``run.py`` asks before it kills a hung server).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import faulthandler
+import logging
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +63,24 @@ def build_app(args: argparse.Namespace) -> tuple[Any, str]:
     # count them all as one client, so it is off here (as behind a proxy).
     app = StreamableHTTPApp(server, path="/mcp", sse_keepalive=5.0, max_sessions_per_client=None)
 
+    def extra() -> str:
+        """A tool that comes and goes."""
+        return "extra"
+
     async def churn() -> None:
+        changed = time.monotonic()
         while True:
-            await asyncio.sleep(0.1)
-            server.resource_updated("soak://tick")
-            server._changed("tools")
+            await asyncio.sleep(args.tick)
+            try:
+                server.resource_updated("soak://tick")
+                if time.monotonic() - changed >= args.list_changed:
+                    changed = time.monotonic()
+                    if "extra" in server.tools:
+                        server.remove_tool("extra")
+                    else:
+                        server.tool()(extra)
+            except Exception:  # a ticker that dies in silence starves every stream
+                logging.getLogger("soak").exception("announcing a change failed")
 
     async def with_churn(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan" and not hasattr(with_churn, "task"):
@@ -70,5 +90,11 @@ def build_app(args: argparse.Namespace) -> tuple[Any, str]:
     return with_churn, "sse"
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tick", type=float, default=0.1, help="seconds between updates")
+    parser.add_argument("--list-changed", type=float, default=5.0, help="seconds between changes")
+
+
 if __name__ == "__main__":
-    serve(__doc__.splitlines()[0], build_app)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    serve(__doc__.splitlines()[0], build_app, add_arguments)

@@ -159,7 +159,14 @@ class ServerSession:
         unsubscribe = self.server.on_change(self._mark_changed)
         try:
             async with self.connection:
-                await self.connection.wait_closed()
+                try:
+                    await self.connection.wait_closed()
+                finally:
+                    # Before the connection's task group ends: a change announced while it
+                    # closes must not reach a session that can start no task (it raised in
+                    # the caller of ``Server.resource_updated``/``tool()`` and skipped the
+                    # other sessions).
+                    unsubscribe()
         finally:
             unsubscribe()
             if self.router is not None:

@@ -1,0 +1,329 @@
+"""One client process of the soak benchmark (``run.py`` starts several and merges their output).
+
+    python bench/soak/clients.py --url URL --first N --count K --start T0 --seconds S
+        --warmup W --think T --out result.json
+
+Runs clients ``N .. N+K-1`` from ``T0`` (a ``time.monotonic()`` instant, shared by every
+process on the machine) for ``S`` seconds. Each client is an mcpbind ``Client`` over
+Streamable HTTP (2025-11-25, with its GET stream) on its own ``httpx2`` connection pool,
+looping over a weighted mix about ``T`` seconds apart: ``echo`` calls (the measured latency,
+kept once the warm-up ``W`` is over), calls cancelled mid-flight, sessions created and deleted,
+2026-07-28 stateless calls, a ``def`` tool. Besides, client ``n % 5 == 4`` reads a
+``subscriptions/listen`` stream (odd ``n``) or a GET stream (even ``n``) slowly, and client
+``n % 5 == 2`` keeps a 2026-07-28 ``Client.listen()`` subscription, closed and reopened every
+30 s. Every operation has a deadline; past ``S`` plus ``--grace`` the tasks still running
+are reported as hung (with their stacks on stderr) and cancelled. The result file is written
+before the process shuts its event loop down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import faulthandler
+import json
+import random
+import signal
+import socket
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import httpx2
+
+from mcpbind import LATEST_HANDSHAKE, LATEST_STATELESS, Client, ClientHandlers, RequestOptions
+from mcpbind.transports.http import connect_http
+
+MIX = (("echo", 70), ("cancel", 10), ("churn", 8), ("stateless", 8), ("count", 4))
+OP = RequestOptions(timeout=10)
+"""Every call's deadline: a lost answer is an error after 10 s, never a hang."""
+STREAM_SECONDS = 30.0
+"""How long a slow reader or listener keeps one stream before opening the next."""
+META = {
+    "io.modelcontextprotocol/protocolVersion": LATEST_STATELESS,
+    "io.modelcontextprotocol/clientInfo": {"name": "soak", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+@dataclass
+class Stats:
+    latencies: list[float] = field(default_factory=list)
+    ops: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    streamed: int = 0
+    notifications: int = 0
+    measuring: bool = False
+    #: task name -> what it is doing now (for the report of a hang).
+    running: dict[str, str] = field(default_factory=dict)
+    hung: list[str] = field(default_factory=list)
+
+    def error(self, where: str, exc: BaseException) -> None:
+        self.errors.append(f"{where}: {type(exc).__name__}: {exc}"[:300])
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "latencies": self.latencies,
+            "ops": self.ops,
+            "errors": len(self.errors),
+            "first_errors": self.errors[:10],
+            "streamed": self.streamed,
+            "notifications": self.notifications,
+            "hung": self.hung,
+        }
+
+
+def pool() -> httpx2.AsyncClient:
+    """One connection pool per client (an application), shared by all its sessions."""
+    return httpx2.AsyncClient(follow_redirects=True, timeout=httpx2.Timeout(10.0, read=None))
+
+
+async def echo(client: Client, stats: Stats, text: str) -> None:
+    start = time.perf_counter()
+    result = await client.call("echo", {"text": text}, options=OP)
+    if stats.measuring:
+        stats.latencies.append(time.perf_counter() - start)
+    block = result.content[0]
+    if getattr(block, "text", None) != text:
+        raise AssertionError(f"echo answered {block!r}")
+
+
+async def worker(
+    n: int, url: str, deadline: float, think: float, stats: Stats, http: httpx2.AsyncClient
+) -> None:
+    me = f"client {n}"
+    rng = random.Random(n)
+    names = [name for name, _ in MIX]
+    weights = [weight for _, weight in MIX]
+    stats.running[me] = "connecting"
+    async with (
+        connect_http(url, client=http) as transport,
+        Client(transport, protocol_version=LATEST_HANDSHAKE) as client,
+    ):
+        done = 0
+        while time.monotonic() < deadline:
+            # Every kind once first (so even a short run covers the mix), then weighted.
+            op = names[done] if done < len(names) else rng.choices(names, weights)[0]
+            done += 1
+            stats.running[me] = f"op {op}"
+            try:
+                if op == "echo":
+                    await echo(client, stats, f"c{n}")
+                elif op == "count":
+                    await client.call("count", {"n": 1000}, options=OP)
+                elif op == "cancel":
+                    with anyio.move_on_after(rng.uniform(0.005, 0.05)):
+                        await client.call("slow", {"seconds": 5}, options=OP)
+                else:
+                    version = LATEST_HANDSHAKE if op == "churn" else LATEST_STATELESS
+                    async with (
+                        connect_http(url, client=http) as other,
+                        Client(other, protocol_version=version) as fresh,
+                    ):
+                        await echo(fresh, stats, op)
+            except Exception as exc:
+                stats.error(op, exc)
+            stats.ops[op] = stats.ops.get(op, 0) + 1
+            stats.running[me] = "thinking"
+            await anyio.sleep(think * rng.uniform(0.5, 1.5))
+        stats.running[me] = "closing its session"
+
+
+async def slow_reader(n: int, url: str, deadline: float, stats: Stats) -> None:
+    """A stream read 256 bytes a second off its socket: a listen stream (odd n) or a GET
+    stream. The server outpaces it, so its writes block and its queue must stay bounded."""
+    me = f"slow reader {n}"
+    async with pool() as http:
+        while time.monotonic() < deadline:
+            stats.running[me] = "reading"
+            until = min(deadline, time.monotonic() + STREAM_SECONDS)
+            try:
+                if n % 2:
+                    await _listen_slowly(url, until, stats)
+                else:
+                    await _get_slowly(http, url, until, stats)
+            except Exception as exc:
+                stats.error("slow reader", exc)
+                await anyio.sleep(1)
+        stats.running[me] = "closing"
+
+
+async def _read_slowly(
+    url: str, method: str, headers: dict[str, str], body: bytes, until: float, stats: Stats
+) -> None:
+    """Send one HTTP/1.1 request on a socket of its own (a small receive buffer), check the
+    status line, then read 256 bytes a second until ``until`` or the end of the stream.
+    Bounded by ``until`` whatever the server sends (a quiet stream included)."""
+    where = httpx2.URL(url)
+    headers = {"host": f"{where.host}:{where.port}", "content-length": str(len(body)), **headers}
+    request = f"{method} {where.raw_path.decode()} HTTP/1.1\r\n"
+    request += "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    async with await anyio.connect_tcp(where.host, where.port or 80) as stream:
+        sock = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        await stream.send(request.encode() + b"\r\n" + body)
+        first = await stream.receive(256)
+        if not first.startswith(b"HTTP/1.1 200"):
+            raise RuntimeError(f"{method} answered {first[:200]!r}")
+        with anyio.move_on_after(until - time.monotonic()):
+            while True:
+                await anyio.sleep(1.0)
+                try:
+                    await stream.receive(256)
+                except anyio.EndOfStream:
+                    return  # the server ended the stream (a graceful close)
+                stats.streamed += 1
+
+
+async def _listen_slowly(url: str, until: float, stats: Stats) -> None:
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "subscriptions/listen",
+        "params": {
+            "notifications": {"toolsListChanged": True, "resourceSubscriptions": ["soak://tick"]},
+            "_meta": META,
+        },
+    }
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": LATEST_STATELESS,
+        "mcp-method": "subscriptions/listen",
+    }
+    await _read_slowly(url, "POST", headers, json.dumps(message).encode(), until, stats)
+
+
+async def _get_slowly(http: httpx2.AsyncClient, url: str, until: float, stats: Stats) -> None:
+    # The session's only GET stream is this raw one (the transport opens none), subscribed
+    # to the resource the server marks updated every tick.
+    async with (
+        connect_http(url, client=http, open_get_stream=False) as transport,
+        Client(transport, protocol_version=LATEST_HANDSHAKE) as client,
+    ):
+        await client.listen(resource_uris=["soak://tick"])
+        headers = {
+            "accept": "text/event-stream",
+            "mcp-session-id": str(transport.session_id),
+            "mcp-protocol-version": client.protocol_version or LATEST_HANDSHAKE,
+        }
+        await _read_slowly(url, "GET", headers, b"", until, stats)
+
+
+async def listener(n: int, url: str, deadline: float, stats: Stats) -> None:
+    """A 2026-07-28 client that keeps a ``subscriptions/listen`` subscription (read promptly
+    by the client), closed and reopened with its client every ``STREAM_SECONDS``."""
+    me = f"listener {n}"
+
+    async def count(method: str, params: Any) -> None:
+        stats.notifications += 1
+
+    handlers = ClientHandlers(notification=count)
+    async with pool() as http:
+        while time.monotonic() < deadline:
+            stats.running[me] = "listening"
+            try:
+                async with (
+                    connect_http(url, client=http) as transport,
+                    Client(transport, protocol_version=LATEST_STATELESS, handlers=handlers) as c,
+                ):
+                    sub = await c.listen(tools_list_changed=True, resource_uris=["soak://tick"])
+                    await anyio.sleep(max(0.0, min(deadline - time.monotonic(), STREAM_SECONDS)))
+                    stats.running[me] = "closing its subscription"
+                    with anyio.fail_after(10):
+                        await sub.close()
+                    stats.running[me] = "closing its client"
+            except Exception as exc:
+                stats.error("listener", exc)
+                await anyio.sleep(1)
+        stats.running[me] = "done"
+
+
+def dump_tasks(why: str) -> None:
+    """Every task's await chain, innermost last (``Task.print_stack`` stops at the first)."""
+    print(f"--- {why}: asyncio tasks ---", file=sys.stderr)
+    for task in asyncio.all_tasks():
+        print(f"task {task.get_name()}:", file=sys.stderr)
+        step: Any = task.get_coro()
+        while step is not None:
+            frame = getattr(step, "cr_frame", None) or getattr(step, "ag_frame", None)
+            if frame is not None:
+                code = frame.f_code
+                print(f"  {code.co_filename}:{frame.f_lineno} {code.co_name}", file=sys.stderr)
+            step = getattr(step, "cr_await", None) or getattr(step, "ag_await", None)
+    sys.stderr.flush()
+
+
+async def run(args: argparse.Namespace, stats: Stats) -> None:
+    deadline = args.start + args.seconds
+    await anyio.sleep(max(0.0, args.start - time.monotonic()))
+    all_done = anyio.Event()
+
+    async def watched(name: str, job: Callable[[], Awaitable[None]]) -> None:
+        stats.running[name] = "starting"
+        try:
+            await job()
+        except Exception as exc:
+            stats.error(name, exc)
+        finally:
+            stats.running.pop(name, None)
+            if not stats.running:
+                all_done.set()
+
+    async def client(n: int) -> None:
+        async with pool() as http:
+            await worker(n, args.url, deadline, args.think, stats, http)
+
+    async def hang() -> None:  # --hang: a task that ignores cancellation (run.py's own test)
+        with anyio.CancelScope(shield=True):
+            await anyio.sleep(deadline + args.grace + 3600 - time.monotonic())
+
+    async with anyio.create_task_group() as tg:
+        if args.hang:
+            tg.start_soon(watched, "injected hang", hang)
+        for n in range(args.first, args.first + args.count):
+            tg.start_soon(watched, f"client {n}", lambda n=n: client(n))
+            if n % 5 == 4:
+                job = lambda n=n: slow_reader(n, args.url, deadline, stats)  # noqa: E731
+                tg.start_soon(watched, f"slow reader {n}", job)
+            elif n % 5 == 2:
+                job = lambda n=n: listener(n, args.url, deadline, stats)  # noqa: E731
+                tg.start_soon(watched, f"listener {n}", job)
+        await anyio.sleep(max(0.0, args.start + args.warmup - time.monotonic()))
+        stats.measuring = True
+        with anyio.move_on_after(deadline + args.grace - time.monotonic()):
+            await all_done.wait()
+        if stats.running:
+            stats.hung = [f"{name} ({doing})" for name, doing in sorted(stats.running.items())]
+            dump_tasks(f"still running {args.grace:g} s after the end")
+            args.out.write_text(json.dumps(stats.as_json()))  # in case cancelling hangs too
+            tg.cancel_scope.cancel()
+    args.out.write_text(json.dumps(stats.as_json()))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--first", type=int, default=0, help="number of the first client")
+    parser.add_argument("--count", type=int, required=True, help="clients in this process")
+    parser.add_argument("--start", type=float, required=True, help="time.monotonic() to start")
+    parser.add_argument("--seconds", type=float, required=True)
+    parser.add_argument("--warmup", type=float, required=True)
+    parser.add_argument("--think", type=float, default=1.0)
+    parser.add_argument("--grace", type=float, default=20.0, help="seconds allowed to close")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--hang", action="store_true", help="add a task that never ends (tests)")
+    args = parser.parse_args()
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # run.py asks before a kill
+    stats = Stats()
+    asyncio.run(run(args, stats))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
