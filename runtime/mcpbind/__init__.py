@@ -14,8 +14,8 @@ from . import types
 from .client import Client, ClientHandlers, Subscription, UnsupportedVersion
 from .protocol import McpError, UrlElicitationRequired
 from .server import Context, Server, ToolExecutionError, serve, serve_stdio
-from .session import ConnectionClosed, PeerError, RequestTimeout
-from .stateless import CacheHint, StatelessOptions
+from .connection import ConnectionClosed, PeerError, RequestTimeout
+from .server.options import CacheHint, StatelessOptions
 from .versions import (
     AUTO,
     HANDSHAKE_VERSIONS,

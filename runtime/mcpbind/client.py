@@ -43,9 +43,9 @@ from .protocol import (
     custom_method,
     has_capability,
 )
-from .session import Connection, PeerError, RequestTimeout
+from .connection import Connection, PeerError, RequestTimeout
 from .stateless.client_side import INVALIDATES, ResultCache, answer_inputs
-from .stateless.meta import (
+from .protocol.meta import (
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
     LOG_LEVEL,

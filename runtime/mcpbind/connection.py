@@ -25,8 +25,8 @@ from anyio.abc import TaskGroup
 
 from mcpbind_types._common import MethodInfo, RequestOptions
 
-from ._cancel import CancelCheck, is_cancellation
-from ._eager import start_eager
+from ._asyncio import CancelCheck, is_cancellation
+from ._asyncio import start_eager
 from .deadlines import Deadlines
 from .protocol import (
     CONNECTION_CLOSED,

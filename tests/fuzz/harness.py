@@ -20,7 +20,7 @@ from mcpbind import Server
 from mcpbind.http import StreamableHTTPApp
 from mcpbind.protocol import ErrorReceived, Outgoing, RequestReceived, Session
 from mcpbind.stateless.classify import classify
-from mcpbind.stateless.dispatch import answer
+from mcpbind.server.dispatch import answer
 from mcpbind.transports._peek import peek, stateless_headers
 
 __all__ = ["Finding", "Targets"]

@@ -22,7 +22,7 @@ from mcpbind.host import (
     parse_server,
 )
 from mcpbind.protocol import McpError
-from mcpbind.stateless.options import CacheHint
+from mcpbind.server.options import CacheHint
 
 from .helpers import recorded, stdio, text_of, wait_for
 from .servers import legacy, modern, normal

@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from mcpbind import McpError
-from mcpbind.stateless import mrtr
+from mcpbind.server import mrtr
 from mcpbind_types.unified import methods as m
 
 pytestmark = pytest.mark.anyio

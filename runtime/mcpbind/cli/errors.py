@@ -102,7 +102,7 @@ def exit_code_for(exc: BaseException) -> tuple[int, str] | None:
     ``None`` when it is a bug that should surface with its traceback."""
     from ..client import UnsupportedVersion
     from ..protocol import McpError
-    from ..session import ConnectionClosed, RequestTimeout
+    from ..connection import ConnectionClosed, RequestTimeout
     from ..transports import TransportClosed
 
     exc = _leaf(exc)

@@ -24,7 +24,7 @@ from ..protocol import SessionOptions
 from ..protocol.state import State
 from ..server.app import Server
 from ..server.session import ServerSession
-from ..session import current_request_id
+from ..connection import current_request_id
 from ..transports import TransportClosed
 from .events import EventStore
 from .streams import Inbox, Item, Outbox, Stream

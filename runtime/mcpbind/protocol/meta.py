@@ -15,7 +15,7 @@ import msgspec
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo
 
-from ..protocol import INVALID_PARAMS, McpError
+from .errors import INVALID_PARAMS, McpError
 
 __all__ = [
     "CLIENT_CAPABILITIES",

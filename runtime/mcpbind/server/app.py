@@ -25,10 +25,10 @@ import msgspec
 from mcpbind_types import unified as t
 from mcpbind_types._common import convert
 
-from .._cancel import is_cancellation
+from .._asyncio import is_cancellation
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..protocol.errors import INVALID_PARAMS, McpError, UrlElicitationRequired
-from ..stateless.options import StatelessOptions
+from .options import StatelessOptions
 from .context import Context
 from .extension import ServerExtension
 from .signature import ToolArgumentsError, ToolSignature, encode_hook, is_valid_tool_name

@@ -17,7 +17,7 @@ from mcpbind_types._common import MethodInfo, RequestOptions
 from mcpbind_types.unified import methods as m
 
 from ..protocol import LocalProtocolError
-from ..session import current_request_id
+from ..connection import current_request_id
 from .principal import Principal, current_principal
 
 __all__ = ["Context", "Peer"]

@@ -20,7 +20,7 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, decoder
 from mcpbind_types.unified.methods import CLIENT_TO_SERVER
 
-from .._cancel import is_cancellation
+from .._asyncio import is_cancellation
 from ..protocol import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -36,15 +36,15 @@ from ..protocol import (
 )
 from ..protocol._wire import encode_error, encode_result
 from ..protocol.depth import DEFAULT_MAX_META_BYTES, meta_too_large
-from ..server.context import Context
+from .context import Context
 from ..versions import STATELESS_VERSIONS
-from .meta import SERVER_INFO, MalformedMeta, RequestMeta, parse_request_meta
+from ..protocol.meta import SERVER_INFO, MalformedMeta, RequestMeta, parse_request_meta
 from .mrtr import MRTR_METHODS, InputRound, StatelessPeer, run_with_inputs
 from .options import StatelessOptions, options_of
 from .request_state import RoundState, StateCodec, binding_for, field_of
 
 if TYPE_CHECKING:
-    from ..server.app import Server
+    from .app import Server
 
 __all__ = ["CACHEABLE", "Reply", "answer", "discover_result", "stateless_capabilities"]
 

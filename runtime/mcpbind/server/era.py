@@ -29,13 +29,13 @@ from ..protocol import (
 from ..protocol._wire import encode_error
 from ..protocol.depth import DEFAULT_MAX_DEPTH
 from ..stateless.classify import classify
-from ..stateless.options import options_of
+from .options import options_of
 from ..transports import Transport, TransportClosed
 from ..versions import HANDSHAKE_VERSIONS
 from .limits import server_inflight
 
 if TYPE_CHECKING:
-    from ..stateless.listen import ListenHub
+    from .listen import ListenHub
     from .app import Server
 
 __all__ = ["EraRouter"]
@@ -186,8 +186,8 @@ class EraRouter:
         self._cancelled.discard(rid)
 
     async def _serve(self, rid: int | str, method: str, raw: msgspec.Raw | None) -> None:
-        from ..stateless.dispatch import answer  # here: dispatch imports the server package
-        from ..stateless.listen import LISTEN
+        from .dispatch import answer  # here: dispatch imports the server package
+        from .listen import LISTEN
 
         if method == LISTEN:
             await self._listen(rid, raw)
@@ -207,8 +207,8 @@ class EraRouter:
         acknowledgement, then tagged notifications until ``notifications/cancelled`` names it
         (its task is cancelled) or the connection ends; ``close_listeners()`` ends it with
         the final result (Graceful Closure)."""
-        from ..stateless.dispatch import Reply
-        from ..stateless.listen import ListenHub
+        from .dispatch import Reply
+        from .listen import ListenHub
 
         if self.hub is None:
             self.hub = ListenHub(self.server)

@@ -21,11 +21,11 @@ from mcpbind_types import unified as t
 from ..protocol import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, McpError
 from ..protocol._wire import encode_error, encode_notification, encode_result
 from .dispatch import Reply, stateless_capabilities
-from .meta import SUBSCRIPTION_ID, MalformedMeta, parse_request_meta
+from ..protocol.meta import SUBSCRIPTION_ID, MalformedMeta, parse_request_meta
 from .options import options_of
 
 if TYPE_CHECKING:
-    from ..server.app import Server
+    from .app import Server
 
 __all__ = ["LISTEN", "MAX_LISTEN_URIS", "MAX_SUBSCRIPTIONS", "ListenHub", "Subscription"]
 

@@ -20,7 +20,7 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
 from mcpbind_types.unified import methods as m
 
-from .._flag import Flag
+from .._asyncio import Flag
 from ..protocol import (
     METHOD_NOT_FOUND,
     McpError,
@@ -31,8 +31,8 @@ from ..protocol import (
     custom_method,
     has_capability,
 )
-from ..session import Connection, ConnectionClosed, current_request_id
-from ..stateless.options import options_of
+from ..connection import Connection, ConnectionClosed, current_request_id
+from .options import options_of
 from ..transports import Transport
 from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from . import threads

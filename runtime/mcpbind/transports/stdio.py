@@ -24,7 +24,7 @@ import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import AsyncResource
 
-from .._cancel import CancelCheck
+from .._asyncio import CancelCheck
 from .base import MessageTooLarge, TransportClosed
 
 __all__ = [

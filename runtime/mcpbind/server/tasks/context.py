@@ -23,7 +23,7 @@ import msgspec
 from mcpbind_types._common import MethodInfo, decoder
 
 from ...protocol.errors import INTERNAL_ERROR, REQUEST_TIMEOUT, McpError
-from ...session import current_request_id
+from ...connection import current_request_id
 from ...tasks.record import ACTIVE, TaskRecord, raw
 from ...tasks.wire import RELATED_TASK
 from ..context import Context

@@ -39,7 +39,7 @@ from ...protocol.errors import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     McpError,
 )
-from ...session import current_request_id
+from ...connection import current_request_id
 from ...tasks.manager import TaskManager
 from ...tasks.receiving import cancel_task, get_task, list_tasks, task_id_of, task_result
 from ...tasks.record import TaskRecord, raw
