@@ -12,9 +12,9 @@ from mcpbind_types._common import RequestOptions, json_object, json_value
 
 from . import types
 from .client import Client, ClientHandlers, Subscription, UnsupportedVersion
+from .connection import ConnectionClosed, PeerError, RequestTimeout
 from .protocol import McpError, UrlElicitationRequired
 from .server import Context, Server, ToolExecutionError, serve, serve_stdio
-from .connection import ConnectionClosed, PeerError, RequestTimeout
 from .server.options import CacheHint, StatelessOptions
 from .versions import (
     AUTO,

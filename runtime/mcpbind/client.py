@@ -26,6 +26,7 @@ from mcpbind_types._common import MethodInfo, P, R, RequestOptions, json_object,
 from mcpbind_types.unified import methods as m
 from mcpbind_types.unified.stubs import ServerMethods
 
+from .connection import Connection, PeerError, RequestTimeout
 from .output_schema import OutputSchema
 from .protocol import (
     HEADER_MISMATCH,
@@ -43,8 +44,6 @@ from .protocol import (
     custom_method,
     has_capability,
 )
-from .connection import Connection, PeerError, RequestTimeout
-from .stateless.client_side import INVALIDATES, ResultCache, answer_inputs
 from .protocol.meta import (
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
@@ -54,6 +53,7 @@ from .protocol.meta import (
     SUBSCRIPTION_ID,
     with_meta,
 )
+from .stateless.client_side import INVALIDATES, ResultCache, answer_inputs
 from .stateless.subscription import Subscription, filter_from
 from .transports import Transport
 from .transports._peek import STREAM_LOST

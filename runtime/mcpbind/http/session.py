@@ -20,11 +20,11 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from ..connection import current_request_id
 from ..protocol import SessionOptions
 from ..protocol.state import State
 from ..server.app import Server
 from ..server.session import ServerSession
-from ..connection import current_request_id
 from ..transports import TransportClosed
 from .events import EventStore
 from .streams import Inbox, Item, Outbox, Stream

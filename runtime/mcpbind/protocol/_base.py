@@ -6,7 +6,7 @@ import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import msgspec
 
@@ -25,6 +25,9 @@ from .events import (
     Outgoing,
     RequestId,
 )
+
+if TYPE_CHECKING:
+    from .accept import StatelessEra
 from .state import ALLOWED_REQUESTS, Role, State, Transition, next_state
 
 __all__ = [
@@ -167,6 +170,8 @@ class SessionBase:
         #: The same for requests we send (table, version, lifecycle, both capability sets).
         self._allowed: dict[str, MethodInfo[Any, Any]] = {}
         self._allowed_for: tuple[object, ...] = ()
+        #: A server that also serves 2026-07-28 requests (without the handshake) sets this.
+        self.stateless: StatelessEra | None = None
 
     # -- configuration -------------------------------------------------------------------
 

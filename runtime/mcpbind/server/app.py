@@ -28,9 +28,9 @@ from mcpbind_types._common import convert
 from .._asyncio import is_cancellation
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..protocol.errors import INVALID_PARAMS, McpError, UrlElicitationRequired
-from .options import StatelessOptions
 from .context import Context
 from .extension import ServerExtension
+from .options import StatelessOptions
 from .signature import ToolArgumentsError, ToolSignature, encode_hook, is_valid_tool_name
 from .threads import on_asyncio, run_in_thread
 from .tool_errors import tool_failure
