@@ -530,10 +530,11 @@ class Connection:
         self._reply_soon(self.core.send_error(event.id, McpError(INTERNAL_ERROR, message)))
 
     def _reply_soon(self, data: bytes | None) -> None:
-        """Send an answer the core made at once (a refusal) from its own task: the read loop
-        (or the read callback, with the pump) goes on reading even while a peer that does
-        not read makes the write wait."""
-        task = self._loop.create_task(self._answer(data))
+        """Send an answer the core made at once (a refusal) from its own task, started eagerly
+        so that it is written in order with the answers around it: the read loop (or the read
+        callback, with the pump) goes on reading even while a peer that does not read makes
+        the write wait."""
+        task = start_eager(self._loop, self._answer(data))
         self._replies.add(task)
         task.add_done_callback(self._replies.discard)
 
