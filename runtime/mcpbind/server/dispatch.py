@@ -238,24 +238,6 @@ async def run_request(
 ) -> Any:
     """Run the handler of one accepted 2026-07-28 request; its completed result, or the
     :class:`McpError` the client gets raised."""
-    try:
-        return await _run(server, request_id, method, params, meta, emit, principal)
-    except McpError as exc:
-        if method == "resources/read" and exc.code == RESOURCE_NOT_FOUND:
-            # server/resources.mdx (2026-07-28): not found is -32602 now.
-            raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
-        raise
-
-
-async def _run(
-    server: Server,
-    request_id: int | str,
-    method: str,
-    params: Any,
-    meta: RequestMeta,
-    emit: Emit | None,
-    principal: str | None,
-) -> Any:
     opts = options_of(server)
     if method == "server/discover":
         return _complete(discover_result(server), method, server, opts)
@@ -265,13 +247,19 @@ async def _run(
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
     token = meta.raw.get("progressToken")
     token = token if isinstance(token, int | str) and not isinstance(token, bool) else None
-    if method not in MRTR_METHODS:
-        peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
-        ctx = _context(peer, meta, request_id, token)
-        return _complete(await handler(params, ctx), method, server, opts)
-    return await _answer_mrtr(
-        server, opts, method, params, meta, request_id, token, emit, handler, principal
-    )
+    try:
+        if method not in MRTR_METHODS:
+            peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
+            ctx = _context(peer, meta, request_id, token)
+            return _complete(await handler(params, ctx), method, server, opts)
+        return await _answer_mrtr(
+            server, opts, method, params, meta, request_id, token, emit, handler, principal
+        )
+    except McpError as exc:
+        if method == "resources/read" and exc.code == RESOURCE_NOT_FOUND:
+            # server/resources.mdx (2026-07-28): not found is -32602 now.
+            raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
+        raise
 
 
 async def _answer_mrtr(
