@@ -183,3 +183,19 @@ async def test_cancellation_is_the_same_on_both_eras(version: str) -> None:
         )
         assert reply["id"] == 10 and reply["result"]["content"][0]["text"] == "4"
         assert session.core.inflight_ids() == []
+
+
+async def test_capabilities_follow_registrations_on_2026() -> None:
+    """server/prompts.mdx §Capabilities: a 2026-07-28 request is checked against what the
+    server declares now (kept encoded, rebuilt when a registration changes it)."""
+    probe = Probe()
+    async with connected(LATEST_STATELESS, probe) as (wire, session):
+        before = await wire.call(1, "prompts/list", wire.params())
+        assert before["error"]["code"] == METHOD_NOT_FOUND
+
+        @session.server.prompt()
+        def hello() -> str:
+            return "hi"
+
+        after = await wire.call(2, "prompts/list", wire.params())
+        assert [p["name"] for p in after["result"]["prompts"]] == ["hello"]

@@ -85,8 +85,7 @@ class ServerSession:
         self._handshake_versions = tuple(v for v in opts.versions if v in HANDSHAKE_VERSIONS)
         #: Whether 2026-07-28 requests are served on this connection (until ``initialize``):
         #: the core accepts them by that era's rules, and they run like any other request.
-        self._dual = any(v in STATELESS_VERSIONS for v in opts.versions)
-        if self._dual:
+        if any(v in STATELESS_VERSIONS for v in opts.versions):
             self.core.stateless = encoded(server).era
         self.connection = Connection(
             self.core, transport, on_request=self._on_request, on_notification=self._on_notification
@@ -177,6 +176,8 @@ class ServerSession:
 
     # ------------------------------------------------------------------ list_changed
     def _mark_changed(self, what: str, uri: str | None = None) -> None:
+        if self.core.stateless is not None:  # a first tool, prompt or resource: new caps
+            self.core.stateless = encoded(self.server).era
         if not self.initialized.is_set() or self.connection._tg is None:
             return  # before the handshake the client will list anyway
         if what == "updated":
