@@ -274,10 +274,15 @@ async def _answer_mrtr(
     handler: Any,
     principal: str | None,
 ) -> Any:
+    state_token = field_of(params, "request_state", "requestState")
+    if not isinstance(state_token, str) and _cannot_ask(server, method, params, handler):
+        # A function without a context parameter has no way to ask: no round, no runner task.
+        peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
+        ctx = _context(peer, meta, request_id, token)
+        return _complete(await handler(params, ctx), method, server, opts)
     codec = StateCodec(opts.secret, opts.state_ttl)  # cheap: holds the key and the ttl
     # Computed only when a state is opened or sealed (most calls never ask for input).
     request_params = params
-    state_token = field_of(params, "request_state", "requestState")
     previous: RoundState | None = None
     if isinstance(state_token, str):
         previous = codec.open(state_token, binding_for(method, request_params, principal))
