@@ -96,7 +96,7 @@ print("AT SPAWN", spawned[0])
 def test_ls_spawns_the_server_before_importing_the_client() -> None:
     """``mcpbind ls`` starts the server first and imports the client, the types and msgspec
     while the server starts (their import overlaps the server's)."""
-    watched = ["mcpbind.client", "mcpbind.session", "mcpbind_types.unified", "msgspec"]
+    watched = ["mcpbind.client", "mcpbind.connection", "mcpbind_types.unified", "msgspec"]
     probe = _LS_PROBE.format(watched=watched)
     root = INIT.parents[2]
     done = subprocess.run(

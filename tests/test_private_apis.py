@@ -2,9 +2,10 @@
 checked on every supported Python so that a release that moves or changes them fails here
 rather than in a user's session.
 
-- ``asyncio.tasks._enter_task`` / ``_leave_task`` (``mcpbind._eager``), Python 3.11 only: 3.12
+- ``asyncio.tasks._enter_task`` / ``_leave_task`` (``mcpbind._asyncio``), Python 3.11 only: 3.12
   and later use the public ``asyncio.Task(..., eager_start=True)``.
-- ``anyio._core._eventloop.get_async_backend`` (``mcpbind._cancel``), with a public fallback.
+- ``anyio._core._eventloop.get_async_backend`` (``mcpbind._asyncio``), with a public fallback;
+  anyio is pinned below 5 in pyproject.toml.
 """
 
 from __future__ import annotations
@@ -18,19 +19,19 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from mcpbind import _cancel, _eager
+from mcpbind import _asyncio
 
 
 def test_eager_uses_private_asyncio_only_on_3_11() -> None:
     if sys.version_info >= (3, 12):
-        assert _eager._enter_task is None and _eager._leave_task is None
+        assert _asyncio._enter_task is None and _asyncio._leave_task is None
         assert "eager_start" in inspect.signature(asyncio.Task).parameters
     else:
         for name in ("_enter_task", "_leave_task"):
             fn = getattr(asyncio.tasks, name)
-            assert getattr(_eager, name) is fn
+            assert getattr(_asyncio, name) is fn
             assert list(inspect.signature(fn).parameters) == ["loop", "task"]
-    assert _eager.EAGER_SUPPORTED
+    assert _asyncio.EAGER_SUPPORTED
 
 
 @pytest.mark.parametrize("from_task", [True, False], ids=["from-task", "from-callback"])
@@ -51,7 +52,7 @@ def test_start_eager_runs_the_first_step_at_once_as_the_task(from_task: bool) ->
         started: asyncio.Future[asyncio.Task[Any]] = loop.create_future()
 
         def start() -> None:
-            task = _eager.start_eager(loop, handler())  # type: ignore[arg-type]
+            task = _asyncio.start_eager(loop, handler())  # type: ignore[arg-type]
             assert seen == [("first", task)]  # ran already, as the task
             started.set_result(task)
 
@@ -73,7 +74,7 @@ def test_start_eager_propagates_an_immediate_exception() -> None:
         raise ValueError("boom")
 
     async def main() -> None:
-        task = _eager.start_eager(asyncio.get_running_loop(), failing())
+        task = _asyncio.start_eager(asyncio.get_running_loop(), failing())
         with pytest.raises(ValueError, match="boom"):
             await task
 
@@ -83,10 +84,10 @@ def test_start_eager_propagates_an_immediate_exception() -> None:
 def test_anyio_backend_lookup_is_where_cancel_check_expects_it() -> None:
     from anyio._core._eventloop import get_async_backend
 
-    assert _cancel._get_async_backend is get_async_backend
+    assert _asyncio._get_async_backend is get_async_backend
 
     async def main() -> None:
-        check = _cancel.CancelCheck()
+        check = _asyncio.CancelCheck()
         await check()  # not cancelled: returns
         with anyio.CancelScope() as scope:
             scope.cancel()

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from . import types
     from .client import Client, ClientHandlers, Subscription, UnsupportedVersion
+    from .connection import ConnectionClosed, PeerError, RequestTimeout
     from .host import (
         ApprovalPolicy,
         Host,
@@ -28,8 +29,7 @@ if TYPE_CHECKING:
     )
     from .protocol import McpError, UrlElicitationRequired
     from .server import Context, Server, ToolExecutionError, serve, serve_stdio
-    from .session import ConnectionClosed, PeerError, RequestTimeout
-    from .stateless import CacheHint, StatelessOptions
+    from .server.options import CacheHint, StatelessOptions
     from .versions import (
         AUTO,
         HANDSHAKE_VERSIONS,
@@ -53,8 +53,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "mcpbind.protocol": ("McpError", "UrlElicitationRequired"),
     "mcpbind.server": ("Context", "Server", "ToolExecutionError", "serve", "serve_stdio"),
-    "mcpbind.session": ("ConnectionClosed", "PeerError", "RequestTimeout"),
-    "mcpbind.stateless": ("CacheHint", "StatelessOptions"),
+    "mcpbind.connection": ("ConnectionClosed", "PeerError", "RequestTimeout"),
+    "mcpbind.server.options": ("CacheHint", "StatelessOptions"),
     "mcpbind.versions": (
         "AUTO",
         "HANDSHAKE_VERSIONS",

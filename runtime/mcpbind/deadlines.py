@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 
 import anyio
 
-from ._flag import Flag
+from ._asyncio import Flag
 
 __all__ = ["Deadlines"]
 

@@ -108,7 +108,7 @@ def test_exit_codes_of_exceptions() -> None:
         EXIT_TIMEOUT,
         exit_code_for,
     )
-    from mcpbind.session import ConnectionClosed, RequestTimeout
+    from mcpbind.connection import ConnectionClosed, RequestTimeout
     from mcpbind.transports import TransportClosed
 
     assert exit_code_for(McpError(-32601, "Method not found")) == (

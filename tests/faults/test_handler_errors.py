@@ -313,7 +313,7 @@ async def test_client_notification_callback_exception_is_logged_not_fatal(
     handlers = ClientHandlers(notification=on_notification)
     async with connected(server, handlers=handlers) as (client, _, _):
         await client.ping()  # the server has seen notifications/initialized by now
-        with caplog.at_level(logging.ERROR, logger="mcpbind.session"):
+        with caplog.at_level(logging.ERROR, logger="mcpbind.connection"):
             server.tool("late")(lambda: "late")  # -> notifications/tools/list_changed
             with anyio.fail_after(5):
                 await seen.wait()

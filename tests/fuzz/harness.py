@@ -19,8 +19,8 @@ import msgspec
 from mcpbind import Server
 from mcpbind.http import StreamableHTTPApp
 from mcpbind.protocol import ErrorReceived, Outgoing, RequestReceived, Session
+from mcpbind.server.dispatch import answer
 from mcpbind.stateless.classify import classify
-from mcpbind.stateless.dispatch import answer
 from mcpbind.transports._peek import peek, stateless_headers
 
 __all__ = ["Finding", "Targets"]

@@ -14,8 +14,8 @@ import anyio
 
 from mcpbind import Context, Server, serve_stdio
 from mcpbind import types as t
+from mcpbind.server.options import StatelessOptions
 from mcpbind.server.tasks import TaskContext, Tasks
-from mcpbind.stateless.options import StatelessOptions
 from mcpbind.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from mcpbind_types.unified import methods as m
 

@@ -22,7 +22,7 @@ from mcpbind.host import (
     parse_server,
 )
 from mcpbind.protocol import McpError
-from mcpbind.stateless.options import CacheHint
+from mcpbind.server.options import CacheHint
 
 from .helpers import recorded, stdio, text_of, wait_for
 from .servers import legacy, modern, normal
@@ -171,9 +171,7 @@ async def test_a_dropped_listen_stream_is_opened_again() -> None:
         first = handle.subscription
         assert first is not None and first.acknowledged is not None
         assert first.acknowledged.tools_list_changed is True
-        router = wire.sessions[0].router
-        assert router is not None
-        router.close_listeners()  # the server ends the stream gracefully
+        wire.sessions[0].close_listeners()  # the server ends the stream gracefully
         await wait_for(lambda: handle.listens == 1 and handle.subscription is not first)
         await wait_for(
             lambda: handle.subscription is not None and handle.subscription.id is not None

@@ -14,8 +14,8 @@ import pytest
 
 from mcpbind import Server
 from mcpbind.protocol import INVALID_PARAMS, INVALID_REQUEST
-from mcpbind.stateless.dispatch import Reply
-from mcpbind.stateless.listen import MAX_LISTEN_URIS, ListenHub, Subscription
+from mcpbind.server.dispatch import Reply
+from mcpbind.server.listen import MAX_LISTEN_URIS, ListenHub, Subscription
 
 from .helpers import META
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcpbind.stateless.request_state import RoundState, StateCodec, binding_for
+from mcpbind.server.request_state import RoundState, StateCodec, binding_for
 
 from .app import SECRET
 from .helpers import CAPS, META, accept, check_2026, raw, sampled, v26

@@ -1,6 +1,5 @@
 """basic/patterns/mrtr.mdx §InputRequests, the server's runner: a handler run either ends
-with a result or with every request it made concurrently (one round), on the asyncio fast
-path and on the portable anyio path."""
+with a result or with every request it made concurrently (one round)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import msgspec
 import pytest
 
 from mcpbind import McpError
-from mcpbind.stateless import mrtr
+from mcpbind.server import mrtr
 from mcpbind_types.unified import methods as m
 
 pytestmark = pytest.mark.anyio
@@ -20,8 +19,7 @@ pytestmark = pytest.mark.anyio
 CAPS: dict[str, Any] = {"elicitation": {}, "roots": {}}
 Runner = Callable[[Callable[[], Awaitable[Any]], mrtr.InputRound], Awaitable[mrtr.Outcome]]
 RUNNERS: dict[str, Runner] = {
-    "asyncio": mrtr.run_with_inputs,
-    "anyio": mrtr._run_anyio,  # the path taken off asyncio (trio)
+    "asyncio": mrtr.run_with_inputs,  # trio is not supported: the one runner
 }
 
 

@@ -101,8 +101,8 @@ def exit_code_for(exc: BaseException) -> tuple[int, str] | None:
     """The exit code and message for an exception raised while talking to a server, or
     ``None`` when it is a bug that should surface with its traceback."""
     from ..client import UnsupportedVersion
+    from ..connection import ConnectionClosed, RequestTimeout
     from ..protocol import McpError
-    from ..session import ConnectionClosed, RequestTimeout
     from ..transports import TransportClosed
 
     exc = _leaf(exc)

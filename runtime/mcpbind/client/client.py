@@ -23,6 +23,7 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, P, R, RequestOptions, json_object
 from mcpbind_types.unified.stubs import ServerMethods
 
+from ..connection import Connection
 from ..output_schema import OutputSchema
 from ..protocol import (
     METHOD_NOT_FOUND,
@@ -35,7 +36,6 @@ from ..protocol import (
     custom_method,
     has_capability,
 )
-from ..session import Connection
 from ..versions import AUTO, LATEST_STATELESS
 from .cache import INVALIDATES, ResultCache
 from .connect import open_location, open_target, parse_location

@@ -18,9 +18,9 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import RequestOptions
 from mcpbind_types.unified import methods as m
 
+from ..connection import PeerError
 from ..protocol import McpError
-from ..session import PeerError
-from ..stateless.meta import SUBSCRIPTION_ID, with_meta
+from ..protocol.meta import SUBSCRIPTION_ID, with_meta
 from .pipeline import stream_lost
 from .subscription import Subscription, filter_from
 

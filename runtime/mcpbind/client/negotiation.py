@@ -15,9 +15,9 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import RequestOptions
 from mcpbind_types.unified import methods as m
 
+from ..connection import PeerError, RequestTimeout
 from ..protocol import UNSUPPORTED_PROTOCOL_VERSION, McpError, Session, State
-from ..session import PeerError, RequestTimeout
-from ..stateless.meta import (
+from ..protocol.meta import (
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
     PROTOCOL_VERSION,

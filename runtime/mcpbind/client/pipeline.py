@@ -14,6 +14,7 @@ import msgspec
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
 
+from ..connection import PeerError
 from ..protocol import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -21,8 +22,7 @@ from ..protocol import (
     McpError,
     RemoteProtocolError,
 )
-from ..session import PeerError
-from ..stateless.meta import LOG_LEVEL, with_meta
+from ..protocol.meta import LOG_LEVEL, with_meta
 from ..transports._peek import STREAM_LOST
 from .cache import ResultCache
 from .handlers import answer_inputs

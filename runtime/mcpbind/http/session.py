@@ -4,7 +4,7 @@
 Routing (Streamable HTTP, "Sending Messages to the Server" and "Multiple Connections"): a
 response goes to the stream of the POST that carried its request; what a handler emits while
 it runs (progress, logs, sampling/elicitation/roots requests) goes to its request's stream
-(``mcpbind.session.current_request_id`` names it); everything else goes to the standalone
+(``mcpbind.connection.current_request_id`` names it); everything else goes to the standalone
 GET stream. Each message goes to exactly one stream.
 """
 
@@ -20,11 +20,11 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from ..connection import current_request_id
 from ..protocol import SessionOptions
 from ..protocol.state import State
 from ..server.app import Server
 from ..server.session import ServerSession
-from ..session import current_request_id
 from ..transports import TransportClosed
 from .events import EventStore
 from .streams import Inbox, Item, Outbox, Stream

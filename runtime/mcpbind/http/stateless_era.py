@@ -20,9 +20,9 @@ import msgspec
 
 from ..protocol import HEADER_MISMATCH, INTERNAL_ERROR, PARSE_ERROR, McpError
 from ..protocol._wire import encode_error
+from ..server.dispatch import Reply, answer
 from ..server.limits import server_inflight
-from ..stateless.dispatch import Reply, answer
-from ..stateless.listen import LISTEN, ListenHub, Subscription
+from ..server.listen import LISTEN, ListenHub, Subscription
 from ._asgi import Headers, Receive, Scope, Send, send_response
 from .mcp_headers import RequestHeaders, check_headers
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import msgspec
 
@@ -24,6 +24,9 @@ from .events import (
     Outgoing,
     RequestId,
 )
+
+if TYPE_CHECKING:
+    from .accept import StatelessEra
 from .state import ALLOWED_REQUESTS, Role, State, Transition, next_state
 
 __all__ = [
@@ -165,6 +168,8 @@ class SessionBase:
         #: The same for requests we send (table, version, lifecycle, both capability sets).
         self._allowed: dict[str, MethodInfo[Any, Any]] = {}
         self._allowed_for: tuple[object, ...] = ()
+        #: A server that also serves 2026-07-28 requests (without the handshake) sets this.
+        self.stateless: StatelessEra | None = None
 
     # -- configuration -------------------------------------------------------------------
 

@@ -38,6 +38,9 @@ class RequestReceived(msgspec.Struct, frozen=True):
     params: Any
     info: MethodInfo[Any, Any]
     progress_token: str | int | None = None
+    #: A 2026-07-28 request's checked ``_meta`` (``mcpbind.protocol.meta.RequestMeta``): it
+    #: carries its own version and client capabilities. ``None`` on the handshake era.
+    meta: Any = None
 
 
 class NotificationReceived(msgspec.Struct, frozen=True):

@@ -11,23 +11,23 @@ from mcpbind_types.unified.types import CancelledNotificationParams, ProgressNot
 
 from . import _wire
 from ._base import (
-    _EMPTY_OBJECT,
     _FIRST_BYTE,
     BATCH_VERSIONS,
     SessionBase,
     _Inbound,
     _is_id,
     _validation_message,
-    has_capability,
     logger,
 )
-from .depth import exceeds_depth, meta_too_large, salvage_id, salvage_oversized_id
+from .accept import StatelessEra, capability_refusal, decode_params, is_modern, peek_meta
+from .depth import exceeds_depth, salvage_id, salvage_oversized_id
 from .errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
     RemoteProtocolError,
 )
@@ -36,15 +36,28 @@ from .events import (
     ErrorReceived,
     Event,
     NotificationReceived,
+    Outgoing,
     ProgressReceived,
     RequestId,
     RequestReceived,
     ResponseReceived,
 )
-from .state import Transition
+from .state import State, Transition
 from .subcaps import SUBCAPABILITY_METHODS, subcapability_refusal
 
 __all__ = ["Receiver"]
+
+
+class _Requested(msgspec.Struct):
+    protocol_version: Any = msgspec.field(default="", name="protocolVersion")
+
+
+def _requested_version(raw: Any) -> str:
+    try:
+        version = msgspec.json.decode(raw, type=_Requested).protocol_version
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, TypeError):
+        return ""
+    return version if isinstance(version, str) else ""
 
 
 _MRTR = frozenset({"2026-07-28"})
@@ -173,6 +186,13 @@ class Receiver(SessionBase):
             message = f"Invalid Request: request id {rid!r} is already in flight"
             self._reply_error(events, rid, INVALID_REQUEST, message)
             return
+        era = self.stateless
+        if (
+            era is not None
+            and self.state is State.AWAITING_INIT
+            and self._on_stateless_request(era, rid, method, raw, events)
+        ):
+            return
         accepted = self._accepted_methods()
         known = accepted.get(method)
         if known is None:
@@ -180,29 +200,11 @@ class Receiver(SessionBase):
             if known is None:
                 return
             accepted[method] = known
-        info, params_decoder = known
-        limit = self.options.max_meta_bytes
-        if type(raw) is msgspec.Raw and len(raw) > limit and meta_too_large(raw, limit):
-            message = f"Invalid params: _meta exceeds {limit} bytes"
-            self._reply_error(events, rid, INVALID_PARAMS, message)
-            return
+        info = known[0]
         try:
-            if params_decoder is None:
-                params = None
-            else:
-                params = params_decoder.decode(_EMPTY_OBJECT if raw is msgspec.UNSET else raw)
-        except msgspec.ValidationError as exc:
-            message = f"Invalid params: {_validation_message(exc, 'params')}"
-            self._reply_error(events, rid, INVALID_PARAMS, message)
-            return
-        except (msgspec.DecodeError, RecursionError) as exc:
-            # Invalid UTF-8 makes the text not JSON at all; a number out of range is valid JSON
-            # that the params cannot hold.
-            if "UTF-8" in str(exc):
-                self._reply_error(events, rid, PARSE_ERROR, f"Parse error: {exc}")
-            else:
-                message = f"Invalid params: {str(exc).replace('at `$', 'at `$.params')}"
-                self._reply_error(events, rid, INVALID_PARAMS, message)
+            params = decode_params(known, raw, self.options.max_meta_bytes)
+        except McpError as exc:
+            self._reply_error(events, rid, exc.code, exc.message)
             return
         if method in SUBCAPABILITY_METHODS and self.options.enforce_capabilities:
             refusal = subcapability_refusal(method, params, self._local_caps)
@@ -232,17 +234,50 @@ class Receiver(SessionBase):
         if refusal is not None:
             self._reply_error(events, rid, INVALID_REQUEST, refusal)
             return None
-        if (
-            self.options.enforce_capabilities
-            and info.capability is not None
-            and info.capability_owner == self.role
-            and not has_capability(self._local_caps, info.capability)
-        ):
-            cap = ".".join(info.capability)
-            message = f"Method not found: {method} (capability {cap!r} not declared)"
-            self._reply_error(events, rid, METHOD_NOT_FOUND, message)
-            return None
+        if self.options.enforce_capabilities:
+            denied = capability_refusal(info, self.role, self._local_caps)
+            if denied is not None:
+                self._reply_error(events, rid, denied.code, denied.message)
+                return None
         return info, None if info.params_type is None else decoder(info.params_type)
+
+    def _on_stateless_request(
+        self, era: StatelessEra, rid: RequestId, method: str, raw: Any, events: list[Event]
+    ) -> bool:
+        """A 2026-07-28 request on a connection that has not done the handshake
+        (basic/versioning.mdx, dual-era server): accepted and decoded by the era's rules, and
+        in flight here like any other request. ``False``: no such request (a handshake-era
+        message, left to the lifecycle rules)."""
+        if method == "initialize":
+            if is_modern(peek_meta(raw)):
+                self._reply_error(events, rid, METHOD_NOT_FOUND, "Method not found: initialize")
+                return True
+            if era.handshake:
+                return False
+            # versioning.mdx: a modern-only server names its versions to legacy clients.
+            requested = _requested_version(raw)
+            supported = list(era.supported)
+            error = McpError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                f"This server speaks only protocol {', '.join(supported)} (no initialize)",
+                {"supported": supported, "requested": requested},
+            )
+            events.append(Outgoing(_wire.encode_error(rid, error)))
+            return True
+        try:
+            decoded = era.decode(method, raw, self.options.max_meta_bytes)
+        except McpError as exc:
+            events.append(Outgoing(_wire.encode_error(rid, exc)))
+            return True
+        if decoded is None:
+            return False
+        info, params, meta = decoded
+        self._inbound[rid] = _Inbound(method)
+        token = meta.raw.get("progressToken")
+        events.append(
+            RequestReceived(rid, method, params, info, token if _is_id(token) else None, meta)
+        )
+        return True
 
     def _on_notification(self, method: str, raw: msgspec.Raw | Any, events: list[Event]) -> None:
         info = self._lookup(self._inbound_table, method)

@@ -1,7 +1,7 @@
 """``Server``: what a server offers (tools, resources, templates, prompts, completions) and the
 handlers that answer the standard methods from it.
 
-The server knows nothing about transports or JSON-RPC: a session (``mcpbind.session``) decodes a
+The server knows nothing about transports or JSON-RPC: a session (``mcpbind.connection``) decodes a
 request, looks its method up in ``Server.handlers`` and awaits ``handler(params, ctx)``.
 Capabilities are inferred from what is registered.
 """
@@ -22,12 +22,12 @@ import msgspec
 
 from mcpbind_types import unified as t
 
-from .._cancel import is_cancellation
+from .._asyncio import is_cancellation
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..protocol.errors import INVALID_PARAMS, McpError, UrlElicitationRequired
-from ..stateless.options import StatelessOptions
 from .context import Context
 from .extension import ServerExtension
+from .options import StatelessOptions
 from .results import prompt_result, resource_contents, returns_content, tool_result
 from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
 from .threads import on_asyncio, run_in_thread

@@ -16,8 +16,8 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
 from mcpbind_types.unified import methods as m
 
+from ..connection import current_request_id
 from ..protocol import LocalProtocolError
-from ..session import current_request_id
 from .principal import Principal, current_principal
 
 __all__ = ["Context", "Peer"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..session import InflightLimit
+from ..connection import InflightLimit
 
 __all__ = ["MAX_SERVER_INFLIGHT", "server_inflight"]
 

@@ -7,6 +7,7 @@ is the ``python -m`` entry for a stdio server.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
 import sys
@@ -20,7 +21,8 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
 from mcpbind_types.unified import methods as m
 
-from .._flag import Flag
+from .._asyncio import Flag
+from ..connection import Connection, ConnectionClosed, current_request_id
 from ..protocol import (
     METHOD_NOT_FOUND,
     McpError,
@@ -31,20 +33,22 @@ from ..protocol import (
     custom_method,
     has_capability,
 )
-from ..session import Connection, ConnectionClosed, current_request_id
-from ..stateless.options import options_of
-from ..transports import Transport
+from ..transports import Transport, TransportClosed
 from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from . import threads
 from .app import Server
 from .context import Context
-from .era import EraRouter
+from .dispatch import encoded, run_request
 from .limits import server_inflight
+from .listen import LISTEN, ListenHub
+from .options import options_of
 from .principal import Principal, current_principal
 
 __all__ = ["ServerSession", "serve", "serve_stdio"]
 
 logger = logging.getLogger("mcpbind.server")
+
+_CLOSED = (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 THREAD_GRACE = 2.0
 """Seconds ``serve`` waits, once the client is gone, for ``def`` tools still running."""
@@ -79,20 +83,18 @@ class ServerSession:
                 self.core.register_method(custom_method(name, "client_to_server"))
         opts = options_of(server)
         self._handshake_versions = tuple(v for v in opts.versions if v in HANDSHAKE_VERSIONS)
-        #: Serves 2026-07-28 requests on this connection until ``initialize`` (None: the
-        #: server is configured without the stateless era).
-        self.router: EraRouter | None = None
-        wire: Transport = transport
+        #: Whether 2026-07-28 requests are served on this connection (until ``initialize``):
+        #: the core accepts them by that era's rules, and they run like any other request.
         if any(v in STATELESS_VERSIONS for v in opts.versions):
-            self.router = EraRouter(transport, server, self._spawn, self._on_handshake)
-            self.router.max_depth = self.core.options.max_depth
-            self.router.max_inflight = self.core.options.max_inflight
-            wire = self.router
+            self.core.stateless = encoded(server).era
         self.connection = Connection(
-            self.core, wire, on_request=self._on_request, on_notification=self._on_notification
+            self.core, transport, on_request=self._on_request, on_notification=self._on_notification
         )
         self.connection.shared_limit = server_inflight(server)
-        self._transport = transport
+        #: 2026-07-28 requests answered on this connection (for tests and metrics).
+        self.served = 0
+        #: This connection's ``subscriptions/listen`` streams (created on first use).
+        self.hub: ListenHub | None = None
         #: The caller's newest principal, set by an auth layer (a refreshed or stepped-up
         #: token); ``None``: the principal of the request that opened the session.
         self.principal: Principal | None = None
@@ -142,16 +144,14 @@ class ServerSession:
     def era(self) -> str | None:
         """``"handshake"`` after ``initialize``, ``"stateless"`` once a 2026-07-28 request was
         answered, else ``None``."""
-        if self.router is None or self.connection.transport is self._transport:
-            return "handshake" if self.core.version is not None else None
-        return "stateless" if self.router.served else None
+        if self.core.version is not None:
+            return "handshake"
+        return "stateless" if self.served else None
 
-    def _spawn(self, fn: Any) -> None:
-        self.connection.spawn(fn)
-
-    def _on_handshake(self) -> None:
-        # The client chose the handshake era: read the transport directly from now on.
-        self.connection.transport = self._transport
+    def close_listeners(self) -> None:
+        """End this connection's listen subscriptions gracefully (their final result)."""
+        if self.hub is not None:
+            self.hub.close_all()
 
     # ------------------------------------------------------------------ running
     async def run(self) -> None:
@@ -169,9 +169,6 @@ class ServerSession:
                     unsubscribe()
         finally:
             unsubscribe()
-            if self.router is not None:
-                with anyio.CancelScope(shield=True):
-                    await self.router.stop()
 
     async def ping(self, timeout: float | None = None) -> None:
         """Ping the client (``ping`` works both ways)."""
@@ -186,6 +183,8 @@ class ServerSession:
 
     # ------------------------------------------------------------------ list_changed
     def _mark_changed(self, what: str, uri: str | None = None) -> None:
+        if self.core.stateless is not None:  # a first tool, prompt or resource: new caps
+            self.core.stateless = encoded(self.server).era
         if not self.initialized.is_set() or self.connection._tg is None:
             return  # before the handshake the client will list anyway
         if what == "updated":
@@ -237,6 +236,8 @@ class ServerSession:
 
     async def _on_request(self, event: RequestReceived) -> Any:
         method = event.method
+        if event.meta is not None:
+            return await self._on_stateless_request(event)
         if method == "initialize":
             return self._initialize(event.params)
         if method == "ping":
@@ -264,6 +265,38 @@ class ServerSession:
             principal=self.principal or current_principal.get(),
         )
         return await handler(event.params, ctx)
+
+    async def _on_stateless_request(self, event: RequestReceived) -> Any:
+        """A 2026-07-28 request (accepted by the core with the era's rules): its handler runs
+        with a stateless context; what it emits goes out unless the client cancelled it."""
+        self.served += 1
+        rid = event.id
+        if event.method == LISTEN:
+            return await self._listen(event)
+        connection = self.connection
+
+        async def emit(message: bytes) -> None:
+            if not connection.is_cancelled(rid):
+                with contextlib.suppress(ConnectionClosed, *_CLOSED):
+                    await connection.send(message)
+
+        return await run_request(self.server, rid, event.method, event.params, event.meta, emit)
+
+    async def _listen(self, event: RequestReceived) -> Any:
+        """``subscriptions/listen`` on this connection (subscriptions.mdx): the
+        acknowledgement, then tagged notifications until ``notifications/cancelled`` names it
+        (its handler is cancelled) or the connection ends; ``close_listeners()`` ends it with
+        the final result (Graceful Closure)."""
+        if self.hub is None:
+            self.hub = ListenHub(self.server)
+        sub = self.hub.subscribe(event.id, msgspec.json.encode(event.params))
+        try:
+            await self.connection.send(sub.acknowledgement())
+            while (message := await sub.next()) is not None:
+                await self.connection.send(message)
+            return sub.final_value()
+        finally:
+            self.hub.close(sub)
 
     def _initialize(self, params: t.InitializeRequestParams) -> t.InitializeResult:
         requested = params.protocol_version

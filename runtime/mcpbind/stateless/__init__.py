@@ -1,12 +1,13 @@
-"""The stateless era (protocol 2026-07-28): per-request ``_meta``, ``server/discover``, multi
-round-trip requests, cache hints. ``answer`` is the transport-independent server seam."""
+"""Re-exports kept while other branches still import from here (issue 11 moved the server side
+to :mod:`mcpbind.server` and the per-request ``_meta`` to :mod:`mcpbind.protocol.meta`);
+what remains here is the client side and the classifier, which their owners move."""
 
 from __future__ import annotations
 
+from ..server.dispatch import CACHEABLE, Reply, answer, discover_result, stateless_capabilities
+from ..server.options import CacheHint, StatelessOptions
+from ..server.request_state import InvalidRequestState
 from .classify import Incoming, classify
-from .dispatch import CACHEABLE, Reply, answer, discover_result, stateless_capabilities
-from .options import CacheHint, StatelessOptions
-from .request_state import InvalidRequestState
 
 __all__ = [
     "CACHEABLE",

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import msgspec
 
 from ..protocol.depth import DEFAULT_MAX_DEPTH, exceeds_depth
-from .meta import PROTOCOL_VERSION
+from ..protocol.meta import PROTOCOL_VERSION
 
 __all__ = ["Incoming", "classify"]
 

@@ -23,7 +23,7 @@ from .store import TaskStore
 from .wire import created_2025, task_2025
 
 if TYPE_CHECKING:
-    from ..session import Connection
+    from ..connection import Connection
 
 __all__ = ["TaskReceiver"]
 

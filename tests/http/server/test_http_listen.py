@@ -204,13 +204,11 @@ async def test_listen_in_memory_and_cancel() -> None:
         assert any(m.get("id") == 2 for m in seen)
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
         await client_end.send(json.dumps(cancel).encode())
-        router = session.router
-        assert router is not None
-        await until(lambda: router.hub is not None and not router.hub.subscriptions)
+        await until(lambda: session.hub is not None and not session.hub.subscriptions)
         # A second subscription ends gracefully when the server closes it.
         await request(3, "subscriptions/listen", {"notifications": {"promptsListChanged": True}})
         assert (await next_message())["params"]["_meta"][SUB_ID] == 3
-        router.close_listeners()
+        session.close_listeners()
         final = await next_message()
         assert final == {
             "jsonrpc": "2.0",

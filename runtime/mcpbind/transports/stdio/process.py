@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager, suppress
 import anyio
 from anyio.abc import AsyncResource
 
-from ..._cancel import CancelCheck
+from ..._asyncio import CancelCheck
 from ..base import MessagePump, TransportClosed
 from .fdio import FdReader, FdWriter, pump_lines
 from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineReader, frame

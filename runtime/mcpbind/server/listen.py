@@ -20,12 +20,11 @@ from mcpbind_types import unified as t
 
 from ..protocol import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, McpError
 from ..protocol._wire import encode_error, encode_notification, encode_result
-from .dispatch import Reply, stateless_capabilities
-from .meta import SUBSCRIPTION_ID, MalformedMeta, parse_request_meta
-from .options import options_of
+from ..protocol.meta import SUBSCRIPTION_ID, MalformedMeta, parse_request_meta
+from .dispatch import Reply, encoded, stateless_capabilities
 
 if TYPE_CHECKING:
-    from ..server.app import Server
+    from .app import Server
 
 __all__ = ["LISTEN", "MAX_LISTEN_URIS", "MAX_SUBSCRIPTIONS", "ListenHub", "Subscription"]
 
@@ -79,9 +78,11 @@ class Subscription:
 
     def final_result(self) -> bytes:
         """The ``subscriptions/listen`` response that ends a subscription gracefully."""
-        return encode_result(
-            self.id, {"resultType": "complete", "_meta": {SUBSCRIPTION_ID: self.id}}
-        )
+        return encode_result(self.id, self.final_value())
+
+    def final_value(self) -> dict[str, Any]:
+        """That response's result."""
+        return {"resultType": "complete", "_meta": {SUBSCRIPTION_ID: self.id}}
 
     async def next(self) -> bytes | None:
         """The next notification, or ``None`` once the server ended the subscription."""
@@ -137,12 +138,16 @@ class ListenHub:
         """Check a ``subscriptions/listen`` request; an error :class:`Reply`, or the open
         subscription (already receiving changes: none is lost before the stream starts)."""
         try:
-            if len(self.subscriptions) >= self.max_subscriptions:
-                limit = self.max_subscriptions
-                raise McpError(INVALID_REQUEST, f"Too many open {LISTEN} streams (limit {limit})")
-            agreed = self._agree(raw or b"{}")
+            return self.subscribe(request_id, raw)
         except McpError as exc:
             return Reply(encode_error(request_id, exc), exc.code, isinstance(exc, MalformedMeta))
+
+    def subscribe(self, request_id: int | str, raw: msgspec.Raw | bytes | None) -> Subscription:
+        """:meth:`open`, with a refusal raised as :class:`McpError`."""
+        if len(self.subscriptions) >= self.max_subscriptions:
+            limit = self.max_subscriptions
+            raise McpError(INVALID_REQUEST, f"Too many open {LISTEN} streams (limit {limit})")
+        agreed = self._agree(raw or b"{}")
         sub = Subscription(self, request_id, agreed)
         self.subscriptions[id(sub)] = sub
         if self._unsubscribe is None:
@@ -177,8 +182,6 @@ class ListenHub:
         return None
 
     def _agree(self, raw: msgspec.Raw | bytes) -> dict[str, Any]:
-        from .dispatch import _check_version  # the same version rule as every request
-
         try:
             params = _PARAMS.decode(raw)
         except msgspec.ValidationError as exc:
@@ -187,8 +190,7 @@ class ListenHub:
             raise McpError(INVALID_PARAMS, f"Invalid params: {exc}") from None
         except msgspec.DecodeError as exc:
             raise McpError(PARSE_ERROR, f"Parse error: {exc}") from None
-        meta = parse_request_meta(params.meta)
-        _check_version(meta, options_of(self.server))
+        meta = encoded(self.server).era.request_meta(params.meta)  # as for every request
         agreed = agreed_filter(self.server, params.notifications)
         if self.server.extensions:  # filter keys of extensions (the tasks extension's taskIds)
             wanted = _notifications_of(raw)

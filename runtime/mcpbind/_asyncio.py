@@ -1,14 +1,20 @@
-"""Start an asyncio task eagerly: its first step runs at once, as that task, in its context.
+"""The asyncio backend: the runtime's asyncio-specific helpers, in one module.
 
-Most request handlers finish without ever waiting (an echo tool, a list, a lookup). Run as an
-ordinary task, such a handler waits for the next event-loop iteration to start, and its response
-waits with it; started eagerly, the response is written in the iteration that read the request.
-A handler that does wait carries on as the task it already was, so cancel scopes, task groups
-and ``asyncio.current_task()`` see one task from its first line to its last.
+mcpbind runs on asyncio (anyio stays as the task-group and cancel-scope API on top of it;
+trio is not supported). What is here:
 
-Python 3.12 has this built in (``Task(..., eager_start=True)``). On 3.11 the first step runs
-here with the task swapped in as the loop's current task; the task's own first step then resumes
-the coroutine where that left it (:class:`_Resumed`).
+- :func:`start_eager`: start a task eagerly, its first step at once, as that task, in its
+  context. Most request handlers finish without ever waiting (an echo tool, a list, a
+  lookup); started eagerly, the response is written in the event-loop iteration that read
+  the request. A handler that does wait carries on as the task it already was. Python 3.12
+  has this built in (``Task(..., eager_start=True)``); on 3.11 the first step runs here with
+  the task swapped in as the loop's current task (private ``asyncio.tasks._enter_task`` /
+  ``_leave_task``), and the task's own first step resumes the coroutine where that left it.
+- :class:`CancelCheck`: ``checkpoint_if_cancelled`` with the anyio backend looked up once
+  (private ``anyio._core._eventloop.get_async_backend``; anyio is pinned below 5 and
+  tests/test_private_apis.py fails when it moves).
+- :func:`is_cancellation`: whether a handler's exception is the framework's cancellation.
+- :class:`Flag`: an event that costs no waiter queue until a task waits on it.
 """
 
 from __future__ import annotations
@@ -17,9 +23,14 @@ import asyncio
 import contextvars
 import sys
 from collections.abc import Callable, Coroutine, Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["EAGER_SUPPORTED", "start_eager"]
+import anyio.lowlevel
+
+if TYPE_CHECKING:
+    from anyio.abc import AsyncBackend
+
+__all__ = ["EAGER_SUPPORTED", "CancelCheck", "Flag", "is_cancellation", "start_eager"]
 
 # Private asyncio functions, used on 3.11 only (3.12 has ``eager_start``); if a 3.11 release
 # lacked them, tasks would start the ordinary way. tests/test_private_apis.py checks them.
@@ -124,3 +135,69 @@ def start_eager(
         if current is not None:
             _enter_task(loop, current)
     return task
+
+
+# ---------------------------------------------------------------------------- cancel checks
+
+_get_async_backend: Callable[[], type[AsyncBackend]] | None
+try:
+    from anyio._core._eventloop import get_async_backend as _get_async_backend
+except ImportError:  # pragma: no cover - a future anyio (the pin and the test catch it)
+    _get_async_backend = None
+
+
+class CancelCheck:
+    """``await check()``: raise if the calling task's cancel scope was cancelled. Use within
+    one event loop (the backend is found on the first call: the public
+    ``anyio.lowlevel.checkpoint_if_cancelled`` looks it up on every call, which costs as much
+    as the check itself on a request's hot path)."""
+
+    __slots__ = ("_backend",)
+
+    def __init__(self) -> None:
+        self._backend: type[AsyncBackend] | None = None
+
+    async def __call__(self) -> None:
+        backend = self._backend
+        if backend is None:
+            if _get_async_backend is None:  # pragma: no cover - a future anyio
+                await anyio.lowlevel.checkpoint_if_cancelled()
+                return
+            backend = self._backend = _get_async_backend()
+        await backend.checkpoint_if_cancelled()
+
+
+def is_cancellation(exc: BaseException) -> bool:
+    """Whether ``exc`` is the framework's cancellation (or a generator closing), which a
+    handler must let through; every other ``BaseException`` of a handler is its failure."""
+    return isinstance(exc, (asyncio.CancelledError, GeneratorExit))
+
+
+# ---------------------------------------------------------------------------- Flag
+
+
+class Flag:
+    """``set()``, ``is_set()`` and ``await wait()``, like ``asyncio.Event``, but the event (and
+    its waiter queue, about 0.8 KB) is built on the first ``wait``: a per-session flag is
+    mostly only set and read."""
+
+    __slots__ = ("_event", "_set")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._event: asyncio.Event | None = None
+
+    def set(self) -> None:
+        self._set = True
+        if self._event is not None:
+            self._event.set()
+
+    def is_set(self) -> bool:
+        return self._set
+
+    async def wait(self) -> None:
+        if self._event is None:
+            self._event = asyncio.Event()
+            if self._set:
+                self._event.set()
+        await self._event.wait()

@@ -15,7 +15,7 @@ import msgspec
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo
 
-from ..protocol import INVALID_PARAMS, McpError
+from .errors import INVALID_PARAMS, McpError
 
 __all__ = [
     "CLIENT_CAPABILITIES",
@@ -77,12 +77,17 @@ def parse_request_meta(meta: Any) -> RequestMeta:
     level = meta.get(LOG_LEVEL)
     if level is not None and level not in _LEVELS:
         raise MalformedMeta(f"Invalid params: unknown log level {level!r}")
+    # Decoded JSON objects are plain dicts, used as they are (no copy per request).
     return RequestMeta(
         protocol_version=version,
-        client_capabilities=dict(caps),
-        client_info=dict(info) if isinstance(info, Mapping) else None,
+        client_capabilities=caps if type(caps) is dict else dict(caps),
+        client_info=info
+        if type(info) is dict
+        else dict(info)
+        if isinstance(info, Mapping)
+        else None,
         log_level=level,
-        raw=dict(meta),
+        raw=meta if type(meta) is dict else dict(meta),
     )
 
 

@@ -1,10 +1,17 @@
-"""Answer one 2026-07-28 request, independent of any session: the seam every transport calls.
+"""Serve 2026-07-28 requests: the server side of the stateless era.
 
-``answer(server, request_id, method, raw_params, emit=...)`` checks the per-request ``_meta``
-(basic/index.mdx), the version (basic/versioning.mdx), runs the server's handler with a
-stateless context (MRTR instead of server-to-client requests, basic/patterns/mrtr.mdx) and
-returns the encoded JSON-RPC response plus the error code, if any, for transports that map
-codes to statuses (Streamable HTTP: -32020/-32021/-32022/-32602 are 400, -32601 is 404).
+A request is accepted and decoded by :class:`mcpbind.protocol.accept.StatelessEra` (the same
+step as every handshake-era request: method table, version, capabilities, typed params), then
+:func:`run_request` runs the server's handler with a stateless context (MRTR instead of
+server-to-client requests, basic/patterns/mrtr.mdx) and completes its result (``resultType``,
+cache hints, the server's identity). On a connection (stdio, in-memory) both happen inside the
+connection's own request machinery (``ServerSession``); for a request without a connection
+(one HTTP POST), :func:`answer` does both and returns the encoded response with the error
+code, if any, for transports that map codes to statuses (Streamable HTTP:
+-32020/-32021/-32022/-32602 are 400, -32601 is 404).
+
+The server's capabilities (as the era sees them) and identity are kept encoded per server and
+rebuilt only when its registrations change (:func:`encoded`).
 """
 
 from __future__ import annotations
@@ -20,33 +27,41 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, decoder
 from mcpbind_types.unified.methods import CLIENT_TO_SERVER
 
-from .._cancel import is_cancellation
+from .._asyncio import is_cancellation
 from ..protocol import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
-    PARSE_ERROR,
     RESOURCE_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
+    custom_method,
     error_for_exception,
-    has_capability,
 )
 from ..protocol._wire import encode_error, encode_result
-from ..protocol.depth import DEFAULT_MAX_META_BYTES, meta_too_large
-from ..server.context import Context
-from ..versions import STATELESS_VERSIONS
-from .meta import SERVER_INFO, MalformedMeta, RequestMeta, parse_request_meta
+from ..protocol.accept import StatelessEra, read_meta
+from ..protocol.meta import SERVER_INFO, MalformedMeta, RequestMeta
+from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
+from .context import Context
 from .mrtr import MRTR_METHODS, InputRound, StatelessPeer, run_with_inputs
 from .options import StatelessOptions, options_of
 from .request_state import RoundState, StateCodec, binding_for, field_of
 
 if TYPE_CHECKING:
-    from ..server.app import Server
+    from .app import Server
 
-__all__ = ["CACHEABLE", "Reply", "answer", "discover_result", "stateless_capabilities"]
+__all__ = [
+    "CACHEABLE",
+    "Encoded",
+    "Reply",
+    "answer",
+    "discover_result",
+    "encoded",
+    "run_request",
+    "stateless_capabilities",
+]
 
 logger = logging.getLogger("mcpbind.stateless")
 
@@ -65,12 +80,8 @@ CACHEABLE: Final = frozenset(
 Emit = Callable[[bytes], Awaitable[None]]
 
 
-class _MetaOnly(msgspec.Struct):
-    meta: Any = msgspec.field(default=None, name="_meta")
-
-
-_META_DECODER = msgspec.json.Decoder(_MetaOnly)
 _EMPTY = b"{}"
+_LISTEN = "subscriptions/listen"
 
 
 _BAD_REQUEST: Final = frozenset(
@@ -96,12 +107,61 @@ class Reply:
         return 404 if self.error_code == METHOD_NOT_FOUND else 200
 
 
+class Encoded:
+    """One server's identity and 2026-07-28 capabilities, encoded once, and the era that
+    accepts its requests; rebuilt by :func:`encoded` when a registration changes them."""
+
+    __slots__ = ("capabilities", "era", "info", "key")
+
+    def __init__(self, server: Server, key: tuple[object, ...]) -> None:
+        self.key = key
+        caps = server.capabilities(stateless=True)
+        self.capabilities = caps
+        #: ``io.modelcontextprotocol/serverInfo`` (None: the server leaves it out).
+        self.info: dict[str, Any] | None = (
+            msgspec.to_builtins(server.info()) if options_of(server).server_info_in_meta else None
+        )
+        versions = options_of(server).versions
+        table: dict[str, MethodInfo[Any, Any]] = dict(CLIENT_TO_SERVER)
+        # A custom handler takes any JSON object; a listen request is checked by its hub
+        # (extension filter keys included), so both keep their params as a plain object.
+        for name in (*server.custom, _LISTEN):
+            table[name] = custom_method(name, "client_to_server")
+        self.era = StatelessEra(
+            table,
+            tuple(v for v in versions if v in STATELESS_VERSIONS),
+            tuple(versions),
+            msgspec.to_builtins(caps),
+            any(v in HANDSHAKE_VERSIONS for v in versions),
+        )
+
+
+def encoded(server: Server) -> Encoded:
+    """The server's :class:`Encoded`, rebuilt only when what it is made of changed (a first
+    tool, resource or prompt, a custom handler, an extension, the identity or options)."""
+    key = (
+        server.handlers,  # rebuilt when a handler is registered
+        bool(server.tools),
+        bool(server.resources or server.templates),
+        bool(server.prompts),
+        len(server.extensions),
+        server.name,
+        server.version,
+        server.title,
+        server.stateless,
+    )
+    cached: Encoded | None = vars(server).get("_encoded")
+    if cached is None or cached.key != key:
+        cached = vars(server)["_encoded"] = Encoded(server, key)
+    return cached
+
+
 def stateless_capabilities(server: Server) -> t.ServerCapabilities:
     """The server's capabilities as a 2026-07-28 client sees them: the same as on the
     handshake era, ``listChanged`` and ``subscribe`` included, since their notifications
     travel on ``subscriptions/listen`` streams (basic/patterns/subscriptions.mdx); extensions
     (tasks) declare their 2026-07-28 form."""
-    return server.capabilities(stateless=True)
+    return encoded(server).capabilities
 
 
 def discover_result(server: Server) -> t.DiscoverResult:
@@ -113,13 +173,6 @@ def discover_result(server: Server) -> t.DiscoverResult:
     if server.instructions is not None:
         result.instructions = server.instructions
     return result
-
-
-def _lookup(server: Server, method: str) -> MethodInfo[Any, Any] | None:
-    info = CLIENT_TO_SERVER.get(method)
-    if info is not None and info.kind == "request" and STATELESS_VERSIONS[0] in info.versions:
-        return info
-    return None
 
 
 async def answer(
@@ -138,12 +191,17 @@ async def answer(
     if any) is bound into ``requestState`` so another caller cannot replay it.
     Cancellation is the caller's: cancel the task awaiting this and send nothing further.
     """
+    raw = raw_params or _EMPTY
     try:
-        result = await _answer(server, request_id, method, raw_params or _EMPTY, emit, principal)
+        era = encoded(server).era
+        decoded = era.decode(method, raw)
+        if decoded is None:  # no version in _meta: malformed, unless the method is unknown
+            era.accept(method)
+            era.request_meta(read_meta(raw))
+            raise MalformedMeta("Invalid params: _meta with the protocol fields is required")
+        _, params, meta = decoded
+        result = await run_request(server, request_id, method, params, meta, emit, principal)
     except McpError as exc:
-        if method == "resources/read" and exc.code == RESOURCE_NOT_FOUND:
-            # server/resources.mdx (2026-07-28): not found is -32602 now.
-            exc = McpError(INVALID_PARAMS, exc.message, exc.data)
         return Reply(_encode_error(request_id, exc), exc.code, isinstance(exc, MalformedMeta))
     except BaseException as exc:  # SystemExit from a handler fails its request, not us
         if is_cancellation(exc):
@@ -169,63 +227,39 @@ def _encode_error(request_id: int | str, error: McpError) -> bytes:
         return encode_error(request_id, McpError(error.code, error.message))
 
 
-async def _answer(
+async def run_request(
     server: Server,
     request_id: int | str,
     method: str,
-    raw: msgspec.Raw | bytes,
+    params: Any,
+    meta: RequestMeta,
     emit: Emit | None,
-    principal: str | None,
+    principal: str | None = None,
 ) -> Any:
+    """Run the handler of one accepted 2026-07-28 request; its completed result, or the
+    :class:`McpError` the client gets raised."""
     opts = options_of(server)
-    info = _lookup(server, method)
-    custom = server.custom.get(method)
-    if info is None and custom is None:
-        raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
-    if meta_too_large(raw):
-        raise McpError(
-            INVALID_PARAMS, f"Invalid params: _meta exceeds {DEFAULT_MAX_META_BYTES} bytes"
-        )
-    try:
-        meta_value = _META_DECODER.decode(raw).meta
-    except msgspec.ValidationError:
-        raise McpError(INVALID_PARAMS, "Invalid params: params must be an object") from None
-    except msgspec.DecodeError as exc:
-        raise McpError(PARSE_ERROR, f"Parse error: {exc}") from None
-    meta = parse_request_meta(meta_value)
-    _check_version(meta, opts)
-    if (
-        info is not None
-        and custom is None
-        and info.capability_owner == "server"
-        and info.capability is not None
-        and not has_capability(msgspec.to_builtins(stateless_capabilities(server)), info.capability)
-    ):
-        cap = ".".join(info.capability)
-        raise McpError(
-            METHOD_NOT_FOUND, f"Method not found: {method} (capability {cap!r} not declared)"
-        )
-    params_type = info.params_type if info is not None and custom is None else dict[str, Any]
-    try:
-        params = decoder(params_type).decode(raw)
-    except msgspec.ValidationError as exc:
-        raise McpError(INVALID_PARAMS, f"Invalid params: {exc}") from None
-    except msgspec.DecodeError as exc:
-        raise McpError(INVALID_PARAMS, f"Invalid params: {exc}") from None
     if method == "server/discover":
         return _complete(discover_result(server), method, server, opts)
+    custom = server.custom.get(method)
     handler = custom if custom is not None else server.handlers.get(method)
     if handler is None:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
     token = meta.raw.get("progressToken")
     token = token if isinstance(token, int | str) and not isinstance(token, bool) else None
-    if method not in MRTR_METHODS:
-        peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
-        ctx = _context(peer, meta, request_id, token)
-        return _complete(await handler(params, ctx), method, server, opts)
-    return await _answer_mrtr(
-        server, opts, method, params, meta, request_id, token, emit, handler, principal
-    )
+    try:
+        if method not in MRTR_METHODS:
+            peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
+            ctx = _context(peer, meta, request_id, token)
+            return _complete(await handler(params, ctx), method, server, opts)
+        return await _answer_mrtr(
+            server, opts, method, params, meta, request_id, token, emit, handler, principal
+        )
+    except McpError as exc:
+        if method == "resources/read" and exc.code == RESOURCE_NOT_FOUND:
+            # server/resources.mdx (2026-07-28): not found is -32602 now.
+            raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
+        raise
 
 
 async def _answer_mrtr(
@@ -240,10 +274,15 @@ async def _answer_mrtr(
     handler: Any,
     principal: str | None,
 ) -> Any:
+    state_token = field_of(params, "request_state", "requestState")
+    if not isinstance(state_token, str) and _cannot_ask(server, method, params, handler):
+        # A function without a context parameter has no way to ask: no round, no runner task.
+        peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
+        ctx = _context(peer, meta, request_id, token)
+        return _complete(await handler(params, ctx), method, server, opts)
     codec = StateCodec(opts.secret, opts.state_ttl)  # cheap: holds the key and the ttl
     # Computed only when a state is opened or sealed (most calls never ask for input).
     request_params = params
-    state_token = field_of(params, "request_state", "requestState")
     previous: RoundState | None = None
     if isinstance(state_token, str):
         previous = codec.open(state_token, binding_for(method, request_params, principal))
@@ -294,8 +333,9 @@ async def _answer_mrtr(
         request_state=codec.seal(state),
         result_type="input_required",
     )
-    if opts.server_info_in_meta:
-        result.meta = {SERVER_INFO: msgspec.to_builtins(server.info())}
+    info = encoded(server).info
+    if info is not None:
+        result.meta = {SERVER_INFO: info}
     return result
 
 
@@ -335,16 +375,6 @@ def _context(
     )
 
 
-def _check_version(meta: RequestMeta, opts: StatelessOptions) -> None:
-    version = meta.protocol_version
-    if version not in STATELESS_VERSIONS or version not in opts.versions:
-        raise McpError(
-            UNSUPPORTED_PROTOCOL_VERSION,
-            "Unsupported protocol version",
-            {"supported": list(opts.versions), "requested": version},
-        )
-
-
 def _complete(result: Any, method: str, server: Server, opts: StatelessOptions) -> Any:
     """Stamp ``resultType``, the server's identity and (where cacheable) cache hints."""
     if _is_input_required(result):
@@ -357,7 +387,7 @@ def _complete(result: Any, method: str, server: Server, opts: StatelessOptions) 
         hint = opts.hint(method)
         extra["ttlMs"] = hint.ttl_ms
         extra["cacheScope"] = hint.scope
-    info = msgspec.to_builtins(server.info()) if opts.server_info_in_meta else None
+    info = encoded(server).info
     if isinstance(result, msgspec.Struct) and hasattr(result, "result_type"):
         updates: dict[str, Any] = {"result_type": "complete"}
         if "ttlMs" in extra and hasattr(result, "ttl_ms"):
@@ -387,9 +417,9 @@ def _is_input_required(result: Any) -> bool:
 
 
 def _stamp_identity(result: Any, server: Server, opts: StatelessOptions) -> Any:
-    if not opts.server_info_in_meta:
+    info = encoded(server).info
+    if info is None:
         return result
-    info = msgspec.to_builtins(server.info())
     if isinstance(result, t.InputRequiredResult):
         base = {} if not isinstance(result.meta, dict) else result.meta
         return msgspec.structs.replace(

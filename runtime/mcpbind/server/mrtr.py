@@ -17,7 +17,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 import anyio
-import anyio.lowlevel
 import msgspec
 
 from mcpbind_types._common import MethodInfo, RequestOptions, decoder
@@ -151,19 +150,11 @@ class Outcome:
 
 
 async def run_with_inputs(call: Callable[[], Awaitable[Any]], round_: InputRound) -> Outcome:
-    """Run ``call`` until it returns (or raises) or every ask it made is parked."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # not asyncio (trio): the portable path
-        return await _run_anyio(call, round_)
-    return await _run_asyncio(loop, call, round_)
+    """Run ``call`` until it returns (or raises) or every ask it made is parked.
 
-
-async def _run_asyncio(
-    loop: asyncio.AbstractEventLoop, call: Callable[[], Awaitable[Any]], round_: InputRound
-) -> Outcome:
-    # A plain task and a future: several times cheaper than a task group per request, which
-    # matters because every tools/call, prompts/get and resources/read comes through here.
+    A plain task and a future: several times cheaper than a task group per request, which
+    matters because every tools/call, prompts/get and resources/read comes through here."""
+    loop = asyncio.get_running_loop()
     wake: asyncio.Future[None] = loop.create_future()
 
     def wake_up(*_: object) -> None:
@@ -194,37 +185,6 @@ async def _run_asyncio(
 
 async def _awaited(call: Callable[[], Awaitable[Any]]) -> Any:
     return await call()
-
-
-async def _run_anyio(call: Callable[[], Awaitable[Any]], round_: InputRound) -> Outcome:
-    results: list[Any] = []
-    errors: list[Exception] = []
-    parked = anyio.Event()
-    round_.wake = parked.set
-
-    async def body() -> None:
-        try:
-            results.append(await call())
-        except Exception as exc:
-            errors.append(exc)
-        finally:
-            parked.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(body)
-        await parked.wait()
-        if not results and not errors:
-            for _ in range(_SETTLE_STEPS):
-                await anyio.lowlevel.checkpoint()
-                if results or errors:
-                    break
-            else:
-                tg.cancel_scope.cancel()
-    if errors:
-        raise errors[0]
-    if results:
-        return Outcome(result=results[0])
-    return Outcome(asked=round_.asked)
 
 
 def _nothing() -> None:

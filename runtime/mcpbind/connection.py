@@ -19,14 +19,12 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import anyio
-import anyio.lowlevel
 import msgspec
 from anyio.abc import TaskGroup
 
 from mcpbind_types._common import MethodInfo, RequestOptions
 
-from ._cancel import CancelCheck, is_cancellation
-from ._eager import start_eager
+from ._asyncio import CancelCheck, Flag, is_cancellation, start_eager
 from .deadlines import Deadlines
 from .protocol import (
     CONNECTION_CLOSED,
@@ -60,7 +58,7 @@ __all__ = [
     "current_request_id",
 ]
 
-logger = logging.getLogger("mcpbind.session")
+logger = logging.getLogger("mcpbind.connection")
 
 #: The id of the inbound request whose handler is running in this task (``None`` outside one).
 #: A transport that multiplexes streams (Streamable HTTP) reads it to send what a handler
@@ -103,12 +101,10 @@ def _connection_lost(data: Any) -> bool:
 
 
 class _Waiter:
-    """One request we sent, waiting for its outcome; a one-shot event: an asyncio future on
-    asyncio (several times cheaper to make than an ``anyio.Event``), an ``anyio.Event``
-    elsewhere."""
+    """One request we sent, waiting for its outcome; a one-shot event: an asyncio future
+    (several times cheaper to make than an ``anyio.Event``)."""
 
     __slots__ = (
-        "_event",
         "_future",
         "done",
         "error",
@@ -124,7 +120,7 @@ class _Waiter:
         self,
         method: str,
         options: RequestOptions | None,
-        loop: asyncio.AbstractEventLoop | None,
+        loop: asyncio.AbstractEventLoop,
         started: float,
         timeout: float | None,
     ) -> None:
@@ -136,28 +132,17 @@ class _Waiter:
         self.error: McpError | None = None
         self.timed_out = False
         self.done = False  # set once: result, error or timeout
-        self._future: asyncio.Future[None] | None = None
-        self._event: anyio.Event | None = None
-        if loop is not None:
-            self._future = loop.create_future()
-        else:
-            self._event = anyio.Event()
+        self._future: asyncio.Future[None] = loop.create_future()
 
     def set(self) -> None:
         if self.done:
             return
         self.done = True
-        if self._future is not None:
-            if not self._future.done():
-                self._future.set_result(None)
-        elif self._event is not None:
-            self._event.set()
+        if not self._future.done():
+            self._future.set_result(None)
 
     async def wait(self) -> None:
-        if self._future is not None:
-            await self._future
-        elif self._event is not None:
-            await self._event.wait()
+        await self._future
 
 
 class InflightLimit:
@@ -188,15 +173,15 @@ class Connection:
         self._on_notification = on_notification
         self.default_timeout = default_timeout
         self._waiters: dict[RequestId, _Waiter] = {}
-        #: Running inbound handlers: an asyncio task (on asyncio) or the handler's cancel scope
-        #: (``None`` while an eagerly started handler takes its first step).
-        self._handlers: dict[RequestId, asyncio.Task[None] | anyio.CancelScope | None] = {}
+        #: Running inbound handlers of both eras, the one in-flight table (``None`` while an
+        #: eagerly started handler takes its first step); and those the peer cancelled.
+        self._handlers: dict[RequestId, asyncio.Task[None] | None] = {}
         self._cancelled: set[RequestId] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop: asyncio.AbstractEventLoop  # set on entry (``async with``)
         self._check_cancelled = CancelCheck()
         self._tg: TaskGroup | None = None
-        self._reader: asyncio.Task[None] | None = None  # the read loop, on asyncio
-        self._closed = anyio.Event()
+        self._reader: asyncio.Task[None] | None = None  # the read loop
+        self._closed = Flag()
         self._is_closed = False  # mirrors _closed, read on every request
         self._tokens = itertools.count(1)
         self._deadlines: Deadlines[RequestId] = Deadlines(self._expire)
@@ -206,25 +191,19 @@ class Connection:
         self.close_reason: str | None = None
         #: Requests in flight across connections (a server's sessions), if bounded.
         self.shared_limit: InflightLimit | None = None
-        self._replies: set[asyncio.Task[None]] = set()  # "Server busy" answers being sent
+        self._replies: set[asyncio.Task[None]] = set()  # refusals being sent
         self._max_inflight = core.options.max_inflight
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Connection:
-        try:
-            # On asyncio a handler runs as a plain task: five times cheaper to start than an
-            # anyio task, still cancellable, and awaited here before the connection closes.
-            self._loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._loop = None
+        # A handler runs as a plain asyncio task: five times cheaper to start than an anyio
+        # task, still cancellable, and awaited here before the connection closes.
+        self._loop = asyncio.get_running_loop()
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
-        if self._loop is not None:
-            # A plain task on asyncio, like the handlers: an anyio task also costs a cancel
-            # scope, an event and their bookkeeping, most of what an idle session holds.
-            self._reader = self._loop.create_task(self._read_loop())
-        else:
-            self._tg.start_soon(self._read_loop)
+        # A plain task, like the handlers: an anyio task also costs a cancel scope, an event
+        # and their bookkeeping, most of what an idle session holds.
+        self._reader = self._loop.create_task(self._read_loop())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -251,7 +230,7 @@ class Connection:
             raise failure
 
     def _now(self) -> float:
-        return self._loop.time() if self._loop is not None else anyio.current_time()
+        return self._loop.time()
 
     def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``fn`` in the connection's task group (it ends with the connection); for work a
@@ -383,16 +362,16 @@ class Connection:
     async def _read_loop(self) -> None:
         reason = "Connection closed"
         try:
+            transport = self.transport
+            # A transport that can push (stdio) hands messages to ``_take`` straight from the
+            # event loop's read callback; ``_take`` handles what needs no waiting and stops
+            # the pump to leave the rest to this loop.
+            pump = (
+                transport.pump
+                if self._loop is not None and isinstance(transport, MessagePump)
+                else None
+            )
             while True:
-                transport = self.transport  # re-read: a router may hand over to the real one
-                # A transport that can push (stdio on asyncio) hands messages to ``_take``
-                # straight from the event loop's read callback; ``_take`` handles what needs
-                # no waiting and stops the pump to leave the rest to this loop.
-                pump = (
-                    transport.pump
-                    if self._loop is not None and isinstance(transport, MessagePump)
-                    else None
-                )
                 try:
                     if pump is not None:
                         await pump(self._take)
@@ -431,7 +410,6 @@ class Connection:
         """The pump's handler: handle one message's events that need no waiting (responses,
         requests, cancellations) at once; at the first that does, keep it and the rest in
         the backlog for the read loop and stop the pump (``False``)."""
-        transport = self.transport
         events = self.core.receive(data)
         for index, event in enumerate(events):
             kind = type(event)
@@ -443,10 +421,12 @@ class Connection:
                 self._resolve(event.id, error=event.error)  # type: ignore[union-attr]
             elif kind is Cancelled:
                 self._cancel_inbound(event)  # type: ignore[arg-type]
+            elif kind is Outgoing:
+                self._reply_soon(event.data)  # type: ignore[union-attr]
             else:
                 self._backlog = events[index:]
                 return False
-        return self.transport is transport
+        return True
 
     def _fail_all(self, reason: str) -> None:
         error = ConnectionClosed(reason)
@@ -472,7 +452,7 @@ class Connection:
         elif isinstance(event, ErrorReceived):
             self._resolve(event.id, error=event.error)
         elif isinstance(event, Outgoing):
-            await self.send(event.data)
+            self._reply_soon(event.data)
         elif isinstance(event, RequestReceived):
             self._start_handler(event)
         elif isinstance(event, Cancelled):
@@ -515,41 +495,29 @@ class Connection:
         if shared is not None:
             shared.count += 1
         # The handle exists before the handler starts, so a cancellation that arrives right
-        # behind its request (same read buffer) still finds it.
-        if self._loop is not None:
-            # Registered before it starts: an eager handler that finishes at once removes
-            # itself again (``_run_handler``'s ``finally``) before this returns.
-            self._handlers[event.id] = None
-            task = start_eager(self._loop, self._run_handler(event, None))
-            if event.id in self._handlers:
-                self._handlers[event.id] = task
-        else:
-            assert self._tg is not None
-            scope = anyio.CancelScope()
-            self._handlers[event.id] = scope
-            self._tg.start_soon(self._run_handler, event, scope)
+        # behind its request (same read buffer) still finds it; an eager handler that
+        # finishes at once removes itself again (``_run_handler``'s ``finally``) before this
+        # returns.
+        self._handlers[event.id] = None
+        task = start_eager(self._loop, self._run_handler(event))
+        if event.id in self._handlers:
+            self._handlers[event.id] = task
 
-    def _cancel_handler(
-        self, request_id: RequestId, running: asyncio.Task[None] | anyio.CancelScope
-    ) -> None:
+    def _cancel_handler(self, request_id: RequestId, running: asyncio.Task[None]) -> None:
         running.cancel()
         # A task cancelled before its first step never runs (not even its ``finally``), so
         # its bookkeeping is done here; a started one does it in ``_run_handler``.
-        if isinstance(running, asyncio.Task) and _not_started(running):
+        if _not_started(running):
             self._handler_done(request_id)
 
     def is_cancelled(self, request_id: RequestId) -> bool:
         """Whether the peer cancelled this inbound request (its handler is being interrupted)."""
         return request_id in self._cancelled
 
-    async def _run_handler(self, event: RequestReceived, scope: anyio.CancelScope | None) -> None:
+    async def _run_handler(self, event: RequestReceived) -> None:
         current_request_id.set(event.id)
         try:
-            if scope is None:
-                await self._handle(event)
-            else:
-                with scope:
-                    await self._handle(event)
+            await self._handle(event)
         except asyncio.CancelledError:
             if event.id not in self._cancelled and not self.closed:
                 raise  # not ours to swallow
@@ -563,14 +531,16 @@ class Connection:
         if len(self._handlers) < limit and self.shared_limit is not None:
             limit, scope = self.shared_limit.limit, "server"
         message = f"Server busy: {limit} requests in flight on this {scope}; retry later"
-        data = self.core.send_error(event.id, McpError(INTERNAL_ERROR, message))
-        if self._loop is not None:  # maybe in the read callback (pump): no anyio task here
-            task = self._loop.create_task(self._answer(data))
-            self._replies.add(task)
-            task.add_done_callback(self._replies.discard)
-        else:
-            assert self._tg is not None
-            self._tg.start_soon(self._answer, data)
+        self._reply_soon(self.core.send_error(event.id, McpError(INTERNAL_ERROR, message)))
+
+    def _reply_soon(self, data: bytes | None) -> None:
+        """Send an answer the core made at once (a refusal) from its own task, started eagerly
+        so that it is written in order with the answers around it: the read loop (or the read
+        callback, with the pump) goes on reading even while a peer that does not read makes
+        the write wait."""
+        task = start_eager(self._loop, self._answer(data))
+        self._replies.add(task)
+        task.add_done_callback(self._replies.discard)
 
     def _handler_done(self, request_id: RequestId) -> None:
         if request_id in self._handlers:
@@ -601,9 +571,9 @@ class Connection:
 
     async def _stop_handlers(self) -> None:
         """Cancel the handlers still running (the peer is gone) and wait for them to end."""
-        tasks = [h for h in self._handlers.values() if isinstance(h, asyncio.Task)]
+        tasks = [h for h in self._handlers.values() if h is not None]
         for rid, running in list(self._handlers.items()):
-            if isinstance(running, asyncio.Task):
+            if running is not None:
                 self._cancel_handler(rid, running)
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
