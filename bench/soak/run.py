@@ -32,7 +32,7 @@ import anyio
 import httpx2
 
 from mcpbind import LATEST_HANDSHAKE, LATEST_STATELESS, Client, RequestOptions
-from mcpbind.transports.http import connect_http
+from mcpbind.http.client import connect_http
 
 HERE = Path(__file__).resolve().parent
 META = {

@@ -43,6 +43,7 @@ from .protocol import (
     custom_method,
     has_capability,
 )
+from .protocol.mcp_headers import InvalidToolHeaders, header_paths
 from .session import Connection, PeerError, RequestTimeout
 from .stateless.client_side import INVALIDATES, ResultCache, answer_inputs
 from .stateless.meta import (
@@ -56,9 +57,8 @@ from .stateless.meta import (
 )
 from .stateless.subscription import Subscription, filter_from
 from .transports import Transport
-from .transports._peek import STREAM_LOST
 from .transports.launch import ServerLocation, open_server, parse_server
-from .transports.tool_headers import InvalidToolHeaders, header_paths
+from .transports.lost import STREAM_LOST
 from .versions import (
     AUTO,
     HANDSHAKE_VERSIONS,

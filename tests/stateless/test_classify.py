@@ -1,5 +1,5 @@
 """basic/versioning.mdx §Compatibility Matrix (a dual-era server selects its behaviour from
-how the client opens): what ``mcpbind.stateless.classify`` makes of one inbound message."""
+how the client opens): what ``mcpbind.protocol.classify`` makes of one inbound message."""
 
 from __future__ import annotations
 

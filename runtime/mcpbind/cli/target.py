@@ -171,7 +171,7 @@ async def connect(target: ServerTarget, **client_options: Any) -> AsyncIterator[
     }
     if target.url is not None:
         try:
-            import mcpbind.transports.http  # noqa: F401  (open_server(url) uses it)
+            import mcpbind.http.client  # noqa: F401  (open_server(url) uses it)
         except ImportError as exc:
             raise missing_dependency("an http(s) SERVER", exc, "http") from None
         try:

@@ -27,8 +27,8 @@ from ..protocol import (
     SessionOptions,
 )
 from ..protocol._wire import encode_error
+from ..protocol.classify import classify
 from ..protocol.depth import DEFAULT_MAX_DEPTH
-from ..stateless.classify import classify
 from ..stateless.options import options_of
 from ..transports import Transport, TransportClosed
 from ..versions import HANDSHAKE_VERSIONS

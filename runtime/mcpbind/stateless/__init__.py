@@ -3,7 +3,7 @@ round-trip requests, cache hints. ``answer`` is the transport-independent server
 
 from __future__ import annotations
 
-from .classify import Incoming, classify
+from ..protocol.classify import Incoming, classify
 from .dispatch import CACHEABLE, Reply, answer, discover_result, stateless_capabilities
 from .options import CacheHint, StatelessOptions
 from .request_state import InvalidRequestState

@@ -31,8 +31,12 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the HTTP transports need httpx2: pip install 'mcpbind[http]'") from exc
 
-from ..protocol import CONNECTION_CLOSED
-from ._httpcommon import (
+from ...protocol import CONNECTION_CLOSED
+from ...protocol.mcp_headers import HeaderPath
+from ...transports.base import AuthorizationFailed, TransportClosed
+from ...transports.lost import STREAM_LOST
+from ...transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
+from ._common import (
     Inbox,
     TaskSet,
     auth_failed,
@@ -41,7 +45,6 @@ from ._httpcommon import (
     read_capped,
 )
 from ._peek import (
-    STREAM_LOST,
     Peek,
     RequestId,
     cancelled_request,
@@ -52,11 +55,8 @@ from ._peek import (
     stateless_headers,
 )
 from ._reconnect import ServerWatch, connection_lost
-from .base import AuthorizationFailed, TransportClosed
 from .legacy_sse import LegacySSETransport, LegacyUnavailable
 from .sse import SSEParser, SSETooLarge
-from .stdio import DEFAULT_MAX_MESSAGE_SIZE
-from .tool_headers import HeaderPath
 
 __all__ = ["StreamableHTTPTransport", "connect_http"]
 

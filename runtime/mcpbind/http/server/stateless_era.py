@@ -1,7 +1,7 @@
 """The 2026-07-28 era on the Streamable HTTP endpoint (basic/transports/streamable-http.mdx).
 
 ``StreamableHTTPApp`` hands every POST whose body carries the modern per-request ``_meta`` (or
-whose ``MCP-Protocol-Version`` names a stateless version) to :func:`serve_stateless_era`. No
+whose ``MCP-Protocol-Version`` names a stateless version) to its :class:`StatelessEra`. No
 session is looked up or created: the request metadata headers are checked against the body
 (Server Validation, -32020 with 400), the request is answered by
 :func:`mcpbind.stateless.answer`, as one JSON body or, as soon as the handler emits a
@@ -14,23 +14,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable
+from typing import Any, Final
 
 import msgspec
 
-from ..protocol import HEADER_MISMATCH, INTERNAL_ERROR, PARSE_ERROR, McpError
-from ..protocol._wire import encode_error
-from ..server.limits import server_inflight
-from ..stateless.dispatch import Reply, answer
-from ..stateless.listen import LISTEN, ListenHub, Subscription
+from ...protocol import HEADER_MISMATCH, INTERNAL_ERROR, PARSE_ERROR, McpError
+from ...protocol._wire import encode_error
+from ...protocol.classify import Classified
+from ...protocol.mcp_headers import RequestHeaders, check_headers
+from ...server.app import Server
+from ...server.limits import server_inflight
+from ...stateless.dispatch import Reply, answer
+from ...stateless.listen import LISTEN, ListenHub, Subscription
 from ._asgi import Headers, Receive, Scope, Send, send_response
-from .mcp_headers import RequestHeaders, check_headers
 
-if TYPE_CHECKING:
-    from .app import StreamableHTTPApp
-    from .classify import Classified
-
-__all__ = ["close_listeners", "listen_hub", "serve_stateless_era"]
+__all__ = ["StatelessEra"]
 
 logger = logging.getLogger("mcpbind.http")
 
@@ -40,22 +39,6 @@ _SSE_HEADERS: Final = [
     (b"cache-control", b"no-cache, no-transform"),
     (b"x-accel-buffering", b"no"),
 ]
-
-
-def listen_hub(app: StreamableHTTPApp) -> ListenHub:
-    """The app's ``subscriptions/listen`` streams (created on first use)."""
-    hub: ListenHub | None = app.__dict__.get("_listen_hub")
-    if hub is None:
-        hub = ListenHub(app.server)
-        app.__dict__["_listen_hub"] = hub
-    return hub
-
-
-def close_listeners(app: StreamableHTTPApp) -> None:
-    """End every listen stream gracefully (the final ``subscriptions/listen`` result)."""
-    hub: ListenHub | None = app.__dict__.get("_listen_hub")
-    if hub is not None:
-        hub.close_all()
 
 
 def _frame(message: bytes) -> bytes:
@@ -70,48 +53,154 @@ async def _send_json(send: Send, status: int, data: bytes) -> None:
     await send_response(send, status, data, None, _JSON)
 
 
-async def serve_stateless_era(
-    app: StreamableHTTPApp,
-    scope: Scope,
-    receive: Receive,
-    send: Send,
-    headers: Headers,
-    body: bytes,
-    classified: Classified,
-) -> None:
-    """Serve one 2026-07-28 POST (Host, Origin, media types and size are already checked)."""
-    if not classified.request_ids:
-        # No client-to-server notification is defined on this transport: accepted, ignored.
-        await send_response(send, 202)
-        return
-    rid, method = classified.request_ids[0], classified.methods[0]
-    tools = app.server.tools
+class StatelessEra:
+    """The 2026-07-28 requests of one ``StreamableHTTPApp``, and its listen streams."""
 
-    def schema_of(name: str) -> Any:
-        entry = tools.get(name)
+    __slots__ = ("_hub", "json_response", "principal", "server", "sse_keepalive")
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        principal: Callable[[Scope], object],
+        json_response: bool,
+        sse_keepalive: float | None,
+    ) -> None:
+        self.server = server
+        self.principal = principal
+        self.json_response = json_response
+        self.sse_keepalive = sse_keepalive
+        self._hub: ListenHub | None = None
+
+    @property
+    def hub(self) -> ListenHub:
+        """The ``subscriptions/listen`` streams (created on first use)."""
+        if self._hub is None:
+            self._hub = ListenHub(self.server)
+        return self._hub
+
+    def close(self) -> None:
+        """End every listen stream gracefully (the final ``subscriptions/listen`` result)."""
+        if self._hub is not None:
+            self._hub.close_all()
+
+    def _schema_of(self, name: str) -> Any:
+        entry = self.server.tools.get(name)
         if entry is None:
             return None
         schema = entry.tool.input_schema
         return schema if isinstance(schema, dict) else msgspec.to_builtins(schema)
 
-    try:
-        reason = check_headers(
-            RequestHeaders(scope["headers"]), headers.get(b"mcp-protocol-version"), body, schema_of
+    async def serve(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        classified: Classified,
+    ) -> None:
+        """Serve one 2026-07-28 POST (Host, Origin, media types and size are already
+        checked; ``classified`` is its body, decoded once)."""
+        if not classified.request_ids:
+            # No client-to-server notification is defined on this transport: accepted, ignored.
+            await send_response(send, 202)
+            return
+        rid, method = classified.request_ids[0], classified.methods[0]
+        try:
+            reason = check_headers(
+                RequestHeaders(scope["headers"]),
+                headers.get(b"mcp-protocol-version"),
+                method,
+                classified.peek,
+                self._schema_of,
+            )
+        except msgspec.DecodeError as exc:  # e.g. invalid UTF-8 in a mirrored argument
+            error = McpError(PARSE_ERROR, f"Parse error: {exc}")
+            await _send_json(send, 400, encode_error(rid, error))
+            return
+        if reason is not None:
+            await _send_json(send, 400, encode_error(rid, McpError(HEADER_MISMATCH, reason)))
+            return
+        raw = classified.params if classified.params is not None else _NO_PARAMS
+        if method == LISTEN:
+            await self._listen(receive, send, rid, raw)
+            return
+        principal = self.principal(scope)
+        await self._request(
+            receive, send, rid, method, raw, None if principal is None else str(principal)
         )
-    except msgspec.DecodeError as exc:  # e.g. invalid UTF-8 in a mirrored argument
-        await _send_json(send, 400, encode_error(rid, McpError(PARSE_ERROR, f"Parse error: {exc}")))
-        return
-    if reason is not None:
-        await _send_json(send, 400, encode_error(rid, McpError(HEADER_MISMATCH, reason)))
-        return
-    raw = classified.params if classified.params is not None else _NO_PARAMS
-    if method == LISTEN:
-        await _listen(app, receive, send, rid, raw)
-        return
-    principal = app.principal(scope)
-    await _request(
-        app, receive, send, rid, method, raw, None if principal is None else str(principal)
-    )
+
+    async def _request(
+        self,
+        receive: Receive,
+        send: Send,
+        rid: int | str,
+        method: str,
+        raw: msgspec.Raw | None,
+        principal: str | None,
+    ) -> None:
+        shared = server_inflight(self.server)
+        if shared.count >= shared.limit:
+            message = f"Server busy: {shared.limit} requests in flight on this server; retry later"
+            await _send_json(send, 503, encode_error(rid, McpError(INTERNAL_ERROR, message)))
+            return
+        shared.count += 1
+        response = _Response(send, not self.json_response)
+        watch = _Watch(receive)
+        try:
+            reply = await answer(
+                self.server, rid, method, raw, emit=response.emit, principal=principal
+            )
+            watch.stop()
+            if not watch.gone:
+                await response.finish(reply)
+        except asyncio.CancelledError:
+            if not watch.swallow():
+                raise
+            logger.debug("client closed the response of request %r: cancelled", rid)
+        except OSError:
+            logger.debug("client left during request %r", rid)
+        finally:
+            shared.count -= 1
+            watch.stop()
+
+    async def _listen(
+        self, receive: Receive, send: Send, rid: int | str, raw: msgspec.Raw | None
+    ) -> None:
+        hub = self.hub
+        opened = hub.open(rid, raw)
+        if isinstance(opened, Reply):
+            await _send_json(send, opened.http_status, opened.data)
+            return
+        sub: Subscription = opened
+        watch = _Watch(receive)
+        keepalive = self.sse_keepalive
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            ack = _frame(sub.acknowledgement())
+            await send({"type": "http.response.body", "body": ack, "more_body": True})
+            while True:
+                try:
+                    async with asyncio.timeout(keepalive):
+                        message = await sub.next()
+                except TimeoutError:
+                    await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
+                    continue
+                if message is None:
+                    # Graceful Closure: the response to the listen request ends the stream.
+                    chunk = _frame(sub.final_result())
+                    await send({"type": "http.response.body", "body": chunk, "more_body": False})
+                    return
+                chunk = _frame(message)
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except asyncio.CancelledError:
+            if not watch.swallow():
+                raise
+        except OSError:
+            logger.debug("client left listen stream %r", rid)
+        finally:
+            watch.stop()
+            hub.close(sub)
 
 
 class _Response:
@@ -170,79 +259,3 @@ class _Watch:
             self.task.uncancel()
             return True
         return False
-
-
-async def _request(
-    app: StreamableHTTPApp,
-    receive: Receive,
-    send: Send,
-    rid: int | str,
-    method: str,
-    raw: msgspec.Raw | None,
-    principal: str | None,
-) -> None:
-    shared = server_inflight(app.server)
-    if shared.count >= shared.limit:
-        message = f"Server busy: {shared.limit} requests in flight on this server; retry later"
-        await _send_json(send, 503, encode_error(rid, McpError(INTERNAL_ERROR, message)))
-        return
-    shared.count += 1
-    response = _Response(send, not app.json_response)
-    watch = _Watch(receive)
-    try:
-        reply = await answer(app.server, rid, method, raw, emit=response.emit, principal=principal)
-        watch.stop()
-        if not watch.gone:
-            await response.finish(reply)
-    except asyncio.CancelledError:
-        if not watch.swallow():
-            raise
-        logger.debug("client closed the response of request %r: cancelled", rid)
-    except OSError:
-        logger.debug("client left during request %r", rid)
-    finally:
-        shared.count -= 1
-        watch.stop()
-
-
-async def _listen(
-    app: StreamableHTTPApp,
-    receive: Receive,
-    send: Send,
-    rid: int | str,
-    raw: msgspec.Raw | None,
-) -> None:
-    hub = listen_hub(app)
-    opened = hub.open(rid, raw)
-    if isinstance(opened, Reply):
-        await _send_json(send, opened.http_status, opened.data)
-        return
-    sub: Subscription = opened
-    watch = _Watch(receive)
-    keepalive = app.sse_keepalive
-    try:
-        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-        await send(
-            {"type": "http.response.body", "body": _frame(sub.acknowledgement()), "more_body": True}
-        )
-        while True:
-            try:
-                async with asyncio.timeout(keepalive):
-                    message = await sub.next()
-            except TimeoutError:
-                await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
-                continue
-            if message is None:
-                # Graceful Closure: the response to the listen request ends the stream.
-                chunk = _frame(sub.final_result())
-                await send({"type": "http.response.body", "body": chunk, "more_body": False})
-                return
-            await send({"type": "http.response.body", "body": _frame(message), "more_body": True})
-    except asyncio.CancelledError:
-        if not watch.swallow():
-            raise
-    except OSError:
-        logger.debug("client left listen stream %r", rid)
-    finally:
-        watch.stop()
-        hub.close(sub)
