@@ -51,7 +51,13 @@ _SERVER = (
     "streamable_http_app",
     "with_legacy_sse",
 )
-_LAZY = {**dict.fromkeys(_CLIENT, ".client"), **dict.fromkeys(_SERVER, ".server")}
+_LAZY = {
+    **dict.fromkeys(_CLIENT, ".client"),
+    **dict.fromkeys(_SERVER, ".server"),
+    # Deprecated here (the classifier is in the protocol core now).
+    "META_PROTOCOL_VERSION": "mcpbind.protocol.classify",
+    "Classified": "mcpbind.protocol.classify",
+}
 
 
 def __getattr__(name: str) -> Any:
