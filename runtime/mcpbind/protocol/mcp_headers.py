@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -251,15 +251,15 @@ def check_headers(
     protocol_header: str | None,
     method: str | None,
     params: ParamsPeek | None,
-    tool_schema: Callable[[str], Any] | None = None,
+    mirrored: Callable[[str], Sequence[HeaderPath]] | None = None,
 ) -> str | None:
     """Why the headers disagree with the request (a ``HeaderMismatch`` message), or ``None``.
 
     ``method`` and ``params`` are the request's, as the classifier decoded them (``params``
     that are no object compare as absent: the dispatcher rejects such a request anyway, but
-    never with unchecked headers). ``tool_schema(name)``: for ``tools/call``, the input
-    schema of the named tool (its ``x-mcp-header`` parameters are checked), ``None`` when the
-    tool is unknown.
+    never with unchecked headers). ``mirrored(name)``: for ``tools/call``, the
+    ``x-mcp-header`` parameters of the named tool (``header_params`` of its input schema;
+    empty when the tool is unknown), checked against the arguments.
     """
     if params is None:
         params = _NO_PARAMS
@@ -296,17 +296,16 @@ def check_headers(
                 f"Header mismatch: Mcp-Name header value {name!r} does not match "
                 f"body value {body_name!r}"
             )
-    if method == "tools/call" and tool_schema is not None and isinstance(params.name, str):
-        schema = tool_schema(params.name)
-        if schema is not None:
-            return _check_params(headers, params.arguments, schema)
+    if method == "tools/call" and mirrored is not None and isinstance(params.name, str):
+        paths = mirrored(params.name)
+        if paths:
+            return _check_params(headers, params.arguments, paths)
     return None
 
 
-def _check_params(headers: RequestHeaders, raw_arguments: msgspec.Raw, schema: Any) -> str | None:
-    mirrored = list(header_params(schema))
-    if not mirrored:
-        return None
+def _check_params(
+    headers: RequestHeaders, raw_arguments: msgspec.Raw, mirrored: Sequence[HeaderPath]
+) -> str | None:
     arguments = msgspec.json.decode(raw_arguments)  # valid JSON: the whole body decoded
     for path, name in mirrored:
         key = _PARAM + name.lower()

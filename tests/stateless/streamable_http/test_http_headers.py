@@ -13,7 +13,13 @@ import httpx2
 import pytest
 
 from mcpbind.protocol.classify import classify_body
-from mcpbind.protocol.mcp_headers import RequestHeaders, check_headers, decode_value, encode_value
+from mcpbind.protocol.mcp_headers import (
+    RequestHeaders,
+    check_headers,
+    decode_value,
+    encode_value,
+    header_params,
+)
 
 from ._live import LiveServer, body, live, std_headers
 
@@ -223,9 +229,11 @@ def test_nested_property_path() -> None:
     ok = RequestHeaders([*base, (b"mcp-param-zone", b"z1")])
     request = classify_body(raw)  # the check reads the params as the classifier decoded them
     method, params = request.methods[0], request.peek
-    assert check_headers(ok, "2026-07-28", method, params, lambda _n: schema) is None
+    mirrored = list(header_params(schema))
+    assert mirrored == [(("target", "zone"), "Zone")]
+    assert check_headers(ok, "2026-07-28", method, params, lambda _n: mirrored) is None
     missing = RequestHeaders(base)
-    assert check_headers(missing, "2026-07-28", method, params, lambda _n: schema) is not None
+    assert check_headers(missing, "2026-07-28", method, params, lambda _n: mirrored) is not None
 
 
 def test_params_not_an_object_is_never_served(server: LiveServer) -> None:

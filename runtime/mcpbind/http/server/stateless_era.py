@@ -15,14 +15,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
 import msgspec
 
 from ...protocol import HEADER_MISMATCH, INTERNAL_ERROR, PARSE_ERROR, McpError
 from ...protocol._wire import encode_error
 from ...protocol.classify import Classified
-from ...protocol.mcp_headers import RequestHeaders, check_headers
+from ...protocol.mcp_headers import HeaderPath, RequestHeaders, check_headers, header_params
 from ...server.app import Server
 from ...server.limits import server_inflight
 from ...stateless.dispatch import Reply, answer
@@ -56,7 +56,7 @@ async def _send_json(send: Send, status: int, data: bytes) -> None:
 class StatelessEra:
     """The 2026-07-28 requests of one ``StreamableHTTPApp``, and its listen streams."""
 
-    __slots__ = ("_hub", "json_response", "principal", "server", "sse_keepalive")
+    __slots__ = ("_hub", "_mirrored", "json_response", "principal", "server", "sse_keepalive")
 
     def __init__(
         self,
@@ -71,6 +71,9 @@ class StatelessEra:
         self.json_response = json_response
         self.sse_keepalive = sse_keepalive
         self._hub: ListenHub | None = None
+        #: Tool name -> (its input schema, that schema's ``x-mcp-header`` parameters): walked
+        #: once per schema, not on every call.
+        self._mirrored: dict[str, tuple[object, list[HeaderPath]]] = {}
 
     @property
     def hub(self) -> ListenHub:
@@ -84,12 +87,19 @@ class StatelessEra:
         if self._hub is not None:
             self._hub.close_all()
 
-    def _schema_of(self, name: str) -> Any:
+    def _mirrored_of(self, name: str) -> list[HeaderPath]:
+        """The ``x-mcp-header`` parameters of the tool ``name`` (none if it is unknown)."""
         entry = self.server.tools.get(name)
         if entry is None:
-            return None
+            return []
         schema = entry.tool.input_schema
-        return schema if isinstance(schema, dict) else msgspec.to_builtins(schema)
+        cached = self._mirrored.get(name)
+        if cached is not None and cached[0] is schema:
+            return cached[1]
+        plain = schema if isinstance(schema, dict) else msgspec.to_builtins(schema)
+        paths = list(header_params(plain))
+        self._mirrored[name] = (schema, paths)
+        return paths
 
     async def serve(
         self,
@@ -112,7 +122,7 @@ class StatelessEra:
                 headers.get(b"mcp-protocol-version"),
                 method,
                 classified.peek,
-                self._schema_of,
+                self._mirrored_of,
             )
         except msgspec.DecodeError as exc:  # e.g. invalid UTF-8 in a mirrored argument
             error = McpError(PARSE_ERROR, f"Parse error: {exc}")
