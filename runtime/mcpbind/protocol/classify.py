@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 import msgspec
-from msgspec import UnsetType
+from msgspec import UNSET, UnsetType
 
 from ._wire import BATCH_DECODER, ENVELOPE_DECODER, Envelope
 from .depth import DEFAULT_MAX_DEPTH, exceeds_depth
@@ -26,6 +26,7 @@ __all__ = [
     "META_PROTOCOL_VERSION",
     "Classified",
     "Incoming",
+    "MetaPeek",
     "ParamsPeek",
     "classify",
     "classify_body",
@@ -36,10 +37,17 @@ META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 _MARKER: Final = META_PROTOCOL_VERSION.encode()
 
 
+class MetaPeek(msgspec.Struct, gc=False):
+    """The one ``_meta`` key read here; the rest (client info, capabilities) is skipped
+    without building objects."""
+
+    protocol_version: Any = msgspec.field(default=UNSET, name=META_PROTOCOL_VERSION)
+
+
 class ParamsPeek(msgspec.Struct, gc=False):
     """The params fields the transports read; ``arguments`` stays undecoded."""
 
-    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
+    meta: MetaPeek | None = msgspec.field(default=None, name="_meta")
     protocol_version: Any = msgspec.field(default=None, name="protocolVersion")
     request_id: Any = msgspec.field(default=None, name="requestId")
     name: Any = None
@@ -50,8 +58,13 @@ class ParamsPeek(msgspec.Struct, gc=False):
     @property
     def meta_version(self) -> str | None:
         """``_meta["io.modelcontextprotocol/protocolVersion"]`` when it is a string."""
-        version = self.meta.get(META_PROTOCOL_VERSION) if self.meta is not None else None
+        version = self.meta.protocol_version if self.meta is not None else None
         return version if isinstance(version, str) else None
+
+    @property
+    def modern(self) -> bool:
+        """Whether ``_meta`` names a protocol version at all (the 2026-07-28 marker)."""
+        return self.meta is not None and self.meta.protocol_version is not UNSET
 
 
 _PARAMS = msgspec.json.Decoder(ParamsPeek)
@@ -114,7 +127,7 @@ def classify(data: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Incoming:
     if rid is None:
         return _OTHER
     params = _peek_params(raw) if method == "initialize" or _MARKER in data else None
-    modern = params is not None and params.meta is not None and META_PROTOCOL_VERSION in params.meta
+    modern = params is not None and params.modern
     if method == "initialize" and not modern:
         version = params.protocol_version if params is not None else None
         return Incoming(
