@@ -241,27 +241,42 @@ class _Response:
 
 
 class _Watch:
-    """Cancels the request's task when the client closes the response (it is cancellation)."""
+    """Cancels the request's task when the client closes the response (it is cancellation).
 
-    __slots__ = ("_watcher", "gone", "task")
+    The watching task starts once the request yields to the event loop: a request answered
+    without waiting on anything costs a scheduled callback, not a task; one that waits is
+    watched from its first wait on (a client gone before then is seen at once).
+    """
+
+    __slots__ = ("_receive", "_start", "_watcher", "gone", "task")
 
     def __init__(self, receive: Receive) -> None:
         task = asyncio.current_task()
         assert task is not None
         self.task = task
         self.gone = False
-        self._watcher = asyncio.get_running_loop().create_task(self._watch(receive))
+        self._receive = receive
+        self._watcher: asyncio.Task[None] | None = None
+        self._start: asyncio.Handle | None = asyncio.get_running_loop().call_soon(self._begin)
 
-    async def _watch(self, receive: Receive) -> None:
+    def _begin(self) -> None:
+        self._start = None
+        self._watcher = asyncio.get_running_loop().create_task(self._watch())
+
+    async def _watch(self) -> None:
         while True:
-            message = await receive()
+            message = await self._receive()
             if message["type"] == "http.disconnect":
                 self.gone = True
                 self.task.cancel()
                 return
 
     def stop(self) -> None:
-        self._watcher.cancel()
+        if self._start is not None:
+            self._start.cancel()
+            self._start = None
+        if self._watcher is not None:
+            self._watcher.cancel()
 
     def swallow(self) -> bool:
         """After a ``CancelledError``: whether it was ours (the client left), now absorbed."""
