@@ -38,7 +38,7 @@ def test_client_and_server_import_no_host_http_or_generator() -> None:
     watched = [
         "mcpbind.host",
         "mcpbind.http",
-        "mcpbind.transports.http",
+        "mcpbind.http.client",
         "mcpbind.auth",
         "mcpbind.cli",
         "mcpbind_codegen",

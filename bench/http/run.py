@@ -419,7 +419,7 @@ def _def_tool_targets(runs_on: str) -> list[Target]:
             "--stateless",
             check=_mcpbind_available,
             sessionless=True,
-            note="StreamableHTTPApp(stateless=True, json_response=True), def tool",
+            note="StreamableHTTPApp(sessionless=True, json_response=True), def tool",
         ),
         _python_target(
             MCPBIND_DEF_2026,

@@ -37,7 +37,7 @@ import anyio.abc
 import httpx2
 
 from mcpbind import LATEST_HANDSHAKE, LATEST_STATELESS, Client, ClientHandlers, RequestOptions
-from mcpbind.transports.http import connect_http
+from mcpbind.http.client import connect_http
 
 MIX = (("echo", 70), ("cancel", 10), ("churn", 8), ("stateless", 8), ("count", 4))
 OP = RequestOptions(timeout=10)

@@ -45,7 +45,7 @@ from .protocol import (
     UrlElicitationRequired,
 )
 from .transports import MessagePump, MessageTooLarge, Transport, TransportClosed
-from .transports._reconnect import CONNECTION_LOST
+from .transports.lost import CONNECTION_LOST
 
 __all__ = [
     "Connection",

@@ -20,7 +20,7 @@ LAZY = (
     "mcpbind.client.refresh",
     "mcpbind.client.tasks",
     "mcpbind.client.tool_headers",
-    "mcpbind.transports.launch",
+    "mcpbind.launch",
     "mcpbind.http",
     "httpx2",
 )

@@ -18,10 +18,10 @@ import msgspec
 
 from mcpbind import Server
 from mcpbind.http import StreamableHTTPApp
+from mcpbind.http.client._peek import peek, stateless_headers
 from mcpbind.protocol import ErrorReceived, Outgoing, RequestReceived, Session
+from mcpbind.protocol.classify import classify
 from mcpbind.server.dispatch import answer
-from mcpbind.stateless.classify import classify
-from mcpbind.transports._peek import peek, stateless_headers
 
 __all__ = ["Finding", "Targets"]
 

@@ -22,7 +22,7 @@ pytest.importorskip(
 
 from mcpbind import Client, McpError
 from mcpbind import types as t
-from mcpbind.transports.http import StreamableHTTPTransport
+from mcpbind.http.client import StreamableHTTPTransport
 
 from ._support import GREETING_TEXT, GREETING_URI, MISSING_URI, TOOLS, USER_TEXT, USER_URI
 

@@ -17,7 +17,7 @@ if __name__ == "__main__":  # run as a script: make the package importable
 
 from mcpbind import Client, ClientHandlers, Context, Server, serve_stdio
 from mcpbind import types as t
-from mcpbind.stateless import CacheHint, StatelessOptions
+from mcpbind.server.options import CacheHint, StatelessOptions
 from mcpbind.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 
 CONFIGS = {

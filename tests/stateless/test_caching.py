@@ -14,7 +14,7 @@ from mcpbind import Client, ClientHandlers, Server
 from mcpbind import types as t
 from mcpbind.client.cache import ResultCache
 from mcpbind.server import ServerSession
-from mcpbind.stateless import CacheHint
+from mcpbind.server.options import CacheHint
 from mcpbind.transports import memory_pair
 
 from .app import build, ttl_options

@@ -1,5 +1,5 @@
 """basic/versioning.mdx §Compatibility Matrix (a dual-era server selects its behaviour from
-how the client opens): what ``mcpbind.stateless.classify`` makes of one inbound message."""
+how the client opens): what ``mcpbind.protocol.classify`` makes of one inbound message."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcpbind.stateless import classify
+from mcpbind.protocol.classify import classify, classify_body
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
 
@@ -45,3 +45,36 @@ def test_classify(data: bytes, kind: str) -> None:
         assert incoming.cancelled_id == 9
     if kind == "initialize":
         assert incoming.requested_version == "2025-11-25"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"id": 1, "method": "tools/call", "params": {"_meta": META, "name": "echo"}},
+        {"id": 2, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}},
+        {"id": 3, "method": "tools/list"},
+        {"method": "notifications/cancelled", "params": {"requestId": 9}},
+    ],
+)
+def test_one_message_and_post_body_agree(message: dict[str, Any]) -> None:
+    """One classifier for the stdio router and the HTTP endpoint (basic/versioning.mdx,
+    dual-era server): a single message read as a POST body gets the same answer as read
+    alone -- era, id, method, raw params, requested version, cancelled id."""
+    data = _msg(**message)
+    alone = classify(data)
+    body = classify_body(data)
+    assert body.error is None
+    era = "stateless" if alone.kind == "stateless" else "handshake"
+    assert body.era == era
+    if alone.kind == "cancelled":
+        assert body.cancelled == [alone.cancelled_id] and body.request_ids == []
+        return
+    assert body.request_ids == [message["id"]] and body.methods == [message["method"]]
+    assert body.initialize == (alone.kind == "initialize")
+    assert body.requested_version == alone.requested_version
+    if alone.kind != "other":
+        assert body.params == alone.params
+    if era == "stateless":
+        # The peek holds what the HTTP header checks compare: nothing decodes the body again.
+        assert body.peek is not None and body.peek.name == "echo"
+        assert body.meta_version == "2026-07-28"

@@ -1,5 +1,5 @@
 """The 2026-07-28 conformance scenarios' request sequences, replayed through the transport-
-independent seam ``mcpbind.stateless.answer`` (what the Streamable HTTP layer will call):
+independent seam ``mcpbind.server.dispatch.answer`` (what the Streamable HTTP layer will call):
 input-required-result-*, caching, sep-2164-resource-not-found and the JSON-RPC half of
 server-stateless (basic/patterns/mrtr.mdx, server/utilities/caching.mdx, basic/index.mdx)."""
 
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mcpbind import Server
-from mcpbind.stateless import answer
+from mcpbind.server.dispatch import answer
 
 from .helpers import accept, sampled
 

@@ -1,4 +1,4 @@
-"""The transport-independent seam ``mcpbind.stateless.answer`` as a transport uses it:
+"""The transport-independent seam ``mcpbind.server.dispatch.answer`` as a transport uses it:
 error codes for status mapping, request-scoped notifications through ``emit``, and the
 principal bound into requestState (basic/patterns/mrtr.mdx §Server Requirements 5)."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mcpbind.stateless import answer
+from mcpbind.server.dispatch import answer
 
 from .app import build
 from .helpers import META, accept

@@ -11,7 +11,7 @@ import base64
 
 import msgspec
 
-from mcpbind.transports._peek import (
+from mcpbind.http.client._peek import (
     cancelled_request,
     error_response,
     header_value,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpbind.transports.sse import ServerSentEvent, SSEParser, SSETooLarge
+from mcpbind.http.client.sse import ServerSentEvent, SSEParser, SSETooLarge
 
 
 def parse(data: bytes, *, split: int | None = None) -> tuple[list[ServerSentEvent], SSEParser]:

@@ -58,11 +58,11 @@ def serve(
     http: Any = args.http
     loop = args.loop
     if http == "h11-deadline":
-        from mcpbind.http.serve import header_deadline_protocol
+        from mcpbind.http.server.serve import header_deadline_protocol
 
         http = header_deadline_protocol(10.0)
     elif http == "serve_http":
-        from mcpbind.http.serve import choose_stack, header_deadline_protocol
+        from mcpbind.http.server.serve import choose_stack, header_deadline_protocol
 
         parser_name, loop = choose_stack()
         http = header_deadline_protocol(10.0, parser_name)

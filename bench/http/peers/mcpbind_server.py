@@ -6,7 +6,7 @@ picks the tool a row measures: ``async`` (``async def echo(text: str) -> TextCon
 tuned one) or ``def`` (``def echo(text: str) -> str``, the plain function a user writes first,
 as in the README). ``--json`` (default) asks for one JSON body per POST, ``--sse`` for an SSE
 stream per POST (the app's default); ``--stateless`` is the sessionless 2025 mode
-(``StreamableHTTPApp(stateless=True)``). ``--http serve_http`` (see ``_serve.py``) runs the
+(``StreamableHTTPApp(sessionless=True)``). ``--http serve_http`` (see ``_serve.py``) runs the
 stack ``serve_http`` picks; with ``--sse`` and ``--tool def`` that is the README's setup.
 """
 
@@ -34,7 +34,7 @@ def build_app(args: argparse.Namespace) -> tuple[Any, str]:
         build_server(args.tool),
         path="/mcp",
         json_response=args.json,
-        stateless=args.stateless,
+        sessionless=args.stateless,
         **options,
     )
     return app, "json" if args.json else "sse"
@@ -46,7 +46,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     mode.add_argument("--sse", dest="json", action="store_false")
     parser.add_argument("--tool", choices=("async", "def"), default="async")
     parser.add_argument(
-        "--stateless", action="store_true", help="StreamableHTTPApp(stateless=True)"
+        "--stateless", action="store_true", help="StreamableHTTPApp(sessionless=True)"
     )
     parser.add_argument("--max-sessions", type=int, help="session cap (default: the app's)")
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ..transports.launch import ServerLocation, open_server, parse_server
+from ..launch import ServerLocation, open_server, parse_server
 from .auth_options import AuthSettings, auth_options
 from .errors import EXIT_USAGE, CliFailure, missing_dependency, translate
 
@@ -166,7 +166,7 @@ async def connect(target: ServerTarget, **client_options: Any) -> AsyncIterator[
     options: dict[str, Any] = {"name": "mcpbind-cli", "timeout": target.timeout, **client_options}
     if target.url is not None:
         try:
-            import mcpbind.transports.http  # noqa: F401  (open_server(url) uses it)
+            import mcpbind.http.client  # noqa: F401  (open_server(url) uses it)
         except ImportError as exc:
             raise missing_dependency("an http(s) SERVER", exc, "http") from None
         try:

@@ -43,10 +43,10 @@ from .handlers import ClientHandlers, capabilities_of
 from .negotiation import UnsupportedVersion, negotiate, probes
 
 if TYPE_CHECKING:
+    from ..launch import ServerLocation
     from ..server.app import Server
     from ..tasks.receiver import TaskReceiver
     from ..transports.base import Transport
-    from ..transports.launch import ServerLocation
     from .listen import Listener
     from .subscription import Subscription
 

@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 
 if TYPE_CHECKING:
+    from ..launch import ServerLocation
     from ..server.app import Server
     from ..transports.base import Transport
-    from ..transports.launch import ServerLocation
 
 __all__ = ["open_location", "open_target", "parse_location"]
 
 
 def parse_location(text: str) -> ServerLocation:
     """A server string, parsed when the client is made so a bad command line fails there."""
-    from ..transports.launch import parse_server
+    from ..launch import parse_server
 
     return parse_server(text)
 
@@ -30,7 +30,7 @@ async def open_location(
     location: ServerLocation, stack: contextlib.AsyncExitStack, auth: Any
 ) -> Transport:
     """Spawn or reach the server a string named (``auth``: the HTTP transport's)."""
-    from ..transports.launch import open_server
+    from ..launch import open_server
 
     return await stack.enter_async_context(open_server(location, auth=auth))
 

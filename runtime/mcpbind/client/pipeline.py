@@ -23,7 +23,7 @@ from ..protocol import (
     RemoteProtocolError,
 )
 from ..protocol.meta import LOG_LEVEL, with_meta
-from ..transports._peek import STREAM_LOST
+from ..transports.lost import STREAM_LOST
 from .cache import ResultCache
 from .handlers import answer_inputs
 from .tool_headers import reread_tools, vet_tools

@@ -14,7 +14,7 @@ import msgspec
 from mcpbind_types import unified as t
 from mcpbind_types._common import json_value
 
-from ..transports.tool_headers import InvalidToolHeaders, header_paths
+from ..protocol.mcp_headers import InvalidToolHeaders, header_paths
 
 if TYPE_CHECKING:
     from .client import Client

@@ -90,7 +90,7 @@ def check_auth(name: str, config: ServerConfig) -> None:
 
 
 def http_options(name: str, config: ServerConfig) -> dict[str, Any]:
-    """``headers`` and ``auth`` for :func:`mcpbind.transports.http.connect_http`."""
+    """``headers`` and ``auth`` for :func:`mcpbind.http.client.connect_http`."""
     headers = {k: expand_env(v, name, "headers") for k, v in config.headers.items()}
     if config.bearer_token_env is not None:
         token = os.environ.get(config.bearer_token_env)

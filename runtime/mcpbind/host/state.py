@@ -220,7 +220,7 @@ async def open_http(config: ServerConfig, max_size: int | None) -> AsyncIterator
     imported only when a server has a ``url``: the ``http`` extra is needed only then."""
     assert config.url is not None
     try:
-        from ..transports.http import connect_http
+        from ..http.client import connect_http
         from .auth import http_options
     except ImportError as exc:
         raise RuntimeError(

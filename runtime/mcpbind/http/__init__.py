@@ -1,22 +1,42 @@
-"""Streamable HTTP server transport: an ASGI application, resumable SSE streams, sessions; and
-the 2024-11-05 HTTP+SSE transport beside it for old clients (``LegacySSEApp``).
+"""All of HTTP: the Streamable HTTP server (``mcpbind.http.server``: an ASGI application,
+resumable SSE streams, sessions, the 2024-11-05 HTTP+SSE endpoint) and client
+(``mcpbind.http.client``: ``StreamableHTTPTransport`` with its HTTP+SSE fallback).
 
->>> from mcpbind.http import StreamableHTTPApp, serve_http, with_legacy_sse
+The names below are imported on first use, so a client does not load the server side and
+``import mcpbind.http`` costs nothing.
+
+>>> from mcpbind.http import StreamableHTTPApp, serve_http, connect_http
 """
 
 from __future__ import annotations
 
-from .app import StreamableHTTPApp, scope_principal, streamable_http_app
-from .classify import META_PROTOCOL_VERSION, Classified, classify_post
-from .events import EventStore, InMemoryEventStore
-from .legacy_sse import LegacySSEApp, WithLegacySSE, with_legacy_sse
-from .security import HostPolicy
-from .serve import serve_http
-from .session import HttpSession, close_sse_stream, current_http_session
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "META_PROTOCOL_VERSION",
-    "Classified",
+if TYPE_CHECKING:
+    from .client import (
+        LegacySSETransport,
+        LegacyUnavailable,
+        StreamableHTTPTransport,
+        connect_http,
+    )
+    from .server import (
+        EventStore,
+        HostPolicy,
+        HttpSession,
+        InMemoryEventStore,
+        LegacySSEApp,
+        StreamableHTTPApp,
+        WithLegacySSE,
+        close_sse_stream,
+        current_http_session,
+        scope_principal,
+        serve_http,
+        streamable_http_app,
+        with_legacy_sse,
+    )
+
+_CLIENT = ("LegacySSETransport", "LegacyUnavailable", "StreamableHTTPTransport", "connect_http")
+_SERVER = (
     "EventStore",
     "HostPolicy",
     "HttpSession",
@@ -24,8 +44,44 @@ __all__ = [
     "LegacySSEApp",
     "StreamableHTTPApp",
     "WithLegacySSE",
-    "classify_post",
     "close_sse_stream",
+    "current_http_session",
+    "scope_principal",
+    "serve_http",
+    "streamable_http_app",
+    "with_legacy_sse",
+)
+_LAZY = {
+    **dict.fromkeys(_CLIENT, ".client"),
+    **dict.fromkeys(_SERVER, ".server"),
+    # Deprecated here (the classifier is in the protocol core now).
+    "META_PROTOCOL_VERSION": "mcpbind.protocol.classify",
+    "Classified": "mcpbind.protocol.classify",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(module, __name__), name)
+
+
+__all__ = [
+    "EventStore",
+    "HostPolicy",
+    "HttpSession",
+    "InMemoryEventStore",
+    "LegacySSEApp",
+    "LegacySSETransport",
+    "LegacyUnavailable",
+    "StreamableHTTPApp",
+    "StreamableHTTPTransport",
+    "WithLegacySSE",
+    "close_sse_stream",
+    "connect_http",
     "current_http_session",
     "scope_principal",
     "serve_http",

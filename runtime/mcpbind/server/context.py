@@ -62,7 +62,7 @@ class Context:
     #: State of this client's session, yours to fill: the same dict for every request of one
     #: session (a stdio connection, one ``Mcp-Session-Id`` over HTTP), so a ``Server`` shared
     #: by all sessions keeps per-session data here. Where there is no session (2026-07-28,
-    #: ``stateless=True`` HTTP) each request gets a new, empty one.
+    #: ``sessionless=True`` HTTP) each request gets a new, empty one.
     session_state: dict[str, Any] = field(default_factory=dict)
     #: The session's ``debug`` setting: exception text in error responses and tool results.
     debug_errors: bool = False

@@ -63,7 +63,7 @@ __all__ = [
     "stateless_capabilities",
 ]
 
-logger = logging.getLogger("mcpbind.stateless")
+logger = logging.getLogger("mcpbind.server")
 
 CACHEABLE: Final = frozenset(
     {

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 _LABEL: Final = b"mcpbind/request-state/v1\x00"
-logger = logging.getLogger("mcpbind.stateless")
+logger = logging.getLogger("mcpbind.server")
 
 
 class InvalidRequestState(McpError):

@@ -73,7 +73,7 @@ class ServerSession:
         sessionless: bool = False,
     ) -> None:
         self.server = server
-        #: No session outlives one request (``stateless=True`` HTTP): nothing can reach the
+        #: No session outlives one request (``sessionless=True`` HTTP): nothing can reach the
         #: client after its request, so only what one request can deliver is advertised.
         self.sessionless = sessionless
         self.core = Session("server", None, options)

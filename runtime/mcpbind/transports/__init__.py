@@ -10,19 +10,19 @@ from .stdio import (
     StdioServerTransport,
 )
 
-if TYPE_CHECKING:  # imported on first use: httpx2 is the optional "http" extra, and the
-    # in-memory pair's anyio streams are only needed for an in-process server
-    from .http import StreamableHTTPTransport, connect_http
-    from .legacy_sse import LegacySSETransport, LegacyUnavailable
+if TYPE_CHECKING:  # imported on first use: the in-memory pair's anyio streams are only
+    # needed for an in-process server
     from .memory import MemoryTransport, memory_pair
 
 _LAZY = {
-    "StreamableHTTPTransport": ".http",
-    "connect_http": ".http",
-    "LegacySSETransport": ".legacy_sse",
-    "LegacyUnavailable": ".legacy_sse",
     "MemoryTransport": ".memory",
     "memory_pair": ".memory",
+    # Deprecated here: the HTTP client transports live in mcpbind.http.client (kept
+    # importable from this package until every importer uses the new home).
+    "StreamableHTTPTransport": "mcpbind.http.client",
+    "connect_http": "mcpbind.http.client",
+    "LegacySSETransport": "mcpbind.http.client",
+    "LegacyUnavailable": "mcpbind.http.client",
 }
 
 
@@ -38,10 +38,6 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "INHERITED_ENV",
-    "LegacySSETransport",
-    "LegacyUnavailable",
-    "StreamableHTTPTransport",
-    "connect_http",
     "MemoryTransport",
     "MessagePump",
     "MessageTooLarge",

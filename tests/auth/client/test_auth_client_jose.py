@@ -41,7 +41,7 @@ def test_client_assertion_claims() -> None:
 
 def test_joserfc_is_imported_lazily() -> None:
     code = (
-        "import sys, mcpbind, mcpbind.protocol, mcpbind.auth.client, mcpbind.transports.http;"
+        "import sys, mcpbind, mcpbind.protocol, mcpbind.auth.client, mcpbind.http.client;"
         "print('joserfc' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

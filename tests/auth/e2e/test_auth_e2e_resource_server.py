@@ -17,7 +17,7 @@ from oidc_support import Provider, serve_protected
 
 from mcpbind import LATEST_HANDSHAKE, Client
 from mcpbind.auth.server import IntrospectionVerifier
-from mcpbind.transports.http import connect_http
+from mcpbind.http.client import connect_http
 
 ACCEPT = "application/json, text/event-stream"
 VERSION = "2025-11-25"

@@ -15,7 +15,7 @@ import pytest
 from support.live_server import LiveServer, answer_lifespan
 
 from mcpbind import Client, McpError, RequestOptions
-from mcpbind.transports.http import connect_http
+from mcpbind.http.client import connect_http
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,8 @@ import anyio
 import pytest
 
 from mcpbind import Client, ConnectionClosed, McpError, types
-from mcpbind.transports.http import StreamableHTTPTransport
-from mcpbind.transports.legacy_sse import LegacySSETransport
+from mcpbind.http.client import StreamableHTTPTransport
+from mcpbind.http.client.legacy_sse import LegacySSETransport
 
 from ._support import Running, server
 

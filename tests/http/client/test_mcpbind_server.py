@@ -13,7 +13,7 @@ import httpx2
 import pytest
 
 from mcpbind import Client, ClientHandlers, ConnectionClosed, RequestOptions, types
-from mcpbind.transports.http import StreamableHTTPTransport, connect_http
+from mcpbind.http.client import StreamableHTTPTransport, connect_http
 
 from ._support import Running, server
 

@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from mcpbind import Client, ConnectionClosed, PeerError, types
-from mcpbind.transports.http import connect_http
+from mcpbind.http.client import connect_http
 
 from ._support import server
 

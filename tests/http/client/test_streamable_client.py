@@ -26,9 +26,9 @@ from mcpbind import (
     RequestTimeout,
     types,
 )
+from mcpbind.http.client import StreamableHTTPTransport, connect_http
+from mcpbind.http.client.legacy_sse import LegacySSETransport, LegacyUnavailable
 from mcpbind.transports import TransportClosed
-from mcpbind.transports.http import StreamableHTTPTransport, connect_http
-from mcpbind.transports.legacy_sse import LegacySSETransport, LegacyUnavailable
 
 from ._support import Running, server
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from mcpbind.transports.tool_headers import (
+from mcpbind.protocol.mcp_headers import (
     InvalidToolHeaders,
-    encode_header_value,
+    encode_value,
     header_paths,
     param_headers,
 )
@@ -32,7 +32,7 @@ def _schema(**props: Any) -> dict[str, Any]:
 )
 def test_value_encoding_table(value: str, header: str) -> None:
     """§Value Encoding, the spec's examples table (and an internal space, which stays)."""
-    assert encode_header_value(value) == header
+    assert encode_value(value) == header
 
 
 def test_paths_follow_properties_chains() -> None:

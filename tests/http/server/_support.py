@@ -13,7 +13,7 @@ from support.live_server import free_port as free_port
 
 from mcpbind import Context, Server
 from mcpbind.http import StreamableHTTPApp, close_sse_stream
-from mcpbind.http.serve import header_deadline_protocol
+from mcpbind.http.server.serve import header_deadline_protocol
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 LATEST = "2025-11-25"

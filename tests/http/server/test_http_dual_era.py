@@ -17,7 +17,7 @@ from support.live_server import free_port, listening_process
 
 from mcpbind import Client
 from mcpbind.client import ClientHandlers
-from mcpbind.transports.http import StreamableHTTPTransport
+from mcpbind.http.client import StreamableHTTPTransport
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,14 @@ from typing import Any
 import httpx2
 import pytest
 
-from mcpbind.http.mcp_headers import RequestHeaders, check_headers, decode_value, encode_value
+from mcpbind.protocol.classify import classify_body
+from mcpbind.protocol.mcp_headers import (
+    RequestHeaders,
+    check_headers,
+    decode_value,
+    encode_value,
+    header_params,
+)
 
 from ._era_2026 import LiveServer, body, live, std_headers
 
@@ -220,9 +227,13 @@ def test_nested_property_path() -> None:
     raw = json.dumps(message).encode()
     base = [(b"mcp-method", b"tools/call"), (b"mcp-name", b"t")]
     ok = RequestHeaders([*base, (b"mcp-param-zone", b"z1")])
-    assert check_headers(ok, "2026-07-28", raw, lambda _n: schema) is None
+    request = classify_body(raw)  # the check reads the params as the classifier decoded them
+    method, params = request.methods[0], request.peek
+    mirrored = list(header_params(schema))
+    assert mirrored == [(("target", "zone"), "Zone")]
+    assert check_headers(ok, "2026-07-28", method, params, lambda _n: mirrored) is None
     missing = RequestHeaders(base)
-    assert check_headers(missing, "2026-07-28", raw, lambda _n: schema) is not None
+    assert check_headers(missing, "2026-07-28", method, params, lambda _n: mirrored) is not None
 
 
 def test_params_not_an_object_is_never_served(server: LiveServer) -> None:

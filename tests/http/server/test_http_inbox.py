@@ -1,4 +1,4 @@
-"""A session's inbox of POST bodies (``mcpbind.http.streams.Inbox``): bounded, in order, and
+"""A session's inbox of POST bodies (``mcpbind.http.server.streams.Inbox``): bounded, in order, and
 allocating nothing while empty (issue 15: an idle session's memory). A client that posts
 faster than the session reads waits instead of growing the queue (basic/transports.mdx,
 "Sending Messages to the Server": each POST's messages are handed to the session in order)."""
@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from mcpbind.http.streams import Inbox
+from mcpbind.http.server.streams import Inbox
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,6 @@ import httpx2
 import pytest
 
 from mcpbind.http import StreamableHTTPApp
-from mcpbind.http.stateless_era import listen_hub
 from mcpbind.server import ServerSession
 from mcpbind.transports import memory_pair
 
@@ -60,7 +59,7 @@ async def test_ack_then_tagged_list_changed(server: LiveServer) -> None:
     """§Acknowledgment: the first message is notifications/subscriptions/acknowledged with the
     agreed filter; §Receiving Notifications: list_changed arrives tagged with the listen
     request's id; §Cancellation: closing the stream ends the subscription on the server."""
-    hub = listen_hub(server.app)
+    hub = server.app.stateless_era.hub
     async with httpx2.AsyncClient(timeout=10) as client:
         stream = listen(client, server.url, "sub-1", {"toolsListChanged": True, "bogus": True})
         ack = await anext(stream)
@@ -108,7 +107,7 @@ async def test_listen_errors_are_plain_replies(server: LiveServer) -> None:
         response = await client.post(server.url, json=message, headers=std_headers(message))
     assert response.status_code == 400
     assert response.json()["error"]["code"] == -32602
-    assert not listen_hub(server.app).subscriptions
+    assert not server.app.stateless_era.hub.subscriptions
 
 
 async def test_keepalive_comments_on_idle_stream(server: LiveServer) -> None:
@@ -172,7 +171,7 @@ async def test_graceful_closure_over_http() -> None:
         "result": {"resultType": "complete", "_meta": {SUB_ID: 5}},
     }
     assert sent[-1]["more_body"] is False
-    assert not listen_hub(app).subscriptions
+    assert not app.stateless_era.hub.subscriptions
 
 
 async def test_listen_in_memory_and_cancel() -> None:

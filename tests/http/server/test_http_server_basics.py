@@ -311,12 +311,13 @@ def test_serve_http_runs_uvicorn_on_loopback() -> None:
 
 async def test_stateless_era_seam() -> None:
     """2026-07-28 seam: a POST whose request ``_meta`` names a protocol version is classified
-    before any session lookup and handed to ``handle_stateless_era``; no session is created
+    before any session lookup and handed to the app's ``stateless_era``; no session is created
     or required.
 
     Spec: 2026-07-28 basic/transports/streamable-http.mdx §Request Metadata.
     """
-    from mcpbind.http import Classified, StreamableHTTPApp, classify_post
+    from mcpbind.http import StreamableHTTPApp
+    from mcpbind.protocol.classify import Classified, classify_body
 
     from ._raw import asgi_call
     from ._support import make_server
@@ -329,9 +330,9 @@ async def test_stateless_era_seam() -> None:
             "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
         }
     ).encode()
-    classified = classify_post(body)
+    classified = classify_body(body)
     assert (classified.era, classified.meta_version) == ("stateless", "2026-07-28")
-    assert classify_post(json.dumps(init_body()).encode()).era == "handshake"
+    assert classify_body(json.dumps(init_body()).encode()).era == "handshake"
     hdrs = [
         ("host", "127.0.0.1:8000"),
         ("content-type", "application/json"),
@@ -340,25 +341,24 @@ async def test_stateless_era_seam() -> None:
     ]
     app = StreamableHTTPApp(make_server())
     status, _, out = await asgi_call(app, "POST", hdrs, [body])
-    # Served by the stateless era (mcpbind.http.stateless_era; its rules are tested there),
+    # Served by the stateless era (mcpbind.http.server.stateless_era; its rules are tested there),
     # never by the session path: no session is created, none is asked for.
     assert status != 404 and b"Mcp-Session-Id" not in out and app.sessions == {}
 
     seen: list[Classified] = []
 
-    class Era2026(StreamableHTTPApp):
-        async def handle_stateless_era(
-            self,
-            scope: Any,
-            receive: Any,
-            send: Any,
-            headers: Any,
-            body: bytes,
-            classified: Classified,
+    class Recorder:
+        async def serve(
+            self, scope: Any, receive: Any, send: Any, headers: Any, classified: Classified
         ) -> None:
             seen.append(classified)
             await send({"type": "http.response.start", "status": 200, "headers": []})
             await send({"type": "http.response.body", "body": b"{}"})
+
+    class Era2026(StreamableHTTPApp):
+        @property
+        def stateless_era(self) -> Any:
+            return Recorder()
 
     app = Era2026(make_server())
     status, _, _ = await asgi_call(app, "POST", hdrs, [body])

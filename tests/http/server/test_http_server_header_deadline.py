@@ -20,7 +20,7 @@ import httpx2
 import pytest
 import uvicorn
 
-import mcpbind.http.serve as serve
+import mcpbind.http.server.serve as serve
 from mcpbind.http import StreamableHTTPApp, serve_http
 
 from ._raw import post_head

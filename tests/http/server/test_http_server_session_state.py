@@ -37,7 +37,7 @@ def anyio_backend() -> str:
 @pytest.fixture(params=[False, True], ids=["sessions", "stateless"])
 def live(request: pytest.FixtureRequest) -> Iterator[tuple[LiveServer, bool]]:
     stateless: bool = request.param
-    server = LiveServer(StreamableHTTPApp(cart_server(), stateless=stateless)).start()
+    server = LiveServer(StreamableHTTPApp(cart_server(), sessionless=stateless)).start()
     try:
         yield server, stateless
     finally:
@@ -51,7 +51,7 @@ async def cart_after(client: Client, item: str) -> object:
 
 async def test_each_http_session_has_its_own_state(live: tuple[LiveServer, bool]) -> None:
     """§Session Management: two clients, two ``Mcp-Session-Id``s, two carts; without
-    sessions (``stateless=True``) every request starts empty."""
+    sessions (``sessionless=True``) every request starts empty."""
     server, stateless = live
     async with (
         Client(server.url, protocol_version=LATEST_HANDSHAKE) as alice,

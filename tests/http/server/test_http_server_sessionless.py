@@ -1,4 +1,4 @@
-"""Sessionless Streamable HTTP (``StreamableHTTPApp(stateless=True)``, 2025 revisions):
+"""Sessionless Streamable HTTP (``StreamableHTTPApp(sessionless=True)``, 2025 revisions):
 basic/transports.mdx §Session Management lets a server issue no session, and then nothing
 reaches the client after its request's response. basic/lifecycle.mdx §Capability Negotiation:
 advertise only what can be honoured -- no logging (a level set by ``logging/setLevel`` does
@@ -29,7 +29,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 def sessionless() -> Iterator[LiveServer]:
-    server = LiveServer(StreamableHTTPApp(make_server(), stateless=True)).start()
+    server = LiveServer(StreamableHTTPApp(make_server(), sessionless=True)).start()
     try:
         yield server
     finally:

@@ -237,7 +237,7 @@ def test_delete_ends_in_flight_streams(client: httpx2.Client, live: LiveServer) 
 
 @pytest.fixture(scope="module")
 def stateless() -> Iterator[LiveServer]:
-    server = LiveServer(StreamableHTTPApp(make_server(), stateless=True, path="/mcp")).start()
+    server = LiveServer(StreamableHTTPApp(make_server(), sessionless=True, path="/mcp")).start()
     try:
         yield server
     finally:
@@ -565,8 +565,8 @@ async def test_get_stream_of_a_client_that_stops_reading_is_bounded() -> None:
     most MAX_PENDING messages for a client that stopped reading; past that the connection is
     ended (its writer drains what it had), later messages wait in the bounded backlog and
     the event store, and a resume picks them up from there: no unbounded memory."""
-    from mcpbind.http.session import HttpSession
-    from mcpbind.http.streams import MAX_PENDING, Outbox
+    from mcpbind.http.server.session import HttpSession
+    from mcpbind.http.server.streams import MAX_PENDING, Outbox
 
     store = InMemoryEventStore(max_events=5000)
     session = HttpSession(make_server(), "sid", event_store=store)

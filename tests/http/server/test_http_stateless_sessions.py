@@ -1,4 +1,4 @@
-"""The sessionless 2025 mode (``StreamableHTTPApp(stateless=True)``) keeps answered sessions
+"""The sessionless 2025 mode (``StreamableHTTPApp(sessionless=True)``) keeps answered sessions
 for later POSTs instead of building one per POST (issue 15): what one POST leaves behind must
 not reach another, and POSTs that run at once each get their own session.
 
@@ -77,7 +77,7 @@ def _idle(app: StreamableHTTPApp) -> int:
 
 
 async def test_sequential_posts_share_one_session_and_each_gets_its_answer() -> None:
-    app = StreamableHTTPApp(_server(), stateless=True, json_response=True, path="/mcp")
+    app = StreamableHTTPApp(_server(), sessionless=True, json_response=True, path="/mcp")
     try:
         for n in range(5):
             assert _text(await _post(app, _call(1, "echo", f"t{n}"))) == f"t{n}"
@@ -88,7 +88,7 @@ async def test_sequential_posts_share_one_session_and_each_gets_its_answer() -> 
 
 
 async def test_session_state_set_in_one_post_does_not_reach_the_next() -> None:
-    app = StreamableHTTPApp(_server(), stateless=True, json_response=True, path="/mcp")
+    app = StreamableHTTPApp(_server(), sessionless=True, json_response=True, path="/mcp")
     try:
         assert _text(await _post(app, _call(7, "remember", "first"))) == ""
         (session,) = app._oneshot._idle[VERSION]
@@ -101,7 +101,7 @@ async def test_session_state_set_in_one_post_does_not_reach_the_next() -> None:
 
 
 async def test_logging_set_level_is_refused_so_no_level_can_reach_the_next_post() -> None:
-    app = StreamableHTTPApp(_server(), stateless=True, json_response=True, path="/mcp")
+    app = StreamableHTTPApp(_server(), sessionless=True, json_response=True, path="/mcp")
     try:
         level = {"jsonrpc": "2.0", "id": 7, "method": "logging/setLevel"}
         reply = await _post(app, {**level, "params": {"level": "debug"}})
@@ -113,7 +113,7 @@ async def test_logging_set_level_is_refused_so_no_level_can_reach_the_next_post(
 
 async def test_concurrent_posts_with_the_same_id_are_served_by_separate_sessions() -> None:
     gate = asyncio.Event()
-    app = StreamableHTTPApp(_server(gate), stateless=True, json_response=True, path="/mcp")
+    app = StreamableHTTPApp(_server(gate), sessionless=True, json_response=True, path="/mcp")
     try:
         first = asyncio.create_task(_post(app, _call(1, "wait_echo", "one")))
         second = asyncio.create_task(_post(app, _call(1, "wait_echo", "two")))

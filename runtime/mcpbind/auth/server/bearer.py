@@ -31,7 +31,15 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from ...http._asgi import BodyError, Receive, Scope, Send, read_body, send_error, send_response
+from ...http.server._asgi import (
+    BodyError,
+    Receive,
+    Scope,
+    Send,
+    read_body,
+    send_error,
+    send_response,
+)
 from ...protocol.errors import INVALID_REQUEST
 from ...server.principal import Principal, current_principal
 from ..client.urls import canonical_resource
@@ -40,7 +48,7 @@ from .scopes import required_scopes
 from .verifier import InvalidToken, TokenVerifier, VerifierUnavailable
 
 if TYPE_CHECKING:
-    from ...http.app import StreamableHTTPApp
+    from ...http.server.app import StreamableHTTPApp
 
 __all__ = ["MetadataApp", "ResourceServer", "metadata_path"]
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..protocol import BATCH_VERSIONS, INVALID_REQUEST, SessionOptions
-from ..server.app import Server
-from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
+from ...protocol import BATCH_VERSIONS, INVALID_REQUEST, SessionOptions
+from ...protocol.classify import Classified, classify_body
+from ...server.app import Server
+from ...versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from ._asgi import (
     Headers,
     Receive,
@@ -30,13 +31,15 @@ from ._asgi import (
     send_response,
     serve_lifespan,
 )
-from .classify import Classified, classify_post
 from .events import EventStore, format_event_id, parse_event_id
 from .oneshot import OneShotSessions
 from .responses import SESSION_NOT_FOUND, refuse_new_session, reply_json, reply_sse
 from .security import HostPolicy, refusal
 from .session import HttpSession, new_session_id
 from .streams import MAX_PENDING, Outbox, Stream
+
+if TYPE_CHECKING:
+    from .stateless_era import StatelessEra
 
 __all__ = ["StreamableHTTPApp", "scope_principal", "streamable_http_app"]
 
@@ -66,7 +69,8 @@ def scope_principal(scope: Scope) -> object:
 class StreamableHTTPApp:
     """Serve one ``mcpbind.Server`` over Streamable HTTP. See the module docstring.
 
-    ``stateless``: no sessions; each POST is served on its own (no GET stream, no DELETE).
+    ``sessionless``: the 2025 revisions without sessions; each POST is served on its own (no
+    GET stream, no DELETE).
     ``allowed_hosts``/``allowed_origins``: DNS-rebinding allowlists (default: loopback names
     when bound to loopback). ``max_body_size``: 413 beyond it. ``max_sessions``: 503 beyond it.
     ``idle_timeout``: seconds without traffic before a session is dropped. ``event_store``:
@@ -86,7 +90,7 @@ class StreamableHTTPApp:
         self,
         server: Server,
         *,
-        stateless: bool = False,
+        sessionless: bool = False,
         allowed_hosts: Iterable[str] | None = None,
         allowed_origins: Iterable[str] | None = None,
         max_body_size: int = 4 * 1024 * 1024,
@@ -107,7 +111,7 @@ class StreamableHTTPApp:
         if max_body_size < 1 or max_sessions < 1:
             raise ValueError("max_body_size and max_sessions must be positive")
         self.server = server
-        self.stateless = stateless
+        self.sessionless = sessionless
         self.policy = HostPolicy(allowed_hosts, allowed_origins)
         self.max_body_size = max_body_size
         self.max_sessions = max_sessions
@@ -128,7 +132,9 @@ class StreamableHTTPApp:
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._oneshot = OneShotSessions(server, options=session_options)
-        self._allow = b"POST" if stateless else b"GET, POST, DELETE"
+        self._allow = b"POST" if sessionless else b"GET, POST, DELETE"
+        #: The 2026-07-28 requests and their listen streams (built on the first one).
+        self._stateless_era: StatelessEra | None = None
 
     # ------------------------------------------------------------------ ASGI entry
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -152,9 +158,8 @@ class StreamableHTTPApp:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
             self._reaper = None
-        from .stateless_era import close_listeners
-
-        close_listeners(self)  # subscriptions/listen streams end with their final result
+        if self._stateless_era is not None:
+            self._stateless_era.close()  # listen streams end with their final result
         await self._oneshot.aclose()
         sessions = list(self.sessions.values())
         self.sessions.clear()
@@ -172,9 +177,9 @@ class StreamableHTTPApp:
         method = scope["method"]
         if method == "POST":
             await self._post(scope, receive, send, headers)
-        elif method == "GET" and not self.stateless:
+        elif method == "GET" and not self.sessionless:
             await self._get(send, receive, headers, scope)
-        elif method == "DELETE" and not self.stateless:
+        elif method == "DELETE" and not self.sessionless:
             await self._delete(send, headers, scope)
         else:
             await send_error(
@@ -244,19 +249,19 @@ class StreamableHTTPApp:
         body = await receive_body(send, receive, headers, self.max_body_size, self.body_timeout)
         if body is None:
             return
-        classified = classify_post(body, self._max_depth)
+        classified = classify_body(body, self._max_depth)
         if classified.error is not None:
-            status, code, message = classified.error
-            await send_error(send, status, code, message)
+            code, message = classified.error
+            await send_error(send, 400, code, message)
             return
         if classified.era == "stateless" or _stateless_header(headers, classified):
-            await self.handle_stateless_era(scope, receive, send, headers, body, classified)
+            await self.stateless_era.serve(scope, receive, send, headers, classified)
             return
         if (error := self._version_error(headers)) is not None:
             await send_error(send, 400, INVALID_REQUEST, error)
             return
-        if self.stateless:
-            await self._post_stateless(send, receive, headers, body, classified)
+        if self.sessionless:
+            await self._post_sessionless(send, receive, headers, body, classified)
             return
         if classified.initialize:
             if headers.get(b"mcp-session-id") is not None:
@@ -396,7 +401,7 @@ class StreamableHTTPApp:
             keepalive=self.sse_keepalive if stream.standalone else None,
         )
 
-    async def _post_stateless(
+    async def _post_sessionless(
         self,
         send: Send,
         receive: Receive,
@@ -404,7 +409,7 @@ class StreamableHTTPApp:
         body: bytes,
         classified: Classified,
     ) -> None:
-        """Stateless mode: a session serves this one POST (then it is ended, or kept idle
+        """Sessionless mode: a session serves this one POST (then it is ended, or kept idle
         for a later POST: see ``oneshot``)."""
         if not classified.request_ids:
             await send_response(send, 202)
@@ -417,20 +422,21 @@ class StreamableHTTPApp:
         finally:
             await self._oneshot.give_back(session, version)
 
-    async def handle_stateless_era(
-        self,
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-        headers: Headers,
-        body: bytes,
-        classified: Classified,
-    ) -> None:
-        """A 2026-07-28 stateless request (``_meta`` carries the protocol version, no session):
-        served by :func:`mcpbind.http.stateless_era.serve_stateless_era`."""
-        from .stateless_era import serve_stateless_era
+    @property
+    def stateless_era(self) -> StatelessEra:
+        """The app's 2026-07-28 endpoint (``_meta`` carries the protocol version, no
+        session): see :mod:`mcpbind.http.server.stateless_era`."""
+        era = self._stateless_era
+        if era is None:
+            from .stateless_era import StatelessEra  # the 2026 machinery loads on first use
 
-        await serve_stateless_era(self, scope, receive, send, headers, body, classified)
+            era = self._stateless_era = StatelessEra(
+                self.server,
+                principal=self.principal,
+                json_response=self.json_response,
+                sse_keepalive=self.sse_keepalive,
+            )
+        return era
 
     # ------------------------------------------------------------------ GET
     async def _get(self, send: Send, receive: Receive, headers: Headers, scope: Scope) -> None:
@@ -532,7 +538,7 @@ def _client_address(scope: Scope) -> str | None:
 
 
 def _stateless_header(headers: Headers, classified: Classified) -> bool:
-    """A single message the stateless era answers though ``classify_post`` did not mark it:
+    """A single message the stateless era answers though ``classify_body`` did not mark it:
     ``MCP-Protocol-Version`` names a 2026-07-28-era version (a request without ``_meta`` is
     malformed there), or an ``initialize`` carrying the modern ``_meta``."""
     if classified.batch:

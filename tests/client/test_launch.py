@@ -1,5 +1,5 @@
 """One server string for the CLI and ``Client("...")`` (basic/transports.mdx §stdio): a URL,
-a ``.py``/``.js`` file, or a command line, parsed by :mod:`mcpbind.transports.launch`."""
+a ``.py``/``.js`` file, or a command line, parsed by :mod:`mcpbind.launch`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcpbind import Client
-from mcpbind.transports.launch import ServerLocation, parse_server
+from mcpbind.launch import ServerLocation, parse_server
 
 pytestmark = pytest.mark.anyio
 

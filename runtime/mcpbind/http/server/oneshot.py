@@ -1,4 +1,4 @@
-"""The sessionless 2025 mode's sessions (``StreamableHTTPApp(stateless=True)``): each POST is
+"""The sessionless 2025 mode's sessions (``StreamableHTTPApp(sessionless=True)``): each POST is
 answered by a session that starts past the handshake and serves that POST alone.
 
 Building one (the protocol core, its capability tables, the read-loop task) costs several
@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..server.app import Server
+from ...server.app import Server
 from .session import HttpSession
 
 __all__ = ["OneShotSessions"]

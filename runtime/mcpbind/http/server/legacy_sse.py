@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from urllib.parse import parse_qs
 
-from ..protocol import INVALID_REQUEST, SessionOptions
-from ..server.app import Server
+from ...protocol import INVALID_REQUEST, SessionOptions
+from ...protocol.classify import classify_body
+from ...server.app import Server
 from ._asgi import (
     Headers,
     Receive,
@@ -33,7 +34,6 @@ from ._asgi import (
     serve_lifespan,
 )
 from .app import StreamableHTTPApp, scope_principal
-from .classify import classify_post
 from .responses import SESSION_NOT_FOUND, refuse_new_session, reply_sse
 from .security import HostPolicy, refusal
 from .session import HttpSession, new_session_id
@@ -220,10 +220,10 @@ class LegacySSEApp:
         body = await receive_body(send, receive, headers, self.max_body_size, self.body_timeout)
         if body is None:
             return
-        classified = classify_post(body)
+        classified = classify_body(body)
         if classified.error is not None:
-            status, code, message = classified.error
-            await send_error(send, status, code, message)
+            code, message = classified.error
+            await send_error(send, 400, code, message)
             return
         await session.feed(body)
         await send_response(send, 202, b"Accepted", content_type=b"text/plain")

@@ -22,9 +22,9 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the HTTP transports need httpx2: pip install 'mcpbind[http]'") from exc
 from anyio.abc import TaskGroup
 
-from ..protocol import CONNECTION_CLOSED, INTERNAL_ERROR
+from ...protocol import CONNECTION_CLOSED, INTERNAL_ERROR
+from ...transports.base import TransportClosed
 from ._peek import RequestId, error_response
-from .base import TransportClosed
 
 __all__ = [
     "Inbox",

@@ -20,12 +20,12 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ..connection import current_request_id
-from ..protocol import SessionOptions
-from ..protocol.state import State
-from ..server.app import Server
-from ..server.session import ServerSession
-from ..transports import TransportClosed
+from ...connection import current_request_id
+from ...protocol import SessionOptions
+from ...protocol.state import State
+from ...server.app import Server
+from ...server.session import ServerSession
+from ...transports import TransportClosed
 from .events import EventStore
 from .streams import Inbox, Item, Outbox, Stream
 
@@ -94,7 +94,7 @@ class _Transport:
 
 
 class _OneShotServerSession(ServerSession):
-    """A session that starts past the handshake (stateless mode: each request on its own)."""
+    """A session that starts past the handshake (sessionless mode: each request on its own)."""
 
     def __init__(self, server: Server, transport: _Transport, version: str, **kw: Any) -> None:
         super().__init__(server, transport, **kw)
@@ -103,7 +103,7 @@ class _OneShotServerSession(ServerSession):
 
 
 class HttpSession:
-    """The state of one Streamable HTTP session (or of one stateless request)."""
+    """The state of one Streamable HTTP session (or of one sessionless POST)."""
 
     def __init__(
         self,

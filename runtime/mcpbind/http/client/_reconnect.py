@@ -13,15 +13,11 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from ..protocol import CONNECTION_CLOSED
+from ...protocol import CONNECTION_CLOSED
+from ...transports.lost import CONNECTION_LOST
 from ._peek import RequestId, error_response
 
-__all__ = ["CONNECTION_LOST", "ServerWatch", "connection_lost"]
-
-CONNECTION_LOST = "io.mcpbind/connectionLost"
-"""Set in the ``data`` of the error a transport delivers for a request whose connection to
-the server failed (it died, or cannot be reached): the session raises ``ConnectionClosed``
-for it rather than a ``PeerError``, though the transport itself may live on."""
+__all__ = ["ServerWatch", "connection_lost"]
 
 
 def connection_lost(request_ids: tuple[RequestId, ...] | set[RequestId], why: str) -> list[bytes]:

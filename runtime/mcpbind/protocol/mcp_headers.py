@@ -1,29 +1,45 @@
 """Request metadata headers of the 2026-07-28 Streamable HTTP transport (streamable-http.mdx,
 Request Metadata): ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name`` and the
-``Mcp-Param-{Name}`` headers a tool's ``x-mcp-header`` parameters are mirrored into.
+``Mcp-Param-{Name}`` headers a tool's ``x-mcp-header`` parameters are mirrored into -- the one
+encoder and decoder of these values, for the client and the server.
 
-Intermediaries route on these headers while the server executes the body, so the server must
-refuse any disagreement between the two (Server Validation): ``check_headers`` returns the
-reason, the caller answers 400 with ``HeaderMismatch`` (-32020).
+Client side (§Custom Headers from Tool Parameters): ``header_paths`` validates a tool's
+annotations (a tool that breaks them is left out of ``tools/list``), ``param_headers`` builds
+a call's ``Mcp-Param-*`` headers. Server side (Server Validation): intermediaries route on
+these headers while the server executes the body, so the server refuses any disagreement
+between the two: ``check_headers`` returns the reason, the caller answers 400 with
+``HeaderMismatch`` (-32020).
+
+Pure functions over already-decoded values (no I/O): it lives in the protocol core because
+the client, which sits below the HTTP package, validates tool annotations too.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
 
+from .classify import ParamsPeek
+
 __all__ = [
+    "HeaderPath",
+    "InvalidToolHeaders",
     "RequestHeaders",
     "check_headers",
     "decode_value",
     "encode_value",
     "header_params",
+    "header_paths",
+    "param_headers",
     "param_values",
 ]
+
+HeaderPath = tuple[tuple[str, ...], str]
+"""The property path from the arguments root, and the header's name part."""
 
 _NAMED: Final = {
     "tools/call": "name",
@@ -40,6 +56,12 @@ _PREFIX: Final = "=?base64?"
 _SUFFIX: Final = "?="
 _OWS: Final = " \t"
 _PARAM: Final = "mcp-param-"
+_TCHAR: Final = frozenset(
+    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
+_PRIMITIVES: Final = frozenset({"string", "integer", "boolean"})
+_SAFE_INT: Final = 2**53 - 1
+_KEY: Final = "x-mcp-header"
 
 
 class RequestHeaders:
@@ -86,11 +108,12 @@ def decode_value(raw: str) -> str | None:
 
 
 def encode_value(value: str) -> str:
-    """The header form of ``value`` (Value Encoding): as-is when it is plain header-safe ASCII
-    without surrounding whitespace and not sentinel-shaped, else ``=?base64?...?=``."""
+    """The header form of ``value`` (Value Encoding): as-is when it is plain printable ASCII
+    without surrounding whitespace and not sentinel-shaped, else ``=?base64?...?=`` of its
+    UTF-8."""
     plain = (
         value == value.strip(_OWS)
-        and _safe(value)
+        and all(" " <= c <= "~" for c in value)
         and not (value.startswith(_PREFIX) and value.endswith(_SUFFIX))
     )
     if plain:
@@ -140,67 +163,112 @@ def _same(header: str, body: Any) -> bool:
     return False  # numbers, objects, arrays cannot be mirrored
 
 
-class _Params(msgspec.Struct):
-    """Only the params fields the headers mirror: the arguments stay undecoded unless the
-    called tool has ``x-mcp-header`` parameters."""
-
-    name: Any = None
-    uri: Any = None
-    task_id: Any = msgspec.field(default=None, name="taskId")
-    meta: Any = msgspec.field(default=None, name="_meta")
-    arguments: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
+# ---------------------------------------------------------------------- client side
+class InvalidToolHeaders(ValueError):
+    """A tool whose ``x-mcp-header`` annotations break §Schema Extension (the reason)."""
 
 
-class _Body(msgspec.Struct):
-    method: Any = None
-    params: _Params | None = None
+def header_paths(schema: Any) -> list[HeaderPath]:
+    """Every ``x-mcp-header`` of ``schema`` with its property path; raise
+    ``InvalidToolHeaders`` when one is malformed, misplaced or duplicated."""
+    found: list[HeaderPath] = []
+    _walk(schema, (), True, found)
+    seen: set[str] = set()
+    for _, name in found:
+        if name.lower() in seen:
+            raise InvalidToolHeaders(f"x-mcp-header {name!r} is not unique (case-insensitive)")
+        seen.add(name.lower())
+    return found
 
 
-class _Method(msgspec.Struct):
-    method: Any = None
+def _walk(node: Any, path: tuple[str, ...], reachable: bool, out: list[HeaderPath]) -> None:
+    """Visit every subschema; only ``properties`` chains from the root are ``reachable``."""
+    if isinstance(node, list):
+        for item in node:
+            _walk(item, path, False, out)
+        return
+    if not isinstance(node, Mapping):
+        return
+    if _KEY in node:
+        if not reachable or not path:
+            where = "/".join(path) or "the schema root"
+            raise InvalidToolHeaders(f"x-mcp-header at {where} is not reachable by properties")
+        out.append((path, _check_annotation(node, path)))
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, Mapping):
+            for prop, sub in value.items():
+                _walk(sub, (*path, str(prop)), reachable, out)
+        elif key not in (_KEY, "const", "enum", "default", "examples"):
+            _walk(value, path, False, out)
 
 
-_BODY = msgspec.json.Decoder(_Body)
-_METHOD = msgspec.json.Decoder(_Method)
+def _check_annotation(node: Mapping[str, Any], path: tuple[str, ...]) -> str:
+    name = node[_KEY]
+    where = ".".join(path)
+    if not isinstance(name, str) or not name:
+        raise InvalidToolHeaders(f"x-mcp-header of {where} must be a non-empty string")
+    if not all(c in _TCHAR for c in name):
+        raise InvalidToolHeaders(f"x-mcp-header {name!r} of {where} is not an HTTP token")
+    kind = node.get("type")
+    if not isinstance(kind, str) or kind not in _PRIMITIVES:
+        raise InvalidToolHeaders(
+            f"x-mcp-header {name!r} is on {where} of type {kind!r}; only string, integer "
+            "and boolean parameters may be mirrored"
+        )
+    return name
 
 
-def _envelope(body: bytes) -> tuple[Any, _Params]:
-    """The method and mirrored params; params that are no object compare as absent (the
-    dispatcher rejects such a request anyway, but never with unchecked headers)."""
-    try:
-        envelope = _BODY.decode(body)
-    except msgspec.ValidationError:
-        try:
-            return _METHOD.decode(body).method, _Params()
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None, _Params()
-    except msgspec.DecodeError:
-        return None, _Params()
-    return envelope.method, envelope.params if envelope.params is not None else _Params()
+def param_headers(paths: list[HeaderPath], arguments: Any) -> dict[str, str]:
+    """The ``Mcp-Param-*`` headers for one call; absent (or null) values are omitted."""
+    headers: dict[str, str] = {}
+    for path, name in paths:
+        text = _as_text(param_values(arguments, path))
+        if text is not None:
+            headers[_PARAM + name.lower()] = encode_value(text)
+    return headers
+
+
+def _as_text(value: Any) -> str | None:
+    """§Value Encoding, type conversion: strings as is, integers in decimal, booleans in
+    lowercase; anything else (null, objects, fractions, unsafe integers) is not mirrored."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int):
+        return str(value) if -_SAFE_INT <= value <= _SAFE_INT else None
+    if isinstance(value, str):
+        return value
+    return None
+
+
+# ---------------------------------------------------------------------- server side
+_NO_PARAMS: Final = ParamsPeek()
 
 
 def check_headers(
     headers: RequestHeaders,
     protocol_header: str | None,
-    body: bytes,
-    tool_schema: Callable[[str], Any] | None = None,
+    method: str | None,
+    params: ParamsPeek | None,
+    mirrored: Callable[[str], Sequence[HeaderPath]] | None = None,
 ) -> str | None:
-    """Why the headers disagree with the body (a ``HeaderMismatch`` message), or ``None``.
+    """Why the headers disagree with the request (a ``HeaderMismatch`` message), or ``None``.
 
-    ``tool_schema(name)``: for ``tools/call``, the input schema of the named tool (its
-    ``x-mcp-header`` parameters are checked), ``None`` when the tool is unknown.
+    ``method`` and ``params`` are the request's, as the classifier decoded them (``params``
+    that are no object compare as absent: the dispatcher rejects such a request anyway, but
+    never with unchecked headers). ``mirrored(name)``: for ``tools/call``, the
+    ``x-mcp-header`` parameters of the named tool (``header_params`` of its input schema;
+    empty when the tool is unknown), checked against the arguments.
     """
-    raw_method, params = _envelope(body)
-    method = raw_method if isinstance(raw_method, str) else None
-    meta = params.meta
-    body_version = (
-        meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(meta, dict) else None
-    )
+    if params is None:
+        params = _NO_PARAMS
+    body_version = params.meta_version
     if headers.repeated:
         return f"Header mismatch: {min(headers.repeated)} header given more than once"
     if protocol_header is None:
         return "Header mismatch: MCP-Protocol-Version header is required"
-    if isinstance(body_version, str) and protocol_header.strip(_OWS) != body_version:
+    if body_version is not None and protocol_header.strip(_OWS) != body_version:
         return (
             f"Header mismatch: MCP-Protocol-Version header value {protocol_header.strip()!r} "
             f"does not match body value {body_version!r}"
@@ -228,17 +296,16 @@ def check_headers(
                 f"Header mismatch: Mcp-Name header value {name!r} does not match "
                 f"body value {body_name!r}"
             )
-    if method == "tools/call" and tool_schema is not None and isinstance(params.name, str):
-        schema = tool_schema(params.name)
-        if schema is not None:
-            return _check_params(headers, params.arguments, schema)
+    if method == "tools/call" and mirrored is not None and isinstance(params.name, str):
+        paths = mirrored(params.name)
+        if paths:
+            return _check_params(headers, params.arguments, paths)
     return None
 
 
-def _check_params(headers: RequestHeaders, raw_arguments: msgspec.Raw, schema: Any) -> str | None:
-    mirrored = list(header_params(schema))
-    if not mirrored:
-        return None
+def _check_params(
+    headers: RequestHeaders, raw_arguments: msgspec.Raw, mirrored: Sequence[HeaderPath]
+) -> str | None:
     arguments = msgspec.json.decode(raw_arguments)  # valid JSON: the whole body decoded
     for path, name in mirrored:
         key = _PARAM + name.lower()

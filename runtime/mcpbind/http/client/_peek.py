@@ -16,10 +16,9 @@ from typing import Any
 
 import msgspec
 
-from .tool_headers import HeaderPath, encode_header_value, param_headers
+from ...protocol.mcp_headers import HeaderPath, encode_value, param_headers
 
 __all__ = [
-    "STREAM_LOST",
     "Peek",
     "cancelled_request",
     "error_response",
@@ -31,10 +30,6 @@ __all__ = [
 ]
 
 RequestId = int | str
-
-STREAM_LOST = "io.mcpbind/streamLost"
-"""Set in the ``data`` of the error a transport delivers for a request whose response
-stream broke: on 2026-07-28 the client re-issues such a request with a new id."""
 
 
 class _Message(msgspec.Struct):
@@ -150,7 +145,7 @@ def header_value(value: str) -> str:
     """The value as is when it is plain visible ASCII, else the ``=?base64?...?=`` form
     (§Value Encoding): no header injection, no lossy characters."""
     if value:
-        return encode_header_value(value)
+        return encode_value(value)
     return "=?base64??="
 
 

@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
-from ..protocol.errors import INVALID_REQUEST
+from ...protocol.errors import INVALID_REQUEST
 from ._asgi import Receive, Send, send_error, send_response
 from .session import HttpSession
 from .streams import Outbox, Stream, Timeout, sse_frame

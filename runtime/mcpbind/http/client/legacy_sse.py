@@ -20,11 +20,11 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the HTTP transports need httpx2: pip install 'mcpbind[http]'") from exc
 
-from ._httpcommon import Inbox, TaskSet, http_error_responses, lost_responses
+from ...transports.base import TransportClosed
+from ...transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
+from ._common import Inbox, TaskSet, http_error_responses, lost_responses
 from ._peek import Peek, peek
-from .base import TransportClosed
 from .sse import ServerSentEvent, SSEParser, SSETooLarge
-from .stdio import DEFAULT_MAX_MESSAGE_SIZE
 
 __all__ = ["LegacySSETransport", "LegacyUnavailable"]
 

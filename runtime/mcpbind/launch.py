@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Transport
-from .stdio import StdioClientTransport
+from .transports.base import Transport
+from .transports.stdio import StdioClientTransport
 
 __all__ = ["ServerLocation", "open_server", "parse_server"]
 
@@ -76,13 +76,13 @@ async def open_server(
 ) -> AsyncIterator[Transport]:
     """The open transport to ``server``: spawned (``env``, ``cwd``, ``on_stderr``: see
     :meth:`StdioClientTransport.spawn`) or connected over HTTP (``headers`` on every request, ``auth``: see
-    :func:`~mcpbind.transports.http.connect_http`);
+    :func:`~mcpbind.http.client.connect_http`);
     closed (the process shut down) on exit."""
     location = parse_server(server) if isinstance(server, str) else server
     if location.url is not None:
         if env:
             raise ValueError("environment variables apply to stdio servers only, not to URLs")
-        from .http import connect_http  # httpx2 is the optional "http" extra
+        from .http.client import connect_http  # httpx2 is the optional "http" extra
 
         async with connect_http(location.url, headers=headers, auth=auth) as transport:
             yield transport

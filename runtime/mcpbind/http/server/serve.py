@@ -14,7 +14,7 @@ import socket
 import sys
 from typing import Any, Literal
 
-from ..server.app import Server
+from ...server.app import Server
 from ._header_deadline import header_deadline_protocol
 from .app import StreamableHTTPApp
 from .legacy_sse import with_legacy_sse
@@ -72,7 +72,7 @@ def serve_http(
 
     ``http`` picks uvicorn's HTTP/1.1 parser and ``loop`` its event loop (``"auto"``: httptools
     and uvloop when installed, see ``choose_stack``); both parsers get the header deadline.
-    ``options`` go to ``StreamableHTTPApp`` (``stateless``, ``allowed_hosts``, ``event_store``,
+    ``options`` go to ``StreamableHTTPApp`` (``sessionless``, ``allowed_hosts``, ``event_store``,
     ...); ``uvicorn_options`` to ``uvicorn.Config`` (they override the settings here). Binds
     loopback by default: the Host and Origin allowlists then default to loopback names
     (DNS-rebinding protection). On SIGTERM the sessions are ended first (their SSE streams

@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from ..protocol.errors import INVALID_REQUEST
+from ...protocol.errors import INVALID_REQUEST
 
 __all__ = [
     "Receive",

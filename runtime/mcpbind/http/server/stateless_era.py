@@ -1,0 +1,286 @@
+"""The 2026-07-28 era on the Streamable HTTP endpoint (basic/transports/streamable-http.mdx).
+
+``StreamableHTTPApp`` hands every POST whose body carries the modern per-request ``_meta`` (or
+whose ``MCP-Protocol-Version`` names a stateless version) to its :class:`StatelessEra`. No
+session is looked up or created: the request metadata headers are checked against the body
+(Server Validation, -32020 with 400), the request is answered by
+:func:`mcpbind.server.dispatch.answer`, as one JSON body or, as soon as the handler emits a
+request-scoped notification (progress, log), as an SSE stream scoped to this request. A client
+that closes the response cancels the request (Cancellation): the handler is cancelled and
+nothing more is written. ``subscriptions/listen`` gets a long-lived SSE stream of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Final
+
+import msgspec
+
+from ...protocol import HEADER_MISMATCH, INTERNAL_ERROR, PARSE_ERROR, McpError
+from ...protocol._wire import encode_error
+from ...protocol.classify import Classified
+from ...protocol.mcp_headers import HeaderPath, RequestHeaders, check_headers, header_params
+from ...server.app import Server
+from ...server.dispatch import Reply, answer
+from ...server.limits import server_inflight
+from ...server.listen import LISTEN, ListenHub, Subscription
+from ._asgi import Headers, Receive, Scope, Send, send_response
+
+__all__ = ["StatelessEra"]
+
+logger = logging.getLogger("mcpbind.http")
+
+_JSON: Final = b"application/json"
+_SSE_HEADERS: Final = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+def _frame(message: bytes) -> bytes:
+    # No event ids: 2026-07-28 streams are not resumable.
+    return b"event: message\ndata: " + message + b"\n\n"
+
+
+_NO_PARAMS = msgspec.Raw(b"{}")
+
+
+async def _send_json(send: Send, status: int, data: bytes) -> None:
+    await send_response(send, status, data, None, _JSON)
+
+
+class StatelessEra:
+    """The 2026-07-28 requests of one ``StreamableHTTPApp``, and its listen streams."""
+
+    __slots__ = ("_hub", "_mirrored", "json_response", "principal", "server", "sse_keepalive")
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        principal: Callable[[Scope], object],
+        json_response: bool,
+        sse_keepalive: float | None,
+    ) -> None:
+        self.server = server
+        self.principal = principal
+        self.json_response = json_response
+        self.sse_keepalive = sse_keepalive
+        self._hub: ListenHub | None = None
+        #: Tool name -> (its input schema, that schema's ``x-mcp-header`` parameters): walked
+        #: once per schema, not on every call.
+        self._mirrored: dict[str, tuple[object, list[HeaderPath]]] = {}
+
+    @property
+    def hub(self) -> ListenHub:
+        """The ``subscriptions/listen`` streams (created on first use)."""
+        if self._hub is None:
+            self._hub = ListenHub(self.server)
+        return self._hub
+
+    def close(self) -> None:
+        """End every listen stream gracefully (the final ``subscriptions/listen`` result)."""
+        if self._hub is not None:
+            self._hub.close_all()
+
+    def _mirrored_of(self, name: str) -> list[HeaderPath]:
+        """The ``x-mcp-header`` parameters of the tool ``name`` (none if it is unknown)."""
+        entry = self.server.tools.get(name)
+        if entry is None:
+            return []
+        schema = entry.tool.input_schema
+        cached = self._mirrored.get(name)
+        if cached is not None and cached[0] is schema:
+            return cached[1]
+        plain = schema if isinstance(schema, dict) else msgspec.to_builtins(schema)
+        paths = list(header_params(plain))
+        self._mirrored[name] = (schema, paths)
+        return paths
+
+    async def serve(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        classified: Classified,
+    ) -> None:
+        """Serve one 2026-07-28 POST (Host, Origin, media types and size are already
+        checked; ``classified`` is its body, decoded once)."""
+        if not classified.request_ids:
+            # No client-to-server notification is defined on this transport: accepted, ignored.
+            await send_response(send, 202)
+            return
+        rid, method = classified.request_ids[0], classified.methods[0]
+        try:
+            reason = check_headers(
+                RequestHeaders(scope["headers"]),
+                headers.get(b"mcp-protocol-version"),
+                method,
+                classified.peek,
+                self._mirrored_of,
+            )
+        except msgspec.DecodeError as exc:  # e.g. invalid UTF-8 in a mirrored argument
+            error = McpError(PARSE_ERROR, f"Parse error: {exc}")
+            await _send_json(send, 400, encode_error(rid, error))
+            return
+        if reason is not None:
+            await _send_json(send, 400, encode_error(rid, McpError(HEADER_MISMATCH, reason)))
+            return
+        raw = classified.params if classified.params is not None else _NO_PARAMS
+        if method == LISTEN:
+            await self._listen(receive, send, rid, raw)
+            return
+        principal = self.principal(scope)
+        await self._request(
+            receive, send, rid, method, raw, None if principal is None else str(principal)
+        )
+
+    async def _request(
+        self,
+        receive: Receive,
+        send: Send,
+        rid: int | str,
+        method: str,
+        raw: msgspec.Raw | None,
+        principal: str | None,
+    ) -> None:
+        shared = server_inflight(self.server)
+        if shared.count >= shared.limit:
+            message = f"Server busy: {shared.limit} requests in flight on this server; retry later"
+            await _send_json(send, 503, encode_error(rid, McpError(INTERNAL_ERROR, message)))
+            return
+        shared.count += 1
+        response = _Response(send, not self.json_response)
+        watch = _Watch(receive)
+        try:
+            reply = await answer(
+                self.server, rid, method, raw, emit=response.emit, principal=principal
+            )
+            watch.stop()
+            if not watch.gone:
+                await response.finish(reply)
+        except asyncio.CancelledError:
+            if not watch.swallow():
+                raise
+            logger.debug("client closed the response of request %r: cancelled", rid)
+        except OSError:
+            logger.debug("client left during request %r", rid)
+        finally:
+            shared.count -= 1
+            watch.stop()
+
+    async def _listen(
+        self, receive: Receive, send: Send, rid: int | str, raw: msgspec.Raw | None
+    ) -> None:
+        hub = self.hub
+        opened = hub.open(rid, raw)
+        if isinstance(opened, Reply):
+            await _send_json(send, opened.http_status, opened.data)
+            return
+        sub: Subscription = opened
+        watch = _Watch(receive)
+        keepalive = self.sse_keepalive
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            ack = _frame(sub.acknowledgement())
+            await send({"type": "http.response.body", "body": ack, "more_body": True})
+            while True:
+                try:
+                    async with asyncio.timeout(keepalive):
+                        message = await sub.next()
+                except TimeoutError:
+                    await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
+                    continue
+                if message is None:
+                    # Graceful Closure: the response to the listen request ends the stream.
+                    chunk = _frame(sub.final_result())
+                    await send({"type": "http.response.body", "body": chunk, "more_body": False})
+                    return
+                chunk = _frame(message)
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except asyncio.CancelledError:
+            if not watch.swallow():
+                raise
+        except OSError:
+            logger.debug("client left listen stream %r", rid)
+        finally:
+            watch.stop()
+            hub.close(sub)
+
+
+class _Response:
+    """Writes one request's response: JSON unless something is emitted before the reply."""
+
+    __slots__ = ("send", "sse", "started")
+
+    def __init__(self, send: Send, sse: bool) -> None:
+        self.send = send
+        self.sse = sse
+        self.started = False
+
+    async def emit(self, message: bytes) -> None:
+        if not self.sse:
+            return  # JSON responses only: request-scoped notifications have no channel
+        if not self.started:
+            self.started = True
+            await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        await self.send({"type": "http.response.body", "body": _frame(message), "more_body": True})
+
+    async def finish(self, reply: Reply) -> None:
+        if self.started:
+            await self.send(
+                {"type": "http.response.body", "body": _frame(reply.data), "more_body": False}
+            )
+        else:
+            await _send_json(self.send, reply.http_status, reply.data)
+
+
+class _Watch:
+    """Cancels the request's task when the client closes the response (it is cancellation).
+
+    The watching task starts once the request yields to the event loop: a request answered
+    without waiting on anything costs a scheduled callback, not a task; one that waits is
+    watched from its first wait on (a client gone before then is seen at once).
+    """
+
+    __slots__ = ("_receive", "_start", "_watcher", "gone", "task")
+
+    def __init__(self, receive: Receive) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.task = task
+        self.gone = False
+        self._receive = receive
+        self._watcher: asyncio.Task[None] | None = None
+        self._start: asyncio.Handle | None = asyncio.get_running_loop().call_soon(self._begin)
+
+    def _begin(self) -> None:
+        self._start = None
+        self._watcher = asyncio.get_running_loop().create_task(self._watch())
+
+    async def _watch(self) -> None:
+        while True:
+            message = await self._receive()
+            if message["type"] == "http.disconnect":
+                self.gone = True
+                self.task.cancel()
+                return
+
+    def stop(self) -> None:
+        if self._start is not None:
+            self._start.cancel()
+            self._start = None
+        if self._watcher is not None:
+            self._watcher.cancel()
+
+    def swallow(self) -> bool:
+        """After a ``CancelledError``: whether it was ours (the client left), now absorbed."""
+        if self.gone:
+            self.task.uncancel()
+            return True
+        return False
