@@ -23,15 +23,16 @@ from mcpbind import _asyncio
 
 
 def test_eager_uses_private_asyncio_only_on_3_11() -> None:
+    switch = _asyncio.task_switch()
     if sys.version_info >= (3, 12):
-        assert _asyncio._enter_task is None and _asyncio._leave_task is None
+        assert switch == (None, None)
         assert "eager_start" in inspect.signature(asyncio.Task).parameters
     else:
-        for name in ("_enter_task", "_leave_task"):
+        for name, found in zip(("_enter_task", "_leave_task"), switch, strict=True):
             fn = getattr(asyncio.tasks, name)
-            assert getattr(_asyncio, name) is fn
+            assert found is fn
             assert list(inspect.signature(fn).parameters) == ["loop", "task"]
-    assert _asyncio.EAGER_SUPPORTED
+    assert _asyncio.eager_supported()
 
 
 @pytest.mark.parametrize("from_task", [True, False], ids=["from-task", "from-callback"])

@@ -8,7 +8,6 @@ Capabilities are inferred from what is registered.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import typing
@@ -23,6 +22,7 @@ import msgspec
 from mcpbind_types import unified as t
 
 from .._asyncio import is_cancellation
+from .._lazy import LazyModule
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..protocol.errors import INVALID_PARAMS, McpError, UrlElicitationRequired
 from .context import Context
@@ -34,7 +34,11 @@ from .threads import on_asyncio, run_in_thread
 from .tool_errors import tool_failure
 
 if TYPE_CHECKING:  # imported on first template registration: its regexes cost at import
+    import asyncio
+
     from .uritemplate import UriTemplate
+else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
+    asyncio = LazyModule("asyncio")
 
 __all__ = ["Handler", "Server", "ServerExtension"]
 

@@ -3,18 +3,22 @@
 from typing import TYPE_CHECKING, Any
 
 from .base import MessagePump, MessageTooLarge, Transport, TransportClosed
-from .stdio import (
-    DEFAULT_MAX_MESSAGE_SIZE,
-    INHERITED_ENV,
-    StdioClientTransport,
-    StdioServerTransport,
-)
 
 if TYPE_CHECKING:  # imported on first use: the in-memory pair's anyio streams are only
-    # needed for an in-process server
+    # needed for an in-process server; stdio (asyncio, subprocess) only to spawn or serve
     from .memory import MemoryTransport, memory_pair
+    from .stdio import (
+        DEFAULT_MAX_MESSAGE_SIZE,
+        INHERITED_ENV,
+        StdioClientTransport,
+        StdioServerTransport,
+    )
 
 _LAZY = {
+    "DEFAULT_MAX_MESSAGE_SIZE": ".stdio",
+    "INHERITED_ENV": ".stdio",
+    "StdioClientTransport": ".stdio",
+    "StdioServerTransport": ".stdio",
     "MemoryTransport": ".memory",
     "memory_pair": ".memory",
     # Deprecated here: the HTTP client transports live in mcpbind.http.client (kept
