@@ -60,8 +60,7 @@ _RESOURCE_NOT_FOUND = -32002
 _ARGUMENT_ERRORS_AS_RESULTS = frozenset({"2025-11-25", "2026-07-28", None})
 
 
-@dataclass(slots=True)
-class _Tool:
+class _Tool(msgspec.Struct):
     tool: t.Tool
     fn: Callable[..., Any]
     signature: ToolSignature
@@ -70,21 +69,18 @@ class _Tool:
     in_thread: bool = False
 
 
-@dataclass(slots=True)
-class _Resource:
+class _Resource(msgspec.Struct):
     resource: t.Resource
     call: _Call
 
 
-@dataclass(slots=True)
-class _Template:
+class _Template(msgspec.Struct):
     template: t.ResourceTemplate
     matcher: UriTemplate
     call: _Call
 
 
-@dataclass(slots=True)
-class _Prompt:
+class _Prompt(msgspec.Struct):
     prompt: t.Prompt
     fn: Callable[..., Any]
     signature: ToolSignature

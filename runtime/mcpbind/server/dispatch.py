@@ -17,7 +17,6 @@ rebuilt only when its registrations change (:func:`encoded`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -89,8 +88,7 @@ _BAD_REQUEST: Final = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(msgspec.Struct, frozen=True):
     """The encoded response; for an error, its code and whether the request was malformed."""
 
     data: bytes
