@@ -85,7 +85,7 @@ def test_start_eager_propagates_an_immediate_exception() -> None:
 def test_anyio_backend_lookup_is_where_cancel_check_expects_it() -> None:
     from anyio._core._eventloop import get_async_backend
 
-    assert _asyncio._get_async_backend is get_async_backend
+    assert _asyncio.backend_lookup() is get_async_backend
 
     async def main() -> None:
         check = _asyncio.CancelCheck()

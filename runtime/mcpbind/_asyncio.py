@@ -24,8 +24,6 @@ import sys
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any
 
-import anyio.lowlevel
-
 from ._lazy import LazyModule
 
 if TYPE_CHECKING:
@@ -35,7 +33,14 @@ if TYPE_CHECKING:
 else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
     asyncio = LazyModule("asyncio")
 
-__all__ = ["CancelCheck", "Flag", "eager_supported", "is_cancellation", "start_eager"]
+__all__ = [
+    "CancelCheck",
+    "Flag",
+    "backend_lookup",
+    "eager_supported",
+    "is_cancellation",
+    "start_eager",
+]
 
 _TaskSwitch = Callable[["asyncio.AbstractEventLoop", "asyncio.Task[Any]"], None]
 
@@ -159,11 +164,15 @@ def start_eager(
 
 # ---------------------------------------------------------------------------- cancel checks
 
-_get_async_backend: Callable[[], type[AsyncBackend]] | None
-try:
-    from anyio._core._eventloop import get_async_backend as _get_async_backend
-except ImportError:  # pragma: no cover - a future anyio (the pin and the test catch it)
-    _get_async_backend = None
+
+def backend_lookup() -> Callable[[], type[AsyncBackend]] | None:
+    """anyio's private ``get_async_backend`` (``None`` if a future anyio moved it), imported
+    at the first check: anyio's low-level modules are not imported with mcpbind."""
+    try:
+        from anyio._core._eventloop import get_async_backend
+    except ImportError:  # pragma: no cover - a future anyio (the pin and the test catch it)
+        return None
+    return get_async_backend
 
 
 class CancelCheck:
@@ -180,10 +189,13 @@ class CancelCheck:
     async def __call__(self) -> None:
         backend = self._backend
         if backend is None:
-            if _get_async_backend is None:  # pragma: no cover - a future anyio
+            get_async_backend = backend_lookup()
+            if get_async_backend is None:  # pragma: no cover - a future anyio
+                import anyio.lowlevel
+
                 await anyio.lowlevel.checkpoint_if_cancelled()
                 return
-            backend = self._backend = _get_async_backend()
+            backend = self._backend = get_async_backend()
         await backend.checkpoint_if_cancelled()
 
 
