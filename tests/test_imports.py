@@ -50,6 +50,36 @@ def test_client_and_server_import_no_host_http_or_generator() -> None:
     assert _loaded("from mcpbind import Client, Server", watched) == "[]"
 
 
+def test_client_and_server_import_no_asyncio_logging_or_dataclasses() -> None:
+    """asyncio (with ssl, socket), logging, dataclasses and the stdio transports are imported
+    when a loop runs, a message is logged or a server is spawned or served, not with the
+    classes (mcpbind._lazy; the registries and contexts are msgspec Structs)."""
+    watched = [
+        "asyncio",
+        "ssl",
+        "logging",
+        "dataclasses",
+        "hashlib",
+        "json",
+        "queue",
+        "anyio.to_thread",
+        "anyio.lowlevel",
+        "mcpbind.transports.stdio",
+    ]
+    assert _loaded("from mcpbind import Client, Server", watched) == "[]"
+
+
+def test_the_client_alone_imports_no_server_module() -> None:
+    watched = ["mcpbind.server", "mcpbind.server.app", "mcpbind.transports.stdio.server"]
+    assert _loaded("from mcpbind import Client", watched) == "[]"
+
+
+def test_serving_stdio_never_imports_the_client_end() -> None:
+    """A stdio server loads the server end of stdio only, not the spawning client's."""
+    code = "from mcpbind.transports.stdio import StdioServerTransport"
+    assert _loaded(code, ["mcpbind.transports.stdio.process"]) == "[]"
+
+
 def test_every_public_name_resolves_and_is_cached() -> None:
     for name in mcpbind.__all__:
         value = getattr(mcpbind, name)
@@ -90,12 +120,14 @@ try:
 except SystemExit as exc:
     assert not exc.code, exc.code
 print("AT SPAWN", spawned[0])
+print("AFTER", [m for m in ("mcpbind.server", "mcpbind.server.app") if m in sys.modules])
 """
 
 
 def test_ls_spawns_the_server_before_importing_the_client() -> None:
     """``mcpbind ls`` starts the server first and imports the client, the types and msgspec
-    while the server starts (their import overlaps the server's)."""
+    while the server starts (their import overlaps the server's); it never imports the
+    server side."""
     watched = ["mcpbind.client", "mcpbind.connection", "mcpbind_types.unified", "msgspec"]
     probe = _LS_PROBE.format(watched=watched)
     root = INIT.parents[2]
@@ -104,4 +136,5 @@ def test_ls_spawns_the_server_before_importing_the_client() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "AT SPAWN []" in done.stdout
+    assert "AFTER []" in done.stdout  # a client of a spawned server never loads the server side
     assert "Notes (mcpbind-notes)" in done.stdout

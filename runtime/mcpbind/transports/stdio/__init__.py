@@ -6,9 +6,29 @@ the size limit, :mod:`.fdio` reads and writes fds on the event loop for both end
 server process).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .framing import DEFAULT_MAX_MESSAGE_SIZE, ByteSource, LineReader
-from .process import INHERITED_ENV, StdioClientTransport
-from .server import StdioServerTransport
+
+if TYPE_CHECKING:  # each end imported on first use: a server never loads subprocess
+    from .process import INHERITED_ENV, StdioClientTransport
+    from .server import StdioServerTransport
+
+_LAZY = {
+    "INHERITED_ENV": ".process",
+    "StdioClientTransport": ".process",
+    "StdioServerTransport": ".server",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(module, __name__), name)
+
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
