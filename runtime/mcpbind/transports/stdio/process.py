@@ -305,10 +305,18 @@ class StdioClientTransport(AsyncResource, MessagePump):
     async def _wait_exit(self) -> None:
         # Polled (waitpid with WNOHANG), so a grandchild holding the pipes open cannot delay it;
         # the first polls come quickly (a server usually exits within milliseconds of EOF),
-        # then every _EXIT_POLL.
+        # then every _EXIT_POLL. The end of its stderr (the process exiting closes it) wakes
+        # the wait at once and polls restart quickly, instead of up to _EXIT_POLL later.
         delay = 0.002
+        stderr_open = True
         while self._process.poll() is None:
-            await anyio.sleep(delay)
+            if stderr_open and self._stderr_done.is_set():
+                stderr_open, delay = False, 0.001
+            if stderr_open:
+                with anyio.move_on_after(delay):
+                    await self._stderr_done.wait()
+            else:
+                await anyio.sleep(delay)
             delay = min(delay * 2, _EXIT_POLL)
 
     async def _watch_exit(self) -> None:
