@@ -125,10 +125,17 @@ print("AFTER", [m for m in ("mcpbind.server", "mcpbind.server.app") if m in sys.
 
 
 def test_ls_spawns_the_server_before_importing_the_client() -> None:
-    """``mcpbind ls`` starts the server first and imports the client, the types and msgspec
-    while the server starts (their import overlaps the server's); it never imports the
+    """``mcpbind ls`` starts the server first (synchronously, before asyncio) and imports
+    the event loop, the client, the types and msgspec while the server starts (their import overlaps the server's); it never imports the
     server side."""
-    watched = ["mcpbind.client", "mcpbind.connection", "mcpbind_types.unified", "msgspec"]
+    watched = [
+        "mcpbind.client",
+        "mcpbind.connection",
+        "mcpbind_types.unified",
+        "msgspec",
+        "asyncio",
+        "anyio._backends._asyncio",
+    ]
     probe = _LS_PROBE.format(watched=watched)
     root = INIT.parents[2]
     done = subprocess.run(
