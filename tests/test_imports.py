@@ -145,3 +145,21 @@ def test_ls_spawns_the_server_before_importing_the_client() -> None:
     assert "AT SPAWN []" in done.stdout
     assert "AFTER []" in done.stdout  # a client of a spawned server never loads the server side
     assert "Notes (mcpbind-notes)" in done.stdout
+
+
+def test_a_lazy_module_binds_the_real_module_at_first_use() -> None:
+    """mcpbind._lazy: the stand-in imports the module at the first attribute read and puts
+    the module itself in the importing namespace, so later reads cost a plain module read."""
+    probe = (
+        "import sys\n"
+        "from mcpbind._lazy import LazyModule\n"
+        "space = {}\n"
+        "space['queue'] = stand_in = LazyModule('queue', space)\n"
+        "assert 'queue' not in sys.modules\n"
+        "assert stand_in.SimpleQueue is sys.modules['queue'].SimpleQueue\n"
+        "assert space['queue'] is sys.modules['queue']\n"
+        "print('OK')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "OK"

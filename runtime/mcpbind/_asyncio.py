@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from anyio.abc import AsyncBackend
 else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
-    asyncio = LazyModule("asyncio")
+    asyncio = LazyModule("asyncio", globals())
 
 __all__ = [
     "CancelCheck",

@@ -2,9 +2,9 @@
 for ``asyncio`` (with ``ssl``, ``socket``, ``subprocess``) or ``logging`` (issue 15, cold
 start): they are needed only once an event loop runs or a message is logged.
 
-Each attribute is looked up once and then kept in the stand-in's ``__dict__``, so a later
-``asyncio.get_running_loop`` costs what it costs on the module itself (a hot path pays no
-import and no ``__getattr__``)."""
+The stand-in replaces itself with the module at the first use, so a later
+``asyncio.get_running_loop`` is a plain module attribute read (a hot path pays no import and
+no ``__getattr__``)."""
 
 from __future__ import annotations
 
@@ -18,15 +18,21 @@ __all__ = ["LazyModule", "lazy_logger"]
 
 
 class LazyModule:
-    """Stands for the module ``name``; imports it at the first attribute read."""
+    """Stands for the module ``name`` bound as ``name`` in ``namespace`` (the importing
+    module's ``globals()``): the first attribute read imports it and binds the module itself
+    there, so from then on that module's code reads the real module, at no extra cost."""
 
-    def __init__(self, name: str) -> None:
-        self.__dict__["_lazy_name"] = name
+    __slots__ = ("_name", "_namespace")
+
+    def __init__(self, name: str, namespace: dict[str, Any]) -> None:
+        self._name = name
+        self._namespace = namespace
 
     def __getattr__(self, attr: str) -> Any:
-        value = getattr(import_module(self.__dict__["_lazy_name"]), attr)
-        self.__dict__[attr] = value  # later reads are plain dict hits
-        return value
+        module = import_module(self._name)
+        if self._namespace.get(self._name) is self:
+            self._namespace[self._name] = module
+        return getattr(module, attr)
 
 
 class _LazyLogger:

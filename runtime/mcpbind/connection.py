@@ -49,7 +49,7 @@ from .transports.lost import CONNECTION_LOST
 if TYPE_CHECKING:
     import asyncio
 else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
-    asyncio = LazyModule("asyncio")
+    asyncio = LazyModule("asyncio", globals())
 
 __all__ = [
     "Connection",

@@ -13,7 +13,7 @@ from .errors import INVALID_PARAMS, McpError
 if TYPE_CHECKING:
     import base64
 else:  # imported at first use, not with mcpbind (issue 15, cold start)
-    base64 = LazyModule("base64")
+    base64 = LazyModule("base64", globals())
 
 __all__ = ["decode_cursor", "encode_cursor"]
 

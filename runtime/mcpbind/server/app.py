@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # imported on first template registration: its regexes cost a
 
     from .uritemplate import UriTemplate
 else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
-    asyncio = LazyModule("asyncio")
+    asyncio = LazyModule("asyncio", globals())
 
 __all__ = ["Handler", "Server", "ServerExtension"]
 

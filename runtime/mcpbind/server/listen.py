@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from .app import Server
 else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
-    asyncio = LazyModule("asyncio")
+    asyncio = LazyModule("asyncio", globals())
 
 __all__ = ["LISTEN", "MAX_LISTEN_URIS", "MAX_SUBSCRIPTIONS", "ListenHub", "Subscription"]
 

@@ -29,7 +29,7 @@ from ..protocol.subcaps import subcapability_refusal
 if TYPE_CHECKING:
     import asyncio
 else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
-    asyncio = LazyModule("asyncio")
+    asyncio = LazyModule("asyncio", globals())
 
 
 __all__ = ["MRTR_METHODS", "InputRound", "Outcome", "StatelessPeer", "run_with_inputs"]

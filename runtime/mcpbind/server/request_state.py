@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     import hashlib
     import hmac
 else:  # imported at first use, not with mcpbind (issue 15, cold start)
-    base64 = LazyModule("base64")
-    binascii = LazyModule("binascii")
-    hashlib = LazyModule("hashlib")
-    hmac = LazyModule("hmac")
+    base64 = LazyModule("base64", globals())
+    binascii = LazyModule("binascii", globals())
+    hashlib = LazyModule("hashlib", globals())
+    hmac = LazyModule("hmac", globals())
 
 __all__ = [
     "InvalidRequestState",

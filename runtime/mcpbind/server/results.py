@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     import base64
     import json
 else:  # imported at first use, not with mcpbind (issue 15, cold start)
-    base64 = LazyModule("base64")
-    json = LazyModule("json")
+    base64 = LazyModule("base64", globals())
+    json = LazyModule("json", globals())
 
 __all__ = ["prompt_result", "resource_contents", "returns_content", "tool_result"]
 

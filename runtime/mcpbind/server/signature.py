@@ -65,7 +65,7 @@ from .._lazy import LazyModule
 if TYPE_CHECKING:
     import json
 else:  # imported at first use, not with mcpbind (issue 15, cold start)
-    json = LazyModule("json")
+    json = LazyModule("json", globals())
 
 __all__ = [
     "SkipPredicate",

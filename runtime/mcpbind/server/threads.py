@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     import asyncio
     import queue
 else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
-    asyncio = LazyModule("asyncio")
-    queue = LazyModule("queue")
+    asyncio = LazyModule("asyncio", globals())
+    queue = LazyModule("queue", globals())
 
 
 __all__ = [

@@ -26,7 +26,7 @@ from .framing import LineReader
 if TYPE_CHECKING:
     import asyncio
 else:  # imported at first use, not with mcpbind (issue 15, cold start)
-    asyncio = LazyModule("asyncio")
+    asyncio = LazyModule("asyncio", globals())
 
 __all__ = ["FdReader", "FdWriter", "make_nonblocking", "pump_lines"]
 

@@ -23,7 +23,7 @@ from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineReader, frame
 if TYPE_CHECKING:
     import asyncio
 else:  # imported at first use, not with mcpbind (issue 15, cold start)
-    asyncio = LazyModule("asyncio")
+    asyncio = LazyModule("asyncio", globals())
 
 __all__ = ["INHERITED_ENV", "StartedProcess", "StdioClientTransport", "start_process"]
 
