@@ -8,13 +8,14 @@ no ``__getattr__``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import logging
 
-__all__ = ["LazyModule", "lazy_logger"]
+__all__ = ["LazyModule", "lazy_attributes", "lazy_logger"]
 
 
 class LazyModule:
@@ -33,6 +34,19 @@ class LazyModule:
         if self._namespace.get(self._name) is self:
             self._namespace[self._name] = module
         return getattr(module, attr)
+
+
+def lazy_attributes(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
+    """A package's ``__getattr__`` (PEP 562): each name of ``homes`` is read from its module
+    (relative to ``package`` when it starts with a dot), imported at the first use."""
+
+    def __getattr__(name: str) -> Any:
+        module = homes.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(import_module(module, package), name)
+
+    return __getattr__
 
 
 class _LazyLogger:

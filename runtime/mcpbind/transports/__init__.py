@@ -1,7 +1,8 @@
 """Transports: move whole JSON-RPC messages as bytes; they never parse JSON."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_attributes
 from .base import MessagePump, MessageTooLarge, Transport, TransportClosed
 
 if TYPE_CHECKING:  # imported on first use: the in-memory pair's anyio streams are only
@@ -30,13 +31,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    return getattr(import_module(module, __name__), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

@@ -6,8 +6,9 @@ the size limit, :mod:`.fdio` reads and writes fds on the event loop for both end
 server process).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..._lazy import lazy_attributes
 from .framing import DEFAULT_MAX_MESSAGE_SIZE, ByteSource, LineReader
 
 if TYPE_CHECKING:  # each end imported on first use: a server never loads subprocess
@@ -21,13 +22,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    return getattr(import_module(module, __name__), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [
