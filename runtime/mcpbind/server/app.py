@@ -84,7 +84,7 @@ class _Prompt(msgspec.Struct):
     signature: ToolSignature
 
 
-class Server(msgspec.Struct, dict=True):  # dict: attributes of your own may be set
+class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own attributes, weakrefs
     """An MCP server: register with the decorators, then serve over any transport. Their
     ``scopes=``: OAuth scopes a caller needs (``mcpbind.auth.server`` answers 403 without)."""
 
