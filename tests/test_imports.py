@@ -50,6 +50,36 @@ def test_client_and_server_import_no_host_http_or_generator() -> None:
     assert _loaded("from mcpbind import Client, Server", watched) == "[]"
 
 
+def test_client_and_server_import_no_asyncio_logging_or_dataclasses() -> None:
+    """asyncio (with ssl, socket), logging, dataclasses and the stdio transports are imported
+    when a loop runs, a message is logged or a server is spawned or served, not with the
+    classes (mcpbind._lazy; the registries and contexts are msgspec Structs)."""
+    watched = [
+        "asyncio",
+        "ssl",
+        "logging",
+        "dataclasses",
+        "hashlib",
+        "json",
+        "queue",
+        "anyio.to_thread",
+        "anyio.lowlevel",
+        "mcpbind.transports.stdio",
+    ]
+    assert _loaded("from mcpbind import Client, Server", watched) == "[]"
+
+
+def test_the_client_alone_imports_no_server_module() -> None:
+    watched = ["mcpbind.server", "mcpbind.server.app", "mcpbind.transports.stdio.server"]
+    assert _loaded("from mcpbind import Client", watched) == "[]"
+
+
+def test_serving_stdio_never_imports_the_client_end() -> None:
+    """A stdio server loads the server end of stdio only, not the spawning client's."""
+    code = "from mcpbind.transports.stdio import StdioServerTransport"
+    assert _loaded(code, ["mcpbind.transports.stdio.process"]) == "[]"
+
+
 def test_every_public_name_resolves_and_is_cached() -> None:
     for name in mcpbind.__all__:
         value = getattr(mcpbind, name)
@@ -90,13 +120,22 @@ try:
 except SystemExit as exc:
     assert not exc.code, exc.code
 print("AT SPAWN", spawned[0])
+print("AFTER", [m for m in ("mcpbind.server", "mcpbind.server.app") if m in sys.modules])
 """
 
 
 def test_ls_spawns_the_server_before_importing_the_client() -> None:
-    """``mcpbind ls`` starts the server first and imports the client, the types and msgspec
-    while the server starts (their import overlaps the server's)."""
-    watched = ["mcpbind.client", "mcpbind.connection", "mcpbind_types.unified", "msgspec"]
+    """``mcpbind ls`` starts the server first (synchronously, before asyncio) and imports
+    the event loop, the client, the types and msgspec while the server starts (their import overlaps the server's); it never imports the
+    server side."""
+    watched = [
+        "mcpbind.client",
+        "mcpbind.connection",
+        "mcpbind_types.unified",
+        "msgspec",
+        "asyncio",
+        "anyio._backends._asyncio",
+    ]
     probe = _LS_PROBE.format(watched=watched)
     root = INIT.parents[2]
     done = subprocess.run(
@@ -104,4 +143,23 @@ def test_ls_spawns_the_server_before_importing_the_client() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "AT SPAWN []" in done.stdout
+    assert "AFTER []" in done.stdout  # a client of a spawned server never loads the server side
     assert "Notes (mcpbind-notes)" in done.stdout
+
+
+def test_a_lazy_module_binds_the_real_module_at_first_use() -> None:
+    """mcpbind._lazy: the stand-in imports the module at the first attribute read and puts
+    the module itself in the importing namespace, so later reads cost a plain module read."""
+    probe = (
+        "import sys\n"
+        "from mcpbind._lazy import LazyModule\n"
+        "space = {}\n"
+        "space['queue'] = stand_in = LazyModule('queue', space)\n"
+        "assert 'queue' not in sys.modules\n"
+        "assert stand_in.SimpleQueue is sys.modules['queue'].SimpleQueue\n"
+        "assert space['queue'] is sys.modules['queue']\n"
+        "print('OK')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "OK"

@@ -22,7 +22,8 @@ RUNTIME = ROOT / "runtime" / "mcpbind"
 #: may import only from packages on its own level or below. ``mcpbind`` is the package's
 #: ``__init__`` (the public facade), above everything.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"protocol"}),
+    # the protocol core, and the lazy-import helpers every layer may use (issue 15, cold start)
+    frozenset({"protocol", "_lazy"}),
     # root helper modules, and the one asyncio backend module
     frozenset({"versions", "types", "deadlines", "output_schema", "bindings", "_asyncio"}),
     frozenset({"transports"}),  # the Transport interface, memory and stdio

@@ -23,15 +23,16 @@ from mcpbind import _asyncio
 
 
 def test_eager_uses_private_asyncio_only_on_3_11() -> None:
+    switch = _asyncio.task_switch()
     if sys.version_info >= (3, 12):
-        assert _asyncio._enter_task is None and _asyncio._leave_task is None
+        assert switch == (None, None)
         assert "eager_start" in inspect.signature(asyncio.Task).parameters
     else:
-        for name in ("_enter_task", "_leave_task"):
+        for name, found in zip(("_enter_task", "_leave_task"), switch, strict=True):
             fn = getattr(asyncio.tasks, name)
-            assert getattr(_asyncio, name) is fn
+            assert found is fn
             assert list(inspect.signature(fn).parameters) == ["loop", "task"]
-    assert _asyncio.EAGER_SUPPORTED
+    assert _asyncio.eager_supported()
 
 
 @pytest.mark.parametrize("from_task", [True, False], ids=["from-task", "from-callback"])
@@ -84,7 +85,7 @@ def test_start_eager_propagates_an_immediate_exception() -> None:
 def test_anyio_backend_lookup_is_where_cancel_check_expects_it() -> None:
     from anyio._core._eventloop import get_async_backend
 
-    assert _asyncio._get_async_backend is get_async_backend
+    assert _asyncio.backend_lookup() is get_async_backend
 
     async def main() -> None:
         check = _asyncio.CancelCheck()

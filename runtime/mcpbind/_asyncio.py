@@ -19,31 +19,55 @@ trio is not supported). What is here:
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import sys
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any
 
-import anyio.lowlevel
+from ._lazy import LazyModule
 
 if TYPE_CHECKING:
+    import asyncio
+
     from anyio.abc import AsyncBackend
+else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
+    asyncio = LazyModule("asyncio", globals())
 
-__all__ = ["EAGER_SUPPORTED", "CancelCheck", "Flag", "is_cancellation", "start_eager"]
+__all__ = [
+    "CancelCheck",
+    "Flag",
+    "backend_lookup",
+    "eager_supported",
+    "is_cancellation",
+    "start_eager",
+]
 
-# Private asyncio functions, used on 3.11 only (3.12 has ``eager_start``); if a 3.11 release
-# lacked them, tasks would start the ordinary way. tests/test_private_apis.py checks them.
-_enter_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = None
-_leave_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = None
-if sys.version_info < (3, 12):
-    _enter_task = getattr(asyncio.tasks, "_enter_task", None)
-    _leave_task = getattr(asyncio.tasks, "_leave_task", None)
+_TaskSwitch = Callable[["asyncio.AbstractEventLoop", "asyncio.Task[Any]"], None]
 
-EAGER_SUPPORTED = sys.version_info >= (3, 12) or (
-    _enter_task is not None and _leave_task is not None
-)
-"""Whether :func:`start_eager` starts eagerly here (otherwise it creates a plain task)."""
+# Private asyncio functions, used on 3.11 only (3.12 has ``eager_start``), looked up at the
+# first start_eager (asyncio is not imported with this module); if a 3.11 release lacked
+# them, tasks would start the ordinary way. tests/test_private_apis.py checks them.
+_switch: tuple[_TaskSwitch | None, _TaskSwitch | None] | None = None
+
+
+def task_switch() -> tuple[_TaskSwitch | None, _TaskSwitch | None]:
+    """``asyncio.tasks._enter_task`` and ``_leave_task`` on 3.11 (each ``None`` if missing),
+    ``(None, None)`` on 3.12 and later."""
+    global _switch
+    if _switch is None:
+        if sys.version_info < (3, 12):
+            tasks = asyncio.tasks
+            _switch = getattr(tasks, "_enter_task", None), getattr(tasks, "_leave_task", None)
+        else:
+            _switch = None, None
+    return _switch
+
+
+def eager_supported() -> bool:
+    """Whether :func:`start_eager` starts eagerly here (otherwise it creates a plain task)."""
+    enter, leave = task_switch()
+    return sys.version_info >= (3, 12) or (enter is not None and leave is not None)
+
 
 _PENDING, _YIELDED, _RETURNED, _RAISED, _RUNNING = range(5)
 
@@ -119,6 +143,7 @@ def start_eager(
     now. Call from a task or a callback running on ``loop``."""
     if sys.version_info >= (3, 12):
         return asyncio.Task(coro, loop=loop, eager_start=True)  # type: ignore[call-arg,unused-ignore]
+    _enter_task, _leave_task = _switch or task_switch()
     if _enter_task is None or _leave_task is None:
         return loop.create_task(coro)
     current = asyncio.current_task(loop)  # None when called from a loop callback
@@ -139,11 +164,15 @@ def start_eager(
 
 # ---------------------------------------------------------------------------- cancel checks
 
-_get_async_backend: Callable[[], type[AsyncBackend]] | None
-try:
-    from anyio._core._eventloop import get_async_backend as _get_async_backend
-except ImportError:  # pragma: no cover - a future anyio (the pin and the test catch it)
-    _get_async_backend = None
+
+def backend_lookup() -> Callable[[], type[AsyncBackend]] | None:
+    """anyio's private ``get_async_backend`` (``None`` if a future anyio moved it), imported
+    at the first check: anyio's low-level modules are not imported with mcpbind."""
+    try:
+        from anyio._core._eventloop import get_async_backend
+    except ImportError:  # pragma: no cover - a future anyio (the pin and the test catch it)
+        return None
+    return get_async_backend
 
 
 class CancelCheck:
@@ -160,10 +189,13 @@ class CancelCheck:
     async def __call__(self) -> None:
         backend = self._backend
         if backend is None:
-            if _get_async_backend is None:  # pragma: no cover - a future anyio
+            get_async_backend = backend_lookup()
+            if get_async_backend is None:  # pragma: no cover - a future anyio
+                import anyio.lowlevel
+
                 await anyio.lowlevel.checkpoint_if_cancelled()
                 return
-            backend = self._backend = _get_async_backend()
+            backend = self._backend = get_async_backend()
         await backend.checkpoint_if_cancelled()
 
 

@@ -9,14 +9,12 @@ a timeout, an inbound cancel, and the peer going away.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
 import inspect
 import itertools
-import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
@@ -25,6 +23,7 @@ from anyio.abc import TaskGroup
 from mcpbind_types._common import MethodInfo, RequestOptions
 
 from ._asyncio import CancelCheck, Flag, is_cancellation, start_eager
+from ._lazy import LazyModule, lazy_logger
 from .deadlines import Deadlines
 from .protocol import (
     CONNECTION_CLOSED,
@@ -47,6 +46,11 @@ from .protocol import (
 from .transports import MessagePump, MessageTooLarge, Transport, TransportClosed
 from .transports.lost import CONNECTION_LOST
 
+if TYPE_CHECKING:
+    import asyncio
+else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
+    asyncio = LazyModule("asyncio", globals())
+
 __all__ = [
     "Connection",
     "ConnectionClosed",
@@ -58,7 +62,7 @@ __all__ = [
     "current_request_id",
 ]
 
-logger = logging.getLogger("mcpbind.connection")
+logger = lazy_logger("mcpbind.connection")
 
 #: The id of the inbound request whose handler is running in this task (``None`` outside one).
 #: A transport that multiplexes streams (Streamable HTTP) reads it to send what a handler

@@ -17,10 +17,13 @@ import shlex
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .transports.base import Transport
 from .transports.stdio import StdioClientTransport
+
+if TYPE_CHECKING:
+    from .transports.stdio.process import StartedProcess
 
 __all__ = ["ServerLocation", "open_server", "parse_server"]
 
@@ -73,11 +76,13 @@ async def open_server(
     on_stderr: Callable[[str], object] | None = None,
     headers: Mapping[str, str] | None = None,
     auth: Any = None,
+    started: StartedProcess | None = None,
 ) -> AsyncIterator[Transport]:
     """The open transport to ``server``: spawned (``env``, ``cwd``, ``on_stderr``: see
     :meth:`StdioClientTransport.spawn`) or connected over HTTP (``headers`` on every request, ``auth``: see
     :func:`~mcpbind.http.client.connect_http`);
-    closed (the process shut down) on exit."""
+    closed (the process shut down) on exit. ``started``: the server process, already started
+    (:func:`~mcpbind.transports.stdio.process.start_process`)."""
     location = parse_server(server) if isinstance(server, str) else server
     if location.url is not None:
         if env:
@@ -93,6 +98,6 @@ async def open_server(
         raise ValueError("HTTP headers apply to http(s) URLs only, not to stdio servers")
     command, *args = location.argv
     async with StdioClientTransport.spawn(
-        command, args, env=env, cwd=cwd, on_stderr=on_stderr
+        command, args, env=env, cwd=cwd, on_stderr=on_stderr, started=started
     ) as spawned:
         yield spawned

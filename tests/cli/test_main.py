@@ -125,3 +125,47 @@ def test_exit_codes_of_exceptions() -> None:
     several = ExceptionGroup("tg", [ValueError("bug"), ConnectionRefusedError(111, "refused")])
     assert exit_code_for(several) == (EXIT_CONNECTION, "connection failed: [Errno 111] refused")
     assert exit_code_for(ValueError("a bug keeps its traceback")) is None
+
+
+def test_a_server_started_before_the_loop_is_not_left_running() -> None:
+    """Not spec behaviour (issue 15, cold start): ``run_async`` starts a stdio server before
+    importing asyncio; when ``main`` fails before taking it over, the process is killed and
+    reaped, not left behind."""
+    import pytest
+
+    from mcpbind.cli.target import ServerTarget, run_async
+
+    target = ServerTarget.parse(f"{sys.executable} -c 'import time; time.sleep(60)'")
+
+    async def main() -> None:
+        raise RuntimeError("failed before connecting")
+
+    with pytest.raises(RuntimeError, match="failed before connecting"):
+        run_async(main, target)
+    assert target.started == []
+
+
+def test_a_started_server_is_taken_over_by_connect() -> None:
+    """Not spec behaviour (issue 15): the server ``run_async`` started is the one ``connect``
+    talks to (no second process)."""
+    from mcpbind.cli.target import ServerTarget, connect, run_async
+
+    target = ServerTarget.parse(f"{sys.executable} -m examples.notes_server", cwd=str(ROOT))
+    spawned: list[int] = []
+    original = subprocess.Popen.__init__
+
+    def record(self: subprocess.Popen[bytes], *args: object, **kwargs: object) -> None:
+        spawned.append(1)
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    async def main() -> str:
+        async with connect(target) as client:
+            assert target.started == []
+            return (await client.list_tools()).tools[0].name
+
+    subprocess.Popen.__init__ = record  # type: ignore[method-assign]
+    try:
+        name = run_async(main, target)
+    finally:
+        subprocess.Popen.__init__ = original  # type: ignore[method-assign]
+    assert name and spawned == [1]

@@ -86,7 +86,7 @@ def bind(target: ServerTarget, out: Path, class_name: str | None, check: bool) -
             tools = [wire(tool) async for tool in client.iter_tools()]
             return tools, info.name if info else "server", info.version if info else ""
 
-    tools, name, version = run_async(main)
+    tools, name, version = run_async(main, target)
     try:
         text = generate_bindings(
             tools, server_name=name, server_version=version, class_name=class_name

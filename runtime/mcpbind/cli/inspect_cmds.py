@@ -101,7 +101,7 @@ def ls(target: ServerTarget, as_json: bool) -> None:
                 catalog["prompts"] = [p async for p in client.iter_prompts()]
         return catalog
 
-    catalog = run_async(main)
+    catalog = run_async(main, target)
     _show(catalog, as_json, _catalog_lines(catalog))
 
 
@@ -215,7 +215,7 @@ def call(
                 bar.close()
             return result
 
-    result = run_async(main)
+    result = run_async(main, target)
     from .render import call_result_lines
 
     is_error = result.is_error is True
@@ -252,7 +252,7 @@ def read(target: ServerTarget, uri: str, out: str | None, as_json: bool) -> None
             )
             return result
 
-    result = run_async(main)
+    result = run_async(main, target)
     from mcpbind_types.unified import TextResourceContents
 
     from .render import resource_contents_lines
@@ -309,7 +309,7 @@ def prompt(target: ServerTarget, name: str, arguments: str | None, as_json: bool
             result: t.GetPromptResult = await client.get_prompt(params)
             return result
 
-    result = run_async(main)
+    result = run_async(main, target)
     from .render import prompt_lines
 
     _show(result, as_json, prompt_lines(result))

@@ -11,7 +11,6 @@ shell do not leak into it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import functools
@@ -27,6 +26,7 @@ from .errors import EXIT_USAGE, CliFailure, missing_dependency, translate
 
 if TYPE_CHECKING:
     from ..client import Client
+    from ..transports.stdio.process import StartedProcess
 
 __all__ = ["ServerTarget", "connect", "run_async", "server_options"]
 
@@ -46,6 +46,17 @@ class ServerTarget:
     timeout: float | None = 60.0
     verbose: bool = False
     auth: AuthSettings = field(default_factory=AuthSettings)
+    #: The server process, once :meth:`start` started it (taken over by :func:`connect`).
+    started: list[StartedProcess] = field(default_factory=list, compare=False, repr=False)
+
+    def start(self) -> None:
+        """Start a stdio server now, before the event loop and the client are imported: it
+        starts while this process imports them (issue 15, cold start)."""
+        if self.url is None and self.argv and not self.started:
+            from ..transports.stdio.process import start_process
+
+            command, *args = self.argv
+            self.started.append(start_process(command, args, env=self.env, cwd=self.cwd))
 
     @classmethod
     def parse(
@@ -186,6 +197,7 @@ async def connect(target: ServerTarget, **client_options: Any) -> AsyncIterator[
         on_stderr=_echo_stderr if target.verbose else None,
         headers=target.headers,
         auth=options.get("auth"),
+        started=target.started.pop() if target.started else None,
     ) as transport:
         from ..client import Client
         from .handlers import cli_handlers, set_log_level
@@ -200,8 +212,9 @@ def _echo_stderr(line: str) -> None:
     click.echo(f"[server] {line.rstrip()}", err=True)
 
 
-def run_async(main: Callable[[], Awaitable[T]]) -> T:
-    """Run ``main`` on an event loop; errors become exit codes (:mod:`.errors`).
+def run_async(main: Callable[[], Awaitable[T]], target: ServerTarget | None = None) -> T:
+    """Run ``main`` on an event loop; errors become exit codes (:mod:`.errors`). ``target``
+    (the server ``main`` connects to) is started first, before asyncio is imported.
 
     Plain ``asyncio.run`` (mcpbind runs on asyncio only): anyio loads its asyncio backend on
     first use, after the server is spawned, instead of before it as ``anyio.run`` would."""
@@ -210,6 +223,13 @@ def run_async(main: Callable[[], Awaitable[T]]) -> T:
         return await main()
 
     try:
+        if target is not None:
+            target.start()
+        import asyncio  # after the server was started
+
         return asyncio.run(guarded())
     except BaseException as exc:  # every path re-raises: mapped, or as it was
         translate(exc)
+    finally:
+        while target is not None and target.started:  # never taken over: not left running
+            target.started.pop().discard()

@@ -13,7 +13,6 @@ the handshake era, ``InputRequiredResult`` rounds on 2026-07-28; refused unless 
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -23,6 +22,7 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, P, R, RequestOptions, json_object
 from mcpbind_types.unified.stubs import ServerMethods
 
+from .._lazy import lazy_logger
 from ..connection import Connection
 from ..output_schema import OutputSchema
 from ..protocol import (
@@ -56,7 +56,7 @@ Pipeline: TypeAlias = Callable[
     ["Client", MethodInfo[Any, Any], Any, RequestOptions | None], Awaitable[Any]
 ]
 
-logger = logging.getLogger("mcpbind.client")
+logger = lazy_logger("mcpbind.client")
 
 
 class Client(ServerMethods):

@@ -7,6 +7,7 @@ HTTP and in-memory machinery is imported only for the target that needs it.
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
@@ -45,9 +46,10 @@ async def open_target(
         # A transport factory, such as connect_http(url, headers=...): opened here.
         opened: Transport = await stack.enter_async_context(factory)
         return opened
-    from ..server.app import Server
-
-    if isinstance(target, Server):
+    # A Server is an instance of a loaded module: a client of a stdio or HTTP server never
+    # imports the server side (issue 15, cold start).
+    server_app = sys.modules.get("mcpbind.server.app")
+    if server_app is not None and isinstance(target, server_app.Server):
         from ..server.session import ServerSession
         from ..transports.memory import memory_pair
 

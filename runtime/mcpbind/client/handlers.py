@@ -9,8 +9,9 @@ client did not declare.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from mcpbind_types import unified as t
 
@@ -25,8 +26,7 @@ LoggingHandler = Callable[[t.LoggingMessageNotificationParams], Awaitable[None]]
 NotificationCallback = Callable[[str, Any], Awaitable[None]]
 
 
-@dataclass
-class ClientHandlers:
+class ClientHandlers(msgspec.Struct):
     """What the client answers when the server asks. Declared capabilities follow from it."""
 
     sampling: SamplingHandler | None = None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -12,6 +11,7 @@ import msgspec
 from mcpbind_types._common import MethodInfo, decoder, join_error_path
 from mcpbind_types.unified.methods import CLIENT_TO_SERVER, METHODS, SERVER_TO_CLIENT
 
+from .._lazy import lazy_logger
 from . import _wire
 from .depth import DEFAULT_MAX_DEPTH, DEFAULT_MAX_META_BYTES
 from .errors import (
@@ -35,7 +35,7 @@ __all__ = [
     "SessionOptions",
     "has_capability",
 ]
-logger = logging.getLogger("mcpbind.protocol")
+logger = lazy_logger("mcpbind.protocol")
 
 BATCH_VERSIONS: Final = frozenset({"2025-03-26"})
 """JSON-RPC batches exist only in 2025-03-26 (added there, removed in 2025-06-18)."""

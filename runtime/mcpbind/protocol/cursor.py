@@ -3,11 +3,17 @@ a cursor the server did not mint is -32602."""
 
 from __future__ import annotations
 
-import base64
+from typing import TYPE_CHECKING
 
 import msgspec
 
+from .._lazy import LazyModule
 from .errors import INVALID_PARAMS, McpError
+
+if TYPE_CHECKING:
+    import base64
+else:  # imported at first use, not with mcpbind (issue 15, cold start)
+    base64 = LazyModule("base64", globals())
 
 __all__ = ["decode_cursor", "encode_cursor"]
 

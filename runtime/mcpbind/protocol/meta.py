@@ -7,7 +7,6 @@ Every 2026-07-28 request carries its protocol version and the client's capabilit
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 import msgspec
@@ -49,8 +48,7 @@ class MalformedMeta(McpError):
         super().__init__(INVALID_PARAMS, message)
 
 
-@dataclass(frozen=True, slots=True)
-class RequestMeta:
+class RequestMeta(msgspec.Struct, frozen=True):
     """The protocol fields of one request's ``_meta``, checked."""
 
     protocol_version: str

@@ -8,21 +8,19 @@ Capabilities are inferred from what is registered.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-import anyio.to_thread
 import msgspec
 
 from mcpbind_types import unified as t
 
 from .._asyncio import is_cancellation
+from .._lazy import LazyModule
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..protocol.errors import INVALID_PARAMS, McpError, UrlElicitationRequired
 from .context import Context
@@ -34,7 +32,11 @@ from .threads import on_asyncio, run_in_thread
 from .tool_errors import tool_failure
 
 if TYPE_CHECKING:  # imported on first template registration: its regexes cost at import
+    import asyncio
+
     from .uritemplate import UriTemplate
+else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
+    asyncio = LazyModule("asyncio", globals())
 
 __all__ = ["Handler", "Server", "ServerExtension"]
 
@@ -56,8 +58,7 @@ _RESOURCE_NOT_FOUND = -32002
 _ARGUMENT_ERRORS_AS_RESULTS = frozenset({"2025-11-25", "2026-07-28", None})
 
 
-@dataclass(slots=True)
-class _Tool:
+class _Tool(msgspec.Struct):
     tool: t.Tool
     fn: Callable[..., Any]
     signature: ToolSignature
@@ -66,28 +67,24 @@ class _Tool:
     in_thread: bool = False
 
 
-@dataclass(slots=True)
-class _Resource:
+class _Resource(msgspec.Struct):
     resource: t.Resource
     call: _Call
 
 
-@dataclass(slots=True)
-class _Template:
+class _Template(msgspec.Struct):
     template: t.ResourceTemplate
     matcher: UriTemplate
     call: _Call
 
 
-@dataclass(slots=True)
-class _Prompt:
+class _Prompt(msgspec.Struct):
     prompt: t.Prompt
     fn: Callable[..., Any]
     signature: ToolSignature
 
 
-@dataclass
-class Server:
+class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own attributes, weakrefs
     """An MCP server: register with the decorators, then serve over any transport. Their
     ``scopes=``: OAuth scopes a caller needs (``mcpbind.auth.server`` answers 403 without)."""
 
@@ -96,27 +93,32 @@ class Server:
     instructions: str | None = None
     page_size: int = 100
     title: str | None = None
-    tools: dict[str, _Tool] = field(default_factory=dict, repr=False)
-    resources: dict[str, _Resource] = field(default_factory=dict, repr=False)
-    templates: dict[str, _Template] = field(default_factory=dict, repr=False)
-    prompts: dict[str, _Prompt] = field(default_factory=dict, repr=False)
-    completion_handler: Callable[..., Awaitable[Any]] | None = field(default=None, repr=False)
-    custom: dict[str, Handler] = field(default_factory=dict, repr=False)
-    _table: dict[str, Handler] | None = field(default=None, repr=False)
-    _wrappers: dict[str, list[Wrapper]] = field(default_factory=dict, repr=False)
-    extensions: list[ServerExtension] = field(default_factory=list, repr=False)
-    notification_handlers: dict[str, Handler] = field(default_factory=dict, repr=False)
+    tools: dict[str, _Tool] = msgspec.field(default_factory=dict)
+    resources: dict[str, _Resource] = msgspec.field(default_factory=dict)
+    templates: dict[str, _Template] = msgspec.field(default_factory=dict)
+    prompts: dict[str, _Prompt] = msgspec.field(default_factory=dict)
+    completion_handler: Callable[..., Awaitable[Any]] | None = msgspec.field(default=None)
+    custom: dict[str, Handler] = msgspec.field(default_factory=dict)
+    _table: dict[str, Handler] | None = msgspec.field(default=None)
+    _wrappers: dict[str, list[Wrapper]] = msgspec.field(default_factory=dict)
+    extensions: list[ServerExtension] = msgspec.field(default_factory=list)
+    notification_handlers: dict[str, Handler] = msgspec.field(default_factory=dict)
     #: Keyed by listener (insertion-ordered): a session's unsubscribe is O(1) however many.
-    _listeners: dict[Callable[[str, str | None], None], None] = field(
-        default_factory=dict, repr=False
-    )
+    _listeners: dict[Callable[[str, str | None], None], None] = msgspec.field(default_factory=dict)
     #: What ``tools/list`` etc. list, built once per change (see ``_listed``).
-    _lists: dict[str, list[Any]] = field(default_factory=dict, repr=False)
-    stateless: StatelessOptions = field(default_factory=StatelessOptions, repr=False)
+    _lists: dict[str, list[Any]] = msgspec.field(default_factory=dict)
+    stateless: StatelessOptions = msgspec.field(default_factory=StatelessOptions)
     """Eras served, cache hints and ``requestState`` protection for protocol 2026-07-28."""
     #: Declared scopes by ``"tools/call <name>"``, ``"prompts/get <name>"``, ``"resources/read
     #: <uri or template>"``.
-    scopes: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    scopes: dict[str, frozenset[str]] = msgspec.field(default_factory=dict)
+
+    def __repr__(self) -> str:  # the registrations stay out of it
+        return (
+            f"Server(name={self.name!r}, version={self.version!r}, "
+            f"instructions={self.instructions!r}, page_size={self.page_size!r}, "
+            f"title={self.title!r})"
+        )
 
     # ------------------------------------------------------------------ registration
     def tool(
@@ -554,6 +556,8 @@ class _Call:
 async def _in_thread(fn: Callable[[], Any], ctx: Context) -> Any:
     """A ``def`` tool: in the loop's bounded daemon pool (threads.py) on asyncio."""
     if not on_asyncio():
+        import anyio.to_thread  # off asyncio only
+
         return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
     return await run_in_thread(fn, ctx.mark_cancelled)
 

@@ -9,8 +9,9 @@ client: progress for this request, log messages to this client, requests back to
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import msgspec
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
@@ -49,25 +50,24 @@ def _cancelled() -> bool:
     return True
 
 
-@dataclass(slots=True)
-class Context:
+class Context(msgspec.Struct):
     """Per-request handle given to handlers. Cheap: one per inbound request."""
 
     peer: Peer
     protocol_version: str | None = None
     request_id: int | str | None = None
     progress_token: int | str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
-    is_cancelled: Callable[[], bool] = field(default=lambda: False)
+    meta: dict[str, Any] = msgspec.field(default_factory=dict)
+    is_cancelled: Callable[[], bool] = lambda: False
     #: State of this client's session, yours to fill: the same dict for every request of one
     #: session (a stdio connection, one ``Mcp-Session-Id`` over HTTP), so a ``Server`` shared
     #: by all sessions keeps per-session data here. Where there is no session (2026-07-28,
     #: ``sessionless=True`` HTTP) each request gets a new, empty one.
-    session_state: dict[str, Any] = field(default_factory=dict)
+    session_state: dict[str, Any] = msgspec.field(default_factory=dict)
     #: The session's ``debug`` setting: exception text in error responses and tool results.
     debug_errors: bool = False
     #: The authenticated caller (subject, client, scopes, claims), ``None`` without auth.
-    principal: Principal | None = field(default_factory=current_principal.get)
+    principal: Principal | None = msgspec.field(default_factory=current_principal.get)
 
     @property
     def cancelled(self) -> bool:

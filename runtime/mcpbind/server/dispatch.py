@@ -16,9 +16,7 @@ rebuilt only when its registrations change (:func:`encoded`).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -28,6 +26,7 @@ from mcpbind_types._common import MethodInfo, decoder
 from mcpbind_types.unified.methods import CLIENT_TO_SERVER
 
 from .._asyncio import is_cancellation
+from .._lazy import lazy_logger
 from ..protocol import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -63,7 +62,7 @@ __all__ = [
     "stateless_capabilities",
 ]
 
-logger = logging.getLogger("mcpbind.server")
+logger = lazy_logger("mcpbind.server")
 
 CACHEABLE: Final = frozenset(
     {
@@ -89,8 +88,7 @@ _BAD_REQUEST: Final = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(msgspec.Struct, frozen=True):
     """The encoded response; for an error, its code and whether the request was malformed."""
 
     data: bytes

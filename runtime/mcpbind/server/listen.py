@@ -11,20 +11,24 @@ subscriptions, so an idle transport costs nothing.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from mcpbind_types import unified as t
 
+from .._lazy import LazyModule
 from ..protocol import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, McpError
 from ..protocol._wire import encode_error, encode_notification, encode_result
 from ..protocol.meta import SUBSCRIPTION_ID, MalformedMeta, parse_request_meta
 from .dispatch import Reply, encoded, stateless_capabilities
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .app import Server
+else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
+    asyncio = LazyModule("asyncio", globals())
 
 __all__ = ["LISTEN", "MAX_LISTEN_URIS", "MAX_SUBSCRIPTIONS", "ListenHub", "Subscription"]
 

@@ -12,19 +12,25 @@ deterministically. Side effects before an ask are repeated on each round: keep t
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import msgspec
 
 from mcpbind_types._common import MethodInfo, RequestOptions, decoder
 
+from .._lazy import LazyModule
 from ..protocol import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, McpError
 from ..protocol._wire import encode_notification
 from ..protocol.core import has_capability
 from ..protocol.subcaps import subcapability_refusal
+
+if TYPE_CHECKING:
+    import asyncio
+else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
+    asyncio = LazyModule("asyncio", globals())
+
 
 __all__ = ["MRTR_METHODS", "InputRound", "Outcome", "StatelessPeer", "run_with_inputs"]
 

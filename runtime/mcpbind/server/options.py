@@ -6,8 +6,9 @@ A leaf module (dataclasses only) so ``Server`` can hold one without importing th
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
 
 from ..versions import ALL_VERSIONS
 
@@ -16,8 +17,7 @@ __all__ = ["CacheHint", "StatelessOptions", "options_of"]
 CacheScope = Literal["public", "private"]
 
 
-@dataclass(frozen=True, slots=True)
-class CacheHint:
+class CacheHint(msgspec.Struct, frozen=True):
     """``ttlMs`` and ``cacheScope`` for one kind of result (server/utilities/caching.mdx)."""
 
     ttl_ms: int = 0
@@ -43,8 +43,7 @@ def _default_hints() -> dict[str, CacheHint]:
     }
 
 
-@dataclass(slots=True, kw_only=True)
-class StatelessOptions:
+class StatelessOptions(msgspec.Struct, kw_only=True):
     """How a ``Server`` behaves towards clients of each era.
 
     ``versions`` lists what the server accepts, newest first: stateless versions are served
@@ -53,9 +52,9 @@ class StatelessOptions:
     """
 
     versions: tuple[str, ...] = ALL_VERSIONS
-    cache: dict[str, CacheHint] = field(default_factory=_default_hints)
+    cache: dict[str, CacheHint] = msgspec.field(default_factory=_default_hints)
     """Cache hints by method; a cacheable method missing here gets ``ttlMs: 0``."""
-    secret: bytes = field(default_factory=lambda: os.urandom(32), repr=False)
+    secret: bytes = msgspec.field(default_factory=lambda: os.urandom(32))
     """HMAC-SHA256 key for ``requestState``. Random per process by default: set the same key
     on every replica when requests may land on different processes."""
     state_ttl: float = 600.0
@@ -64,6 +63,13 @@ class StatelessOptions:
     """Input rounds one request may take before the server gives up with an error."""
     server_info_in_meta: bool = True
     """Put ``io.modelcontextprotocol/serverInfo`` in every result's ``_meta``."""
+
+    def __repr__(self) -> str:  # without the secret
+        return (
+            f"StatelessOptions(versions={self.versions!r}, cache={self.cache!r}, "
+            f"state_ttl={self.state_ttl!r}, max_rounds={self.max_rounds!r}, "
+            f"server_info_in_meta={self.server_info_in_meta!r})"
+        )
 
     def hint(self, method: str) -> CacheHint:
         return self.cache.get(method, CacheHint())

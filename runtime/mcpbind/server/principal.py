@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 __all__ = ["Principal", "current_principal"]
 
 
-@dataclass(frozen=True, slots=True)
-class Principal:
+class Principal(msgspec.Struct, frozen=True):
     """Who is calling: the token's subject, the OAuth client it was issued to, its scopes and
     its claims. Two principals are equal when issuer, subject and client are (a refreshed
     token with more scopes is the same caller), so sessions survive a token refresh.
@@ -29,9 +29,26 @@ class Principal:
     subject: str
     client_id: str | None = None
     issuer: str | None = None
-    scopes: frozenset[str] = field(default=frozenset(), compare=False)
-    expires_at: int | None = field(default=None, compare=False)
-    claims: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    scopes: frozenset[str] = frozenset()
+    expires_at: int | None = None
+    claims: Mapping[str, Any] = msgspec.field(default_factory=dict)
+
+    def _identity(self) -> tuple[str | None, str, str | None]:
+        return self.issuer, self.subject, self.client_id
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Principal):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
+    def __repr__(self) -> str:  # without the claims
+        return (
+            f"Principal(subject={self.subject!r}, client_id={self.client_id!r}, "
+            f"issuer={self.issuer!r}, scopes={self.scopes!r}, expires_at={self.expires_at!r})"
+        )
 
     def __str__(self) -> str:
         # The identity the 2026-07-28 requestState is bound to: stable across refreshes.

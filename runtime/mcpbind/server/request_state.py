@@ -10,17 +10,24 @@ own state, which the client may read; never put a secret in a handler's state.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import hmac
-import logging
 import time
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
+from .._lazy import LazyModule, lazy_logger
 from ..protocol import INVALID_PARAMS, McpError
+
+if TYPE_CHECKING:
+    import base64
+    import binascii
+    import hashlib
+    import hmac
+else:  # imported at first use, not with mcpbind (issue 15, cold start)
+    base64 = LazyModule("base64", globals())
+    binascii = LazyModule("binascii", globals())
+    hashlib = LazyModule("hashlib", globals())
+    hmac = LazyModule("hmac", globals())
 
 __all__ = [
     "InvalidRequestState",
@@ -32,7 +39,7 @@ __all__ = [
 ]
 
 _LABEL: Final = b"mcpbind/request-state/v1\x00"
-logger = logging.getLogger("mcpbind.server")
+logger = lazy_logger("mcpbind.server")
 
 
 class InvalidRequestState(McpError):

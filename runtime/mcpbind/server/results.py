@@ -3,18 +3,24 @@ structured content), resource contents and prompt messages."""
 
 from __future__ import annotations
 
-import base64
-import json
 import typing
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import convert
 
+from .._lazy import LazyModule
 from .signature import ToolSignature, encode_hook
+
+if TYPE_CHECKING:
+    import base64
+    import json
+else:  # imported at first use, not with mcpbind (issue 15, cold start)
+    base64 = LazyModule("base64", globals())
+    json = LazyModule("json", globals())
 
 __all__ = ["prompt_result", "resource_contents", "returns_content", "tool_result"]
 

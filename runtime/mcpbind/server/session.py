@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import logging
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -22,6 +21,7 @@ from mcpbind_types._common import MethodInfo, RequestOptions
 from mcpbind_types.unified import methods as m
 
 from .._asyncio import Flag
+from .._lazy import lazy_logger
 from ..connection import Connection, ConnectionClosed, current_request_id
 from ..protocol import (
     METHOD_NOT_FOUND,
@@ -46,7 +46,7 @@ from .principal import Principal, current_principal
 
 __all__ = ["ServerSession", "serve", "serve_stdio"]
 
-logger = logging.getLogger("mcpbind.server")
+logger = lazy_logger("mcpbind.server")
 
 _CLOSED = (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError)
 

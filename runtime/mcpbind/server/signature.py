@@ -49,17 +49,23 @@ import contextlib
 import datetime
 import functools
 import inspect
-import json
 import pathlib
 import re
 import types
 import typing
 from collections.abc import Callable, Collection, Mapping
-from typing import Annotated, Any, Final, Literal, NoReturn, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, NoReturn, get_args, get_origin
 
 import msgspec
 import msgspec.inspect as mi
 from msgspec.structs import asdict
+
+from .._lazy import LazyModule
+
+if TYPE_CHECKING:
+    import json
+else:  # imported at first use, not with mcpbind (issue 15, cold start)
+    json = LazyModule("json", globals())
 
 __all__ = [
     "SkipPredicate",

@@ -16,14 +16,22 @@ Handing a call to a thread costs one ``SimpleQueue.put`` and one ``call_soon_thr
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
-import queue
 import threading
 import weakref
 from collections import deque
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .._lazy import LazyModule
+
+if TYPE_CHECKING:
+    import asyncio
+    import queue
+else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
+    asyncio = LazyModule("asyncio", globals())
+    queue = LazyModule("queue", globals())
+
 
 __all__ = [
     "DEFAULT_MAX_THREADS",

@@ -1,20 +1,25 @@
 """Transports: move whole JSON-RPC messages as bytes; they never parse JSON."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_attributes
 from .base import MessagePump, MessageTooLarge, Transport, TransportClosed
-from .stdio import (
-    DEFAULT_MAX_MESSAGE_SIZE,
-    INHERITED_ENV,
-    StdioClientTransport,
-    StdioServerTransport,
-)
 
 if TYPE_CHECKING:  # imported on first use: the in-memory pair's anyio streams are only
-    # needed for an in-process server
+    # needed for an in-process server; stdio (asyncio, subprocess) only to spawn or serve
     from .memory import MemoryTransport, memory_pair
+    from .stdio import (
+        DEFAULT_MAX_MESSAGE_SIZE,
+        INHERITED_ENV,
+        StdioClientTransport,
+        StdioServerTransport,
+    )
 
 _LAZY = {
+    "DEFAULT_MAX_MESSAGE_SIZE": ".stdio",
+    "INHERITED_ENV": ".stdio",
+    "StdioClientTransport": ".stdio",
+    "StdioServerTransport": ".stdio",
     "MemoryTransport": ".memory",
     "memory_pair": ".memory",
     # Deprecated here: the HTTP client transports live in mcpbind.http.client (kept
@@ -26,13 +31,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    return getattr(import_module(module, __name__), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

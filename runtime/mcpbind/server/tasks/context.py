@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -37,15 +36,14 @@ _Ask = tuple[MethodInfo[Any, Any], Any, float | None, str | None]
 """What a handler asks for: method, params, timeout, input key."""
 
 
-@dataclass(slots=True)
 class TaskContext(Context):
     """A ``Context`` bound to the task its call runs as (``task_id`` is ``None`` when the
     call runs without one)."""
 
     task_id: str | None = None
-    manager: TaskManager | None = field(default=None, repr=False)
+    manager: TaskManager | None = None
     era: str | None = None
-    route: Callable[[], int | str | None] = field(default=lambda: None, repr=False)
+    route: Callable[[], int | str | None] = lambda: None
     """The id of a ``tasks/result`` request waiting on this task (2025-11-25): side requests
     travel on its response stream."""
     _asked: int = 0

@@ -387,7 +387,7 @@ def _as_task_context(ctx: Context) -> TaskContext:
     if isinstance(ctx, TaskContext):
         return ctx
     # Every field of the request's context (whatever Context grows: principal, scopes, ...).
-    return TaskContext(**{f.name: getattr(ctx, f.name) for f in dataclasses.fields(ctx)})
+    return TaskContext(**msgspec.structs.asdict(ctx))
 
 
 def _status_notifier(ctx: Context) -> Callable[[TaskRecord], Awaitable[None]]:

@@ -6,9 +6,24 @@ the size limit, :mod:`.fdio` reads and writes fds on the event loop for both end
 server process).
 """
 
+from typing import TYPE_CHECKING
+
+from ..._lazy import lazy_attributes
 from .framing import DEFAULT_MAX_MESSAGE_SIZE, ByteSource, LineReader
-from .process import INHERITED_ENV, StdioClientTransport
-from .server import StdioServerTransport
+
+if TYPE_CHECKING:  # each end imported on first use: a server never loads subprocess
+    from .process import INHERITED_ENV, StdioClientTransport
+    from .server import StdioServerTransport
+
+_LAZY = {
+    "INHERITED_ENV": ".process",
+    "StdioClientTransport": ".process",
+    "StdioServerTransport": ".server",
+}
+
+
+__getattr__ = lazy_attributes(__name__, _LAZY)
+
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",

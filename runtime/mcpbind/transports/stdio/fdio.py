@@ -8,19 +8,25 @@ to the connection straight from the loop's read callback.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import select
 import stat
 from collections import deque
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.lowlevel
 
+from ..._lazy import LazyModule
 from ..base import TransportClosed
 from .framing import LineReader
+
+if TYPE_CHECKING:
+    import asyncio
+else:  # imported at first use, not with mcpbind (issue 15, cold start)
+    asyncio = LazyModule("asyncio", globals())
 
 __all__ = ["FdReader", "FdWriter", "make_nonblocking", "pump_lines"]
 

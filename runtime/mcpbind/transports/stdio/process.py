@@ -3,23 +3,29 @@ basic/lifecycle.mdx §Shutdown): its environment, its stderr, and the shutdown a
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
 import signal
 import subprocess
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
+from typing import TYPE_CHECKING, NamedTuple
 
 import anyio
 from anyio.abc import AsyncResource
 
 from ..._asyncio import CancelCheck
+from ..._lazy import LazyModule
 from ..base import MessagePump, TransportClosed
 from .fdio import FdReader, FdWriter, pump_lines
 from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineReader, frame
 
-__all__ = ["INHERITED_ENV", "StdioClientTransport"]
+if TYPE_CHECKING:
+    import asyncio
+else:  # imported at first use, not with mcpbind (issue 15, cold start)
+    asyncio = LazyModule("asyncio", globals())
+
+__all__ = ["INHERITED_ENV", "StartedProcess", "StdioClientTransport", "start_process"]
 
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 """The only variables a spawned server inherits, so secrets in our environment stay here."""
@@ -98,6 +104,38 @@ def _open_process(
     return process, ours[0], ours[1], ours[2]
 
 
+class StartedProcess(NamedTuple):
+    """A server process started before the event loop (:func:`start_process`), and our
+    non-blocking ends of its stdio pipes, for ``StdioClientTransport.spawn(started=...)``."""
+
+    process: subprocess.Popen[bytes]
+    stdin: int
+    stdout: int
+    stderr: int
+
+    def discard(self) -> None:
+        """Kill a started process no transport took over, and close our pipe ends."""
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+        for fd in (self.stdin, self.stdout, self.stderr):
+            os.close(fd)
+
+
+def start_process(
+    command: str,
+    args: Sequence[str] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> StartedProcess:
+    """Start ``command *args`` as :meth:`StdioClientTransport.spawn` would, synchronously: a
+    caller that has no event loop yet (the CLI) starts the server first, and the server
+    starts while the caller imports the rest (issue 15, cold start of ``mcpbind ls``)."""
+    inherited = {name: os.environ[name] for name in INHERITED_ENV if name in os.environ}
+    return StartedProcess(*_open_process([command, *args], {**inherited, **(env or {})}, cwd))
+
+
 class StdioClientTransport(AsyncResource, MessagePump):
     """Client end of stdio: owns a spawned server process. Create it with :meth:`spawn`.
 
@@ -148,6 +186,7 @@ class StdioClientTransport(AsyncResource, MessagePump):
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         close_timeout: float = 2.0,
         terminate_timeout: float = 2.0,
+        started: StartedProcess | None = None,
     ) -> AsyncIterator[StdioClientTransport]:
         """Run ``command *args`` as an MCP server; yield its transport, shut it down on exit.
 
@@ -158,12 +197,12 @@ class StdioClientTransport(AsyncResource, MessagePump):
         Its stderr is read continuously (a chatty server never blocks): the last
         ``stderr_tail_size`` bytes are kept in :attr:`stderr_tail`, and ``on_stderr``,
         if given, is called with each line (an exception from it ends the context).
-        See :meth:`aclose` for the shutdown steps.
+        See :meth:`aclose` for the shutdown steps. ``started``: that process, already
+        started by :func:`start_process` (``command``, ``args``, ``env`` and ``cwd`` were its).
         """
-        inherited = {name: os.environ[name] for name in INHERITED_ENV if name in os.environ}
-        process, stdin, stdout, stderr = _open_process(
-            [command, *args], {**inherited, **(env or {})}, cwd
-        )
+        if started is None:
+            started = start_process(command, args, env=env, cwd=cwd)
+        process, stdin, stdout, stderr = started
         transport = cls(
             process,
             stdin,
@@ -305,10 +344,18 @@ class StdioClientTransport(AsyncResource, MessagePump):
     async def _wait_exit(self) -> None:
         # Polled (waitpid with WNOHANG), so a grandchild holding the pipes open cannot delay it;
         # the first polls come quickly (a server usually exits within milliseconds of EOF),
-        # then every _EXIT_POLL.
+        # then every _EXIT_POLL. The end of its stderr (the process exiting closes it) wakes
+        # the wait at once and polls restart quickly, instead of up to _EXIT_POLL later.
         delay = 0.002
+        stderr_open = True
         while self._process.poll() is None:
-            await anyio.sleep(delay)
+            if stderr_open and self._stderr_done.is_set():
+                stderr_open, delay = False, 0.001
+            if stderr_open:
+                with anyio.move_on_after(delay):
+                    await self._stderr_done.wait()
+            else:
+                await anyio.sleep(delay)
             delay = min(delay * 2, _EXIT_POLL)
 
     async def _watch_exit(self) -> None:
