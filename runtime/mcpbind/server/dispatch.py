@@ -117,9 +117,12 @@ class Encoded:
         self.key = key
         caps = server.capabilities(stateless=True)
         self.capabilities = caps
-        #: ``io.modelcontextprotocol/serverInfo`` (None: the server leaves it out).
-        self.info: dict[str, Any] | None = (
-            msgspec.to_builtins(server.info()) if options_of(server).server_info_in_meta else None
+        #: ``io.modelcontextprotocol/serverInfo``, encoded once (None: the server leaves it
+        #: out; basic/index.mdx makes it a SHOULD for every result's ``_meta``).
+        self.info: msgspec.Raw | None = (
+            msgspec.Raw(msgspec.json.encode(server.info()))
+            if options_of(server).server_info_in_meta
+            else None
         )
         versions = options_of(server).versions
         table: dict[str, MethodInfo[Any, Any]] = dict(CLIENT_TO_SERVER)
@@ -238,20 +241,26 @@ async def run_request(
 ) -> Any:
     """Run the handler of one accepted 2026-07-28 request; its completed result, or the
     :class:`McpError` the client gets raised."""
+    enc = encoded(server)
     opts = options_of(server)
     if method == "server/discover":
-        return _complete(discover_result(server), method, server, opts)
+        return _complete(discover_result(server), method, enc, opts)
     custom = server.custom.get(method)
     handler = custom if custom is not None else server.handlers.get(method)
     if handler is None:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
     token = meta.raw.get("progressToken")
-    token = token if isinstance(token, int | str) and not isinstance(token, bool) else None
+    if token is not None and type(token) is not int and type(token) is not str:
+        token = None  # neither a bool nor anything else but an id
     try:
-        if method not in MRTR_METHODS:
+        if method not in MRTR_METHODS or (
+            # A function without a context parameter has no way to ask: no round, no state.
+            not isinstance(field_of(params, "request_state", "requestState"), str)
+            and _cannot_ask(server, method, params, handler)
+        ):
             peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
             ctx = _context(peer, meta, request_id, token)
-            return _complete(await handler(params, ctx), method, server, opts)
+            return _complete(await handler(params, ctx), method, enc, opts)
         return await _answer_mrtr(
             server, opts, method, params, meta, request_id, token, emit, handler, principal
         )
@@ -275,11 +284,7 @@ async def _answer_mrtr(
     principal: str | None,
 ) -> Any:
     state_token = field_of(params, "request_state", "requestState")
-    if not isinstance(state_token, str) and _cannot_ask(server, method, params, handler):
-        # A function without a context parameter has no way to ask: no round, no runner task.
-        peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
-        ctx = _context(peer, meta, request_id, token)
-        return _complete(await handler(params, ctx), method, server, opts)
+    enc = encoded(server)
     codec = StateCodec(opts.secret, opts.state_ttl)  # cheap: holds the key and the ttl
     # Computed only when a state is opened or sealed (most calls never ask for input).
     request_params = params
@@ -307,13 +312,13 @@ async def _answer_mrtr(
     ctx = _context(peer, meta, request_id, token)
     if _cannot_ask(server, method, params, handler):
         # A function without a context parameter has no way to ask: no runner task needed.
-        return _complete(await handler(params, ctx), method, server, opts)
+        return _complete(await handler(params, ctx), method, enc, opts)
     outcome = await run_with_inputs(lambda: handler(params, ctx), round_)
     rounds = previous.rounds + 1 if previous is not None else 1
     if outcome.asked is None:
         result = outcome.result
         if not _is_input_required(result):
-            return _complete(result, method, server, opts)
+            return _complete(result, method, enc, opts)
         # The handler built the InputRequiredResult itself: seal its state inside ours.
         own = field_of(result, "request_state", "requestState")
         asked = field_of(result, "input_requests", "inputRequests")
@@ -325,7 +330,7 @@ async def _answer_mrtr(
             result = msgspec.structs.replace(result, request_state=sealed)
         else:
             result = {**result, "requestState": sealed}
-        return _stamp_identity(result, server, opts)
+        return _stamp_identity(result, enc.info)
     binding = binding_for(method, request_params, principal)
     state = RoundState(binding, 0, rounds, sorted(outcome.asked), dict(round_.consumed))
     result = t.InputRequiredResult(
@@ -333,9 +338,8 @@ async def _answer_mrtr(
         request_state=codec.seal(state),
         result_type="input_required",
     )
-    info = encoded(server).info
-    if info is not None:
-        result.meta = {SERVER_INFO: info}
+    if enc.info is not None:
+        result.meta = {SERVER_INFO: enc.info}
     return result
 
 
@@ -375,39 +379,49 @@ def _context(
     )
 
 
-def _complete(result: Any, method: str, server: Server, opts: StatelessOptions) -> Any:
+def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) -> Any:
     """Stamp ``resultType``, the server's identity and (where cacheable) cache hints."""
-    if _is_input_required(result):
-        # mrtr.mdx, Supported Requests: never on other requests.
-        raise McpError(INTERNAL_ERROR, f"{method} cannot answer input_required")
-    if type(result) is dict and result.get("resultType") == "task":
-        return _stamp_identity(result, server, opts)  # tasks extension: a CreateTaskResult
-    extra: dict[str, Any] = {"resultType": "complete"}
-    if method in CACHEABLE:
-        hint = opts.hint(method)
-        extra["ttlMs"] = hint.ttl_ms
-        extra["cacheScope"] = hint.scope
-    info = encoded(server).info
-    if isinstance(result, msgspec.Struct) and hasattr(result, "result_type"):
+    info = enc.info
+    fields = getattr(type(result), "__struct_fields__", None)
+    if fields is not None and "result_type" in fields:
+        if isinstance(result, t.InputRequiredResult):
+            raise _no_input_required(method)
         updates: dict[str, Any] = {"result_type": "complete"}
-        if "ttlMs" in extra and hasattr(result, "ttl_ms"):
-            updates["ttl_ms"] = extra["ttlMs"]
-            updates["cache_scope"] = extra["cacheScope"]
-        if info is not None and hasattr(result, "meta"):
+        if method in CACHEABLE and "ttl_ms" in fields:
+            hint = opts.hint(method)
+            updates["ttl_ms"] = hint.ttl_ms
+            updates["cache_scope"] = hint.scope
+        if info is not None and "meta" in fields:
             current = result.meta
-            base = {} if current is msgspec.UNSET or current is None else dict(current)
-            updates["meta"] = {**base, SERVER_INFO: info}
+            updates["meta"] = (
+                {SERVER_INFO: info}
+                if current is msgspec.UNSET or current is None
+                else {**current, SERVER_INFO: info}
+            )
         return msgspec.structs.replace(result, **updates)
+    if _is_input_required(result):
+        raise _no_input_required(method)
+    if type(result) is dict and result.get("resultType") == "task":
+        return _stamp_identity(result, info)  # tasks extension: a CreateTaskResult
     # A dict is sent as it is (it may hold pre-encoded msgspec.Raw values, e.g. a task's result).
     value = (
         {} if result is None else result if type(result) is dict else msgspec.to_builtins(result)
     )
     if not isinstance(value, dict):
         return result  # a custom method's non-object result: nothing to stamp
-    value = {**value, **extra}
+    value = {**value, "resultType": "complete"}
+    if method in CACHEABLE:
+        hint = opts.hint(method)
+        value["ttlMs"] = hint.ttl_ms
+        value["cacheScope"] = hint.scope
     if info is not None:
         value["_meta"] = {**(value.get("_meta") or {}), SERVER_INFO: info}
     return value
+
+
+def _no_input_required(method: str) -> McpError:
+    # mrtr.mdx, Supported Requests: never on other requests.
+    return McpError(INTERNAL_ERROR, f"{method} cannot answer input_required")
 
 
 def _is_input_required(result: Any) -> bool:
@@ -416,8 +430,7 @@ def _is_input_required(result: Any) -> bool:
     return isinstance(result, dict) and result.get("resultType") == "input_required"
 
 
-def _stamp_identity(result: Any, server: Server, opts: StatelessOptions) -> Any:
-    info = encoded(server).info
+def _stamp_identity(result: Any, info: msgspec.Raw | None) -> Any:
     if info is None:
         return result
     if isinstance(result, t.InputRequiredResult):

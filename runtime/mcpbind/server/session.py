@@ -27,6 +27,7 @@ from ..protocol import (
     METHOD_NOT_FOUND,
     McpError,
     NotificationReceived,
+    RequestId,
     RequestReceived,
     Session,
     SessionOptions,
@@ -237,7 +238,7 @@ class ServerSession:
     async def _on_request(self, event: RequestReceived) -> Any:
         method = event.method
         if event.meta is not None:
-            return await self._on_stateless_request(event)
+            return await self._stateless_request(event)
         if method == "initialize":
             return self._initialize(event.params)
         if method == "ping":
@@ -266,13 +267,20 @@ class ServerSession:
         )
         return await handler(event.params, ctx)
 
-    async def _on_stateless_request(self, event: RequestReceived) -> Any:
+    def _stateless_request(self, event: RequestReceived) -> Coroutine[Any, Any, Any]:
         """A 2026-07-28 request (accepted by the core with the era's rules): its handler runs
-        with a stateless context; what it emits goes out unless the client cancelled it."""
+        with a stateless context; what it emits goes out unless the client cancelled it.
+        Returns the coroutine to await (no frame of its own on the hot path)."""
         self.served += 1
-        rid = event.id
         if event.method == LISTEN:
-            return await self._listen(event)
+            return self._listen(event)
+        meta = event.meta
+        assert meta is not None
+        return run_request(
+            self.server, event.id, event.method, event.params, meta, self._emitter(event.id)
+        )
+
+    def _emitter(self, rid: RequestId) -> Callable[[bytes], Coroutine[Any, Any, None]]:
         connection = self.connection
 
         async def emit(message: bytes) -> None:
@@ -280,7 +288,7 @@ class ServerSession:
                 with contextlib.suppress(ConnectionClosed, *_CLOSED):
                     await connection.send(message)
 
-        return await run_request(self.server, rid, event.method, event.params, event.meta, emit)
+        return emit
 
     async def _listen(self, event: RequestReceived) -> Any:
         """``subscriptions/listen`` on this connection (subscriptions.mdx): the
