@@ -111,10 +111,11 @@ class Encoded:
     """One server's identity and 2026-07-28 capabilities, encoded once, and the era that
     accepts its requests; rebuilt by :func:`encoded` when a registration changes them."""
 
-    __slots__ = ("capabilities", "era", "info", "key")
+    __slots__ = ("capabilities", "era", "info", "key", "options")
 
     def __init__(self, server: Server, key: tuple[object, ...]) -> None:
         self.key = key
+        self.options = options_of(server)
         caps = server.capabilities(stateless=True)
         self.capabilities = caps
         #: ``io.modelcontextprotocol/serverInfo``, encoded once (None: the server leaves it
@@ -238,11 +239,14 @@ async def run_request(
     meta: RequestMeta,
     emit: Emit | None,
     principal: str | None = None,
+    enc: Encoded | None = None,
 ) -> Any:
     """Run the handler of one accepted 2026-07-28 request; its completed result, or the
-    :class:`McpError` the client gets raised."""
-    enc = encoded(server)
-    opts = options_of(server)
+    :class:`McpError` the client gets raised. ``enc``: the server's :class:`Encoded` when the
+    caller keeps it current (a connection), else looked up."""
+    if enc is None:
+        enc = encoded(server)
+    opts = enc.options
     if method == "server/discover":
         return _complete(discover_result(server), method, enc, opts)
     custom = server.custom.get(method)
@@ -254,9 +258,10 @@ async def run_request(
         token = None  # neither a bool nor anything else but an id
     try:
         if method not in MRTR_METHODS or (
-            # A function without a context parameter has no way to ask: no round, no state.
-            not isinstance(field_of(params, "request_state", "requestState"), str)
-            and _cannot_ask(server, method, params, handler)
+            # No requestState and no way to ask: no round, no state, no runner task.
+            custom is None
+            and _cannot_ask(server, params)
+            and not isinstance(params.request_state, str)
         ):
             peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
             ctx = _context(peer, meta, request_id, token)
@@ -310,7 +315,7 @@ async def _answer_mrtr(
     round_ = InputRound(responses, meta.client_capabilities)
     peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, round_, method)
     ctx = _context(peer, meta, request_id, token)
-    if _cannot_ask(server, method, params, handler):
+    if handler is not server.custom.get(method) and _cannot_ask(server, params):
         # A function without a context parameter has no way to ask: no runner task needed.
         return _complete(await handler(params, ctx), method, enc, opts)
     outcome = await run_with_inputs(lambda: handler(params, ctx), round_)
@@ -343,14 +348,14 @@ async def _answer_mrtr(
     return result
 
 
-def _cannot_ask(server: Server, method: str, params: Any, handler: Any) -> bool:
-    """Whether the registered function behind this request never receives the context."""
-    if handler is not server.handlers.get(method) or method in server.custom:
-        return False  # a low-level handler always gets the context
-    if method == "tools/call":
-        entry: Any = server.tools.get(field_of(params, "name", "name"))
-    elif method == "prompts/get":
-        entry = server.prompts.get(field_of(params, "name", "name"))
+def _cannot_ask(server: Server, params: Any) -> bool:
+    """Whether this call of a registered tool or prompt (not a low-level handler) reaches a
+    function without a context parameter: it has no way to ask for input."""
+    kind = type(params)
+    if kind is t.CallToolRequestParams:
+        entry: Any = server.tools.get(params.name)
+    elif kind is t.GetPromptRequestParams:
+        entry = server.prompts.get(params.name)
     else:
         return False  # resources/read: the matching template is only known inside
     return entry is not None and not entry.signature.skipped

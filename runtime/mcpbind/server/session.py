@@ -39,7 +39,7 @@ from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from . import threads
 from .app import Server
 from .context import Context
-from .dispatch import encoded, run_request
+from .dispatch import Encoded, encoded, run_request
 from .limits import server_inflight
 from .listen import LISTEN, ListenHub
 from .options import options_of
@@ -86,8 +86,11 @@ class ServerSession:
         self._handshake_versions = tuple(v for v in opts.versions if v in HANDSHAKE_VERSIONS)
         #: Whether 2026-07-28 requests are served on this connection (until ``initialize``):
         #: the core accepts them by that era's rules, and they run like any other request.
+        #: The server's encoded 2026-07-28 identity and era, refreshed with the core's.
+        self._encoded: Encoded | None = None
         if any(v in STATELESS_VERSIONS for v in opts.versions):
-            self.core.stateless = encoded(server).era
+            self._encoded = encoded(server)
+            self.core.stateless = self._encoded.era
         self.connection = Connection(
             self.core, transport, on_request=self._on_request, on_notification=self._on_notification
         )
@@ -184,8 +187,9 @@ class ServerSession:
 
     # ------------------------------------------------------------------ list_changed
     def _mark_changed(self, what: str, uri: str | None = None) -> None:
-        if self.core.stateless is not None:  # a first tool, prompt or resource: new caps
-            self.core.stateless = encoded(self.server).era
+        if self._encoded is not None:  # a first tool, prompt or resource: new caps
+            self._encoded = encoded(self.server)
+            self.core.stateless = self._encoded.era
         if not self.initialized.is_set() or self.connection._tg is None:
             return  # before the handshake the client will list anyway
         if what == "updated":
@@ -276,8 +280,9 @@ class ServerSession:
             return self._listen(event)
         meta = event.meta
         assert meta is not None
+        emit = self._emitter(event.id)
         return run_request(
-            self.server, event.id, event.method, event.params, meta, self._emitter(event.id)
+            self.server, event.id, event.method, event.params, meta, emit, enc=self._encoded
         )
 
     def _emitter(self, rid: RequestId) -> Callable[[bytes], Coroutine[Any, Any, None]]:
