@@ -209,9 +209,14 @@ class StatelessEra:
             except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
                 pass
             else:
-                meta = meta_of(params)
+                meta = (
+                    params.get("_meta") if type(params) is dict else getattr(params, "meta", None)
+                )
                 if type(meta) is dict and PROTOCOL_VERSION in meta:
-                    return accepted[0], params, self.request_meta(meta)
+                    parsed = parse_request_meta(meta)
+                    if parsed.protocol_version in self.versions:
+                        return accepted[0], params, parsed
+                    self.request_meta(meta)  # -32022
         try:
             accepted = self.accept(method)
         except McpError:

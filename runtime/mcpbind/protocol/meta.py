@@ -6,6 +6,7 @@ Every 2026-07-28 request carries its protocol version and the client's capabilit
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -107,6 +108,18 @@ def with_meta(info: MethodInfo[Any, Any], params: Any, fields: Mapping[str, Any]
             return info.params_type(meta=dict(fields))
         except TypeError:
             return {"_meta": dict(fields)}
+    if isinstance(params, msgspec.Struct):  # the usual case (a plain isinstance: no ABC)
+        current = getattr(params, "meta", msgspec.UNSET)
+        meta = (
+            dict(fields) if current is msgspec.UNSET or current is None else {**fields, **current}
+        )
+        if type(params).__struct_config__.frozen or "meta" not in params.__struct_fields__:
+            return msgspec.structs.replace(params, meta=meta)
+        # A copy with the new ``_meta``: the caller's params stay as they were, and are not
+        # validated again (``replace`` runs ``__post_init__``).
+        copied = copy.copy(params)
+        copied.meta = meta  # type: ignore[attr-defined]
+        return copied
     if isinstance(params, Mapping):
         merged = {**fields, **(params.get("_meta") or {})}
         return {**params, "_meta": merged}

@@ -263,8 +263,13 @@ async def run_request(
             and _cannot_ask(server, params)
             and not isinstance(params.request_state, str)
         ):
-            peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
-            ctx = _context(peer, meta, request_id, token)
+            ctx = Context(
+                peer=StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method),
+                protocol_version=meta.protocol_version,
+                request_id=request_id,
+                progress_token=token,
+                meta=meta.raw,
+            )
             return _complete(await handler(params, ctx), method, enc, opts)
         return await _answer_mrtr(
             server, opts, method, params, meta, request_id, token, emit, handler, principal

@@ -27,7 +27,6 @@ from ..protocol import (
     METHOD_NOT_FOUND,
     McpError,
     NotificationReceived,
-    RequestId,
     RequestReceived,
     Session,
     SessionOptions,
@@ -280,20 +279,17 @@ class ServerSession:
             return self._listen(event)
         meta = event.meta
         assert meta is not None
-        emit = self._emitter(event.id)
-        return run_request(
-            self.server, event.id, event.method, event.params, meta, emit, enc=self._encoded
-        )
-
-    def _emitter(self, rid: RequestId) -> Callable[[bytes], Coroutine[Any, Any, None]]:
         connection = self.connection
+        rid = event.id
 
         async def emit(message: bytes) -> None:
             if not connection.is_cancelled(rid):
                 with contextlib.suppress(ConnectionClosed, *_CLOSED):
                     await connection.send(message)
 
-        return emit
+        return run_request(
+            self.server, rid, event.method, event.params, meta, emit, enc=self._encoded
+        )
 
     async def _listen(self, event: RequestReceived) -> Any:
         """``subscriptions/listen`` on this connection (subscriptions.mdx): the
