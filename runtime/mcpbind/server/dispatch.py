@@ -122,10 +122,10 @@ class Encoded:
         #: out; basic/index.mdx makes it a SHOULD for every result's ``_meta``).
         self.info: msgspec.Raw | None = (
             msgspec.Raw(msgspec.json.encode(server.info()))
-            if options_of(server).server_info_in_meta
+            if self.options.server_info_in_meta
             else None
         )
-        versions = options_of(server).versions
+        versions = self.options.versions
         table: dict[str, MethodInfo[Any, Any]] = dict(CLIENT_TO_SERVER)
         # A custom handler takes any JSON object; a listen request is checked by its hub
         # (extension filter keys included), so both keep their params as a plain object.
@@ -272,7 +272,7 @@ async def run_request(
             )
             return _complete(await handler(params, ctx), method, enc, opts)
         return await _answer_mrtr(
-            server, opts, method, params, meta, request_id, token, emit, handler, principal
+            server, enc, method, params, meta, request_id, token, emit, handler, principal
         )
     except McpError as exc:
         if method == "resources/read" and exc.code == RESOURCE_NOT_FOUND:
@@ -283,7 +283,7 @@ async def run_request(
 
 async def _answer_mrtr(
     server: Server,
-    opts: StatelessOptions,
+    enc: Encoded,
     method: str,
     params: Any,
     meta: RequestMeta,
@@ -294,7 +294,7 @@ async def _answer_mrtr(
     principal: str | None,
 ) -> Any:
     state_token = field_of(params, "request_state", "requestState")
-    enc = encoded(server)
+    opts = enc.options
     codec = StateCodec(opts.secret, opts.state_ttl)  # cheap: holds the key and the ttl
     # Computed only when a state is opened or sealed (most calls never ask for input).
     request_params = params
