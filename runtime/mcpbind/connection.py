@@ -197,12 +197,19 @@ class Connection:
         self.shared_limit: InflightLimit | None = None
         self._replies: set[asyncio.Task[None]] = set()  # refusals being sent
         self._max_inflight = core.options.max_inflight
+        #: The transport's declared features (``MessagePump``), read once when it starts.
+        self._pump: MessagePump | None = None
+        self._send_checks_cancellation = False
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Connection:
         # A handler runs as a plain asyncio task: five times cheaper to start than an anyio
         # task, still cancellable, and awaited here before the connection closes.
         self._loop = asyncio.get_running_loop()
+        transport = self.transport
+        if isinstance(transport, MessagePump):
+            self._pump = transport
+            self._send_checks_cancellation = transport.send_checks_cancellation
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         # A plain task, like the handlers: an anyio task also costs a cancel scope, an event
@@ -272,7 +279,7 @@ class Connection:
         ``info``: the table row to send it under (a task-augmented call's result type)."""
         if self._is_closed:
             raise ConnectionClosed(self.close_reason)
-        if not getattr(self.transport, "send_checks_cancellation", False):
+        if not self._send_checks_cancellation:
             await self._check_cancelled()  # a cancelled caller sends nothing
         token: int | str | None = None
         if options is not None and (options.on_progress or options.reset_timeout_on_progress):
@@ -370,11 +377,7 @@ class Connection:
             # A transport that can push (stdio) hands messages to ``_take`` straight from the
             # event loop's read callback; ``_take`` handles what needs no waiting and stops
             # the pump to leave the rest to this loop.
-            pump = (
-                transport.pump
-                if self._loop is not None and isinstance(transport, MessagePump)
-                else None
-            )
+            pump = self._pump.pump if self._pump is not None else None
             while True:
                 try:
                     if pump is not None:

@@ -23,6 +23,7 @@ import pytest
 
 from mcpbind.transports import (
     INHERITED_ENV,
+    MessagePump,
     MessageTooLarge,
     StdioClientTransport,
     TransportClosed,
@@ -89,6 +90,21 @@ async def test_concurrent_sends_are_never_interleaved() -> None:
             with anyio.fail_after(10):
                 received = {await transport.receive() for _ in messages}
         assert received == messages
+
+
+async def test_declared_send_checks_cancellation_holds() -> None:
+    """The optional feature the client end declares (``MessagePump.send_checks_cancellation``,
+    off by default): ``send`` from a cancelled caller raises before writing anything, so the
+    connection skips its own check per request."""
+    assert MessagePump.send_checks_cancellation is False
+    assert StdioClientTransport.send_checks_cancellation is True
+    async with echo_server() as transport:
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await transport.send(b'{"id":"never sent"}')
+            raise AssertionError("send went on in a cancelled scope")  # pragma: no cover
+        assert scope.cancelled_caught
+        assert await ask(transport, b'{"id":"sent"}') == b'{"id":"sent"}'
 
 
 async def test_embedded_newline_is_rejected_before_sending() -> None:

@@ -64,7 +64,10 @@ async def stateless_request(
     wire = with_meta(method, params, meta)
     rounds = 0
     while True:
-        result = await _send_round(client, name, wire, options)
+        try:
+            result = await conn.request(name, wire, options)
+        except PeerError as exc:
+            result = await _retry_round(client, name, wire, options, exc)
         if isinstance(result, t.InputRequiredResult):
             rounds += 1
             if rounds > client.max_input_rounds:
@@ -101,27 +104,30 @@ async def stateless_request(
         return result
 
 
-async def _send_round(client: Client, name: str, wire: Any, options: RequestOptions | None) -> Any:
-    """One round on the wire: a request whose response stream broke is re-issued with a
-    new id (streamable-http.mdx, 2026-07-28: no resumption), and a tools/call refused
-    with HeaderMismatch is retried once after re-reading the tool list (§Client
-    Behavior of Custom Headers)."""
+async def _retry_round(
+    client: Client, name: str, wire: Any, options: RequestOptions | None, error: PeerError
+) -> Any:
+    """A round the server refused with ``error``, sent again where that may help: a request
+    whose response stream broke is re-issued with a new id (streamable-http.mdx,
+    2026-07-28: no resumption), and a tools/call refused with HeaderMismatch is retried
+    once after re-reading the tool list (§Client Behavior of Custom Headers); else the
+    error is raised."""
     reissues = 0
     refreshed = False
     conn = client._conn()
     while True:
+        if stream_lost(error) and reissues < client.max_reissues and not conn.closed:
+            reissues += 1
+            logger.info("%s lost its response stream; re-issuing it", name)
+        elif error.code == HEADER_MISMATCH and name == "tools/call" and not refreshed:
+            refreshed = True
+            await reread_tools(client)
+        else:
+            raise error
         try:
             return await conn.request(name, wire, options)
         except PeerError as exc:
-            if stream_lost(exc) and reissues < client.max_reissues and not conn.closed:
-                reissues += 1
-                logger.info("%s lost its response stream; re-issuing it", name)
-                continue
-            if exc.code == HEADER_MISMATCH and name == "tools/call" and not refreshed:
-                refreshed = True
-                await reread_tools(client)
-                continue
-            raise
+            error = exc
 
 
 def stream_lost(exc: PeerError) -> bool:

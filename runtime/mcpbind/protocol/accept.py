@@ -195,6 +195,28 @@ class StatelessEra:
         ``None`` when it is no 2026-07-28 request at all (no version in its ``_meta``, and not
         ``server/discover``); a refusal is raised: an unknown method first, then a malformed
         ``_meta`` or an unsupported version, then an undeclared capability or invalid params."""
+        accepted = self._accepted.get(method)
+        if (
+            accepted is not None
+            and accepted[1] is not None
+            and type(raw) is msgspec.Raw
+            and len(raw) <= max_meta_bytes
+        ):
+            # The usual request, a method served before with params that decode: the same
+            # steps as below without their refusal paths (any failure takes those).
+            try:
+                params = accepted[1].decode(raw)
+            except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+                pass
+            else:
+                meta = (
+                    params.get("_meta") if type(params) is dict else getattr(params, "meta", None)
+                )
+                if type(meta) is dict and PROTOCOL_VERSION in meta:
+                    parsed = parse_request_meta(meta)
+                    if parsed.protocol_version in self.versions:
+                        return accepted[0], params, parsed
+                    self.request_meta(meta)  # -32022
         try:
             accepted = self.accept(method)
         except McpError:

@@ -6,6 +6,7 @@ Every 2026-07-28 request carries its protocol version and the client's capabilit
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -48,8 +49,9 @@ class MalformedMeta(McpError):
         super().__init__(INVALID_PARAMS, message)
 
 
-class RequestMeta(msgspec.Struct, frozen=True):
-    """The protocol fields of one request's ``_meta``, checked."""
+class RequestMeta(msgspec.Struct, frozen=True, gc=False):
+    """The protocol fields of one request's ``_meta``, checked (a Struct: made on every
+    2026-07-28 request, several times cheaper than a frozen dataclass)."""
 
     protocol_version: str
     client_capabilities: dict[str, Any]
@@ -63,6 +65,19 @@ def parse_request_meta(meta: Any) -> RequestMeta:
 
     The version itself is checked by the caller (an unsupported one is -32022, not -32602).
     """
+    if type(meta) is dict:
+        # The usual case, decoded JSON: plain dicts, used as they are (no copy per request).
+        version = meta.get(PROTOCOL_VERSION)
+        caps = meta.get(CLIENT_CAPABILITIES)
+        info = meta.get(CLIENT_INFO)
+        level = meta.get(LOG_LEVEL)
+        if (
+            type(version) is str
+            and type(caps) is dict
+            and (level is None or (type(level) is str and level in _LEVELS))
+            and (info is None or type(info) is dict)
+        ):
+            return RequestMeta(version, caps, info, level, meta)
     if not isinstance(meta, Mapping):
         raise MalformedMeta("Invalid params: _meta with the protocol fields is required")
     version = meta.get(PROTOCOL_VERSION)
@@ -73,19 +88,14 @@ def parse_request_meta(meta: Any) -> RequestMeta:
         raise MalformedMeta(f"Invalid params: _meta[{CLIENT_CAPABILITIES!r}] must be an object")
     info = meta.get(CLIENT_INFO)
     level = meta.get(LOG_LEVEL)
-    if level is not None and level not in _LEVELS:
+    if level is not None and (not isinstance(level, str) or level not in _LEVELS):
         raise MalformedMeta(f"Invalid params: unknown log level {level!r}")
-    # Decoded JSON objects are plain dicts, used as they are (no copy per request).
     return RequestMeta(
-        protocol_version=version,
-        client_capabilities=caps if type(caps) is dict else dict(caps),
-        client_info=info
-        if type(info) is dict
-        else dict(info)
-        if isinstance(info, Mapping)
-        else None,
-        log_level=level,
-        raw=meta if type(meta) is dict else dict(meta),
+        version,
+        dict(caps),
+        dict(info) if isinstance(info, Mapping) else None,
+        level,
+        dict(meta),
     )
 
 
@@ -98,6 +108,18 @@ def with_meta(info: MethodInfo[Any, Any], params: Any, fields: Mapping[str, Any]
             return info.params_type(meta=dict(fields))
         except TypeError:
             return {"_meta": dict(fields)}
+    if isinstance(params, msgspec.Struct):  # the usual case (a plain isinstance: no ABC)
+        current = getattr(params, "meta", msgspec.UNSET)
+        meta = (
+            dict(fields) if current is msgspec.UNSET or current is None else {**fields, **current}
+        )
+        if type(params).__struct_config__.frozen or "meta" not in params.__struct_fields__:
+            return msgspec.structs.replace(params, meta=meta)
+        # A copy with the new ``_meta``: the caller's params stay as they were, and are not
+        # validated again (``replace`` runs ``__post_init__``).
+        copied = copy.copy(params)
+        copied.meta = meta  # type: ignore[attr-defined]
+        return copied
     if isinstance(params, Mapping):
         merged = {**fields, **(params.get("_meta") or {})}
         return {**params, "_meta": merged}

@@ -64,6 +64,26 @@ _MRTR = frozenset({"2026-07-28"})
 """Versions with multi round-trip requests (``InputRequiredResult``)."""
 
 
+_INPUT_REQUIRED = b'"input_required"'
+
+
+def _decode_result(info: MethodInfo[Any, Any], result: Any, mrtr: bool) -> Any:
+    """A response's typed result. The wider wire type (``InputRequiredResult | X``) exists
+    only in the stateless era, and is resolved after a generic decode; a result that cannot
+    be an ``InputRequiredResult`` (its ``resultType`` is absent, so the text holds no
+    ``"input_required"``) is decoded straight into its result type, as on the handshake era.
+    One that does not fit it after all gets the wire type's decode and error message."""
+    wire = info.wire_result_type
+    if not mrtr or wire is info.result_type:
+        return decoder(info.result_type).decode(result)
+    if type(result) is msgspec.Raw and _INPUT_REQUIRED not in bytes(result):
+        try:
+            return decoder(info.result_type).decode(result)
+        except msgspec.ValidationError:
+            pass
+    return decoder(wire).decode(result)
+
+
 class Receiver(SessionBase):
     """Everything :meth:`receive` does; the send half lives in :class:`Session`."""
 
@@ -342,11 +362,7 @@ class Receiver(SessionBase):
             failure = McpError(error.code, error.message, data)
         else:
             try:
-                # The wider wire type (``InputRequiredResult | X``) exists only in the stateless
-                # era; a handshake-era result is decoded straight into its result type.
-                info = pending.info
-                era_type = info.wire_result_type if self.version in _MRTR else info.result_type
-                value = decoder(era_type).decode(result)
+                value = _decode_result(pending.info, result, self.version in _MRTR)
             except msgspec.ValidationError as exc:
                 message = f"Invalid result for {method}: {_validation_message(exc, 'result')}"
                 failure = RemoteProtocolError(INTERNAL_ERROR, message)

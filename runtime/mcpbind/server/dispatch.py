@@ -109,17 +109,21 @@ class Encoded:
     """One server's identity and 2026-07-28 capabilities, encoded once, and the era that
     accepts its requests; rebuilt by :func:`encoded` when a registration changes them."""
 
-    __slots__ = ("capabilities", "era", "info", "key")
+    __slots__ = ("capabilities", "era", "info", "key", "options")
 
     def __init__(self, server: Server, key: tuple[object, ...]) -> None:
         self.key = key
+        self.options = options_of(server)
         caps = server.capabilities(stateless=True)
         self.capabilities = caps
-        #: ``io.modelcontextprotocol/serverInfo`` (None: the server leaves it out).
-        self.info: dict[str, Any] | None = (
-            msgspec.to_builtins(server.info()) if options_of(server).server_info_in_meta else None
+        #: ``io.modelcontextprotocol/serverInfo``, encoded once (None: the server leaves it
+        #: out; basic/index.mdx makes it a SHOULD for every result's ``_meta``).
+        self.info: msgspec.Raw | None = (
+            msgspec.Raw(msgspec.json.encode(server.info()))
+            if self.options.server_info_in_meta
+            else None
         )
-        versions = options_of(server).versions
+        versions = self.options.versions
         table: dict[str, MethodInfo[Any, Any]] = dict(CLIENT_TO_SERVER)
         # A custom handler takes any JSON object; a listen request is checked by its hub
         # (extension filter keys included), so both keep their params as a plain object.
@@ -233,25 +237,40 @@ async def run_request(
     meta: RequestMeta,
     emit: Emit | None,
     principal: str | None = None,
+    enc: Encoded | None = None,
 ) -> Any:
     """Run the handler of one accepted 2026-07-28 request; its completed result, or the
-    :class:`McpError` the client gets raised."""
-    opts = options_of(server)
+    :class:`McpError` the client gets raised. ``enc``: the server's :class:`Encoded` when the
+    caller keeps it current (a connection), else looked up."""
+    if enc is None:
+        enc = encoded(server)
+    opts = enc.options
     if method == "server/discover":
-        return _complete(discover_result(server), method, server, opts)
+        return _complete(discover_result(server), method, enc, opts)
     custom = server.custom.get(method)
     handler = custom if custom is not None else server.handlers.get(method)
     if handler is None:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
     token = meta.raw.get("progressToken")
-    token = token if isinstance(token, int | str) and not isinstance(token, bool) else None
+    if token is not None and type(token) is not int and type(token) is not str:
+        token = None  # neither a bool nor anything else but an id
     try:
-        if method not in MRTR_METHODS:
-            peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
-            ctx = _context(peer, meta, request_id, token)
-            return _complete(await handler(params, ctx), method, server, opts)
+        if method not in MRTR_METHODS or (
+            # No requestState and no way to ask: no round, no state, no runner task.
+            custom is None
+            and _cannot_ask(server, params)
+            and not isinstance(params.request_state, str)
+        ):
+            ctx = Context(
+                peer=StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method),
+                protocol_version=meta.protocol_version,
+                request_id=request_id,
+                progress_token=token,
+                meta=meta.raw,
+            )
+            return _complete(await handler(params, ctx), method, enc, opts)
         return await _answer_mrtr(
-            server, opts, method, params, meta, request_id, token, emit, handler, principal
+            server, enc, method, params, meta, request_id, token, emit, handler, principal
         )
     except McpError as exc:
         if method == "resources/read" and exc.code == RESOURCE_NOT_FOUND:
@@ -262,7 +281,7 @@ async def run_request(
 
 async def _answer_mrtr(
     server: Server,
-    opts: StatelessOptions,
+    enc: Encoded,
     method: str,
     params: Any,
     meta: RequestMeta,
@@ -273,11 +292,7 @@ async def _answer_mrtr(
     principal: str | None,
 ) -> Any:
     state_token = field_of(params, "request_state", "requestState")
-    if not isinstance(state_token, str) and _cannot_ask(server, method, params, handler):
-        # A function without a context parameter has no way to ask: no round, no runner task.
-        peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
-        ctx = _context(peer, meta, request_id, token)
-        return _complete(await handler(params, ctx), method, server, opts)
+    opts = enc.options
     codec = StateCodec(opts.secret, opts.state_ttl)  # cheap: holds the key and the ttl
     # Computed only when a state is opened or sealed (most calls never ask for input).
     request_params = params
@@ -303,15 +318,15 @@ async def _answer_mrtr(
     round_ = InputRound(responses, meta.client_capabilities)
     peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, round_, method)
     ctx = _context(peer, meta, request_id, token)
-    if _cannot_ask(server, method, params, handler):
+    if handler is not server.custom.get(method) and _cannot_ask(server, params):
         # A function without a context parameter has no way to ask: no runner task needed.
-        return _complete(await handler(params, ctx), method, server, opts)
+        return _complete(await handler(params, ctx), method, enc, opts)
     outcome = await run_with_inputs(lambda: handler(params, ctx), round_)
     rounds = previous.rounds + 1 if previous is not None else 1
     if outcome.asked is None:
         result = outcome.result
         if not _is_input_required(result):
-            return _complete(result, method, server, opts)
+            return _complete(result, method, enc, opts)
         # The handler built the InputRequiredResult itself: seal its state inside ours.
         own = field_of(result, "request_state", "requestState")
         asked = field_of(result, "input_requests", "inputRequests")
@@ -323,7 +338,7 @@ async def _answer_mrtr(
             result = msgspec.structs.replace(result, request_state=sealed)
         else:
             result = {**result, "requestState": sealed}
-        return _stamp_identity(result, server, opts)
+        return _stamp_identity(result, enc.info)
     binding = binding_for(method, request_params, principal)
     state = RoundState(binding, 0, rounds, sorted(outcome.asked), dict(round_.consumed))
     result = t.InputRequiredResult(
@@ -331,20 +346,19 @@ async def _answer_mrtr(
         request_state=codec.seal(state),
         result_type="input_required",
     )
-    info = encoded(server).info
-    if info is not None:
-        result.meta = {SERVER_INFO: info}
+    if enc.info is not None:
+        result.meta = {SERVER_INFO: enc.info}
     return result
 
 
-def _cannot_ask(server: Server, method: str, params: Any, handler: Any) -> bool:
-    """Whether the registered function behind this request never receives the context."""
-    if handler is not server.handlers.get(method) or method in server.custom:
-        return False  # a low-level handler always gets the context
-    if method == "tools/call":
-        entry: Any = server.tools.get(field_of(params, "name", "name"))
-    elif method == "prompts/get":
-        entry = server.prompts.get(field_of(params, "name", "name"))
+def _cannot_ask(server: Server, params: Any) -> bool:
+    """Whether this call of a registered tool or prompt (not a low-level handler) reaches a
+    function without a context parameter: it has no way to ask for input."""
+    kind = type(params)
+    if kind is t.CallToolRequestParams:
+        entry: Any = server.tools.get(params.name)
+    elif kind is t.GetPromptRequestParams:
+        entry = server.prompts.get(params.name)
     else:
         return False  # resources/read: the matching template is only known inside
     return entry is not None and not entry.signature.skipped
@@ -373,39 +387,49 @@ def _context(
     )
 
 
-def _complete(result: Any, method: str, server: Server, opts: StatelessOptions) -> Any:
+def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) -> Any:
     """Stamp ``resultType``, the server's identity and (where cacheable) cache hints."""
-    if _is_input_required(result):
-        # mrtr.mdx, Supported Requests: never on other requests.
-        raise McpError(INTERNAL_ERROR, f"{method} cannot answer input_required")
-    if type(result) is dict and result.get("resultType") == "task":
-        return _stamp_identity(result, server, opts)  # tasks extension: a CreateTaskResult
-    extra: dict[str, Any] = {"resultType": "complete"}
-    if method in CACHEABLE:
-        hint = opts.hint(method)
-        extra["ttlMs"] = hint.ttl_ms
-        extra["cacheScope"] = hint.scope
-    info = encoded(server).info
-    if isinstance(result, msgspec.Struct) and hasattr(result, "result_type"):
+    info = enc.info
+    fields = getattr(type(result), "__struct_fields__", None)
+    if fields is not None and "result_type" in fields:
+        if isinstance(result, t.InputRequiredResult):
+            raise _no_input_required(method)
         updates: dict[str, Any] = {"result_type": "complete"}
-        if "ttlMs" in extra and hasattr(result, "ttl_ms"):
-            updates["ttl_ms"] = extra["ttlMs"]
-            updates["cache_scope"] = extra["cacheScope"]
-        if info is not None and hasattr(result, "meta"):
+        if method in CACHEABLE and "ttl_ms" in fields:
+            hint = opts.hint(method)
+            updates["ttl_ms"] = hint.ttl_ms
+            updates["cache_scope"] = hint.scope
+        if info is not None and "meta" in fields:
             current = result.meta
-            base = {} if current is msgspec.UNSET or current is None else dict(current)
-            updates["meta"] = {**base, SERVER_INFO: info}
+            updates["meta"] = (
+                {SERVER_INFO: info}
+                if current is msgspec.UNSET or current is None
+                else {**current, SERVER_INFO: info}
+            )
         return msgspec.structs.replace(result, **updates)
+    if _is_input_required(result):
+        raise _no_input_required(method)
+    if type(result) is dict and result.get("resultType") == "task":
+        return _stamp_identity(result, info)  # tasks extension: a CreateTaskResult
     # A dict is sent as it is (it may hold pre-encoded msgspec.Raw values, e.g. a task's result).
     value = (
         {} if result is None else result if type(result) is dict else msgspec.to_builtins(result)
     )
     if not isinstance(value, dict):
         return result  # a custom method's non-object result: nothing to stamp
-    value = {**value, **extra}
+    value = {**value, "resultType": "complete"}
+    if method in CACHEABLE:
+        hint = opts.hint(method)
+        value["ttlMs"] = hint.ttl_ms
+        value["cacheScope"] = hint.scope
     if info is not None:
         value["_meta"] = {**(value.get("_meta") or {}), SERVER_INFO: info}
     return value
+
+
+def _no_input_required(method: str) -> McpError:
+    # mrtr.mdx, Supported Requests: never on other requests.
+    return McpError(INTERNAL_ERROR, f"{method} cannot answer input_required")
 
 
 def _is_input_required(result: Any) -> bool:
@@ -414,8 +438,7 @@ def _is_input_required(result: Any) -> bool:
     return isinstance(result, dict) and result.get("resultType") == "input_required"
 
 
-def _stamp_identity(result: Any, server: Server, opts: StatelessOptions) -> Any:
-    info = encoded(server).info
+def _stamp_identity(result: Any, info: msgspec.Raw | None) -> Any:
     if info is None:
         return result
     if isinstance(result, t.InputRequiredResult):

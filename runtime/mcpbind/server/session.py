@@ -38,7 +38,7 @@ from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from . import threads
 from .app import Server
 from .context import Context
-from .dispatch import encoded, run_request
+from .dispatch import Encoded, encoded, run_request
 from .limits import server_inflight
 from .listen import LISTEN, ListenHub
 from .options import options_of
@@ -85,8 +85,11 @@ class ServerSession:
         self._handshake_versions = tuple(v for v in opts.versions if v in HANDSHAKE_VERSIONS)
         #: Whether 2026-07-28 requests are served on this connection (until ``initialize``):
         #: the core accepts them by that era's rules, and they run like any other request.
+        #: The server's encoded 2026-07-28 identity and era, refreshed with the core's.
+        self._encoded: Encoded | None = None
         if any(v in STATELESS_VERSIONS for v in opts.versions):
-            self.core.stateless = encoded(server).era
+            self._encoded = encoded(server)
+            self.core.stateless = self._encoded.era
         self.connection = Connection(
             self.core, transport, on_request=self._on_request, on_notification=self._on_notification
         )
@@ -183,8 +186,9 @@ class ServerSession:
 
     # ------------------------------------------------------------------ list_changed
     def _mark_changed(self, what: str, uri: str | None = None) -> None:
-        if self.core.stateless is not None:  # a first tool, prompt or resource: new caps
-            self.core.stateless = encoded(self.server).era
+        if self._encoded is not None:  # a first tool, prompt or resource: new caps
+            self._encoded = encoded(self.server)
+            self.core.stateless = self._encoded.era
         if not self.initialized.is_set() or self.connection._tg is None:
             return  # before the handshake the client will list anyway
         if what == "updated":
@@ -237,7 +241,7 @@ class ServerSession:
     async def _on_request(self, event: RequestReceived) -> Any:
         method = event.method
         if event.meta is not None:
-            return await self._on_stateless_request(event)
+            return await self._stateless_request(event)
         if method == "initialize":
             return self._initialize(event.params)
         if method == "ping":
@@ -266,21 +270,26 @@ class ServerSession:
         )
         return await handler(event.params, ctx)
 
-    async def _on_stateless_request(self, event: RequestReceived) -> Any:
+    def _stateless_request(self, event: RequestReceived) -> Coroutine[Any, Any, Any]:
         """A 2026-07-28 request (accepted by the core with the era's rules): its handler runs
-        with a stateless context; what it emits goes out unless the client cancelled it."""
+        with a stateless context; what it emits goes out unless the client cancelled it.
+        Returns the coroutine to await (no frame of its own on the hot path)."""
         self.served += 1
-        rid = event.id
         if event.method == LISTEN:
-            return await self._listen(event)
+            return self._listen(event)
+        meta = event.meta
+        assert meta is not None
         connection = self.connection
+        rid = event.id
 
         async def emit(message: bytes) -> None:
             if not connection.is_cancelled(rid):
                 with contextlib.suppress(ConnectionClosed, *_CLOSED):
                     await connection.send(message)
 
-        return await run_request(self.server, rid, event.method, event.params, event.meta, emit)
+        return run_request(
+            self.server, rid, event.method, event.params, meta, emit, enc=self._encoded
+        )
 
     async def _listen(self, event: RequestReceived) -> Any:
         """``subscriptions/listen`` on this connection (subscriptions.mdx): the

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 __all__ = ["AuthorizationFailed", "MessagePump", "MessageTooLarge", "Transport", "TransportClosed"]
 
@@ -64,14 +64,19 @@ class Transport(Protocol):
 
 
 class MessagePump(ABC):
-    """An optional feature a transport declares by subclassing: ``pump`` instead of ``receive``
-    in a loop. The connection's read loop uses it where it is declared (stdio's two ends).
+    """The optional features a transport declares by subclassing: ``pump`` instead of
+    ``receive`` in a loop, and :attr:`send_checks_cancellation`. The connection reads them
+    once, when it starts (stdio's two ends declare them).
 
-    A nominal base rather than a ``runtime_checkable`` Protocol: the read loop checks for it
-    once per turn, and ``isinstance`` against a runtime Protocol costs microseconds on 3.11.
+    A nominal base rather than a ``runtime_checkable`` Protocol: ``isinstance`` against a
+    runtime Protocol costs microseconds on 3.11.
     """
 
     __slots__ = ()
+
+    #: ``send`` raises for a caller whose cancel scope is cancelled before anything is
+    #: written, so the connection need not check for cancellation before each request.
+    send_checks_cancellation: ClassVar[bool] = False
 
     @abstractmethod
     async def pump(self, handler: Callable[[bytes], bool]) -> None:

@@ -12,6 +12,7 @@ rows measure (official-py ``mode="legacy"``, the TS SDK), so the rows compare li
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -45,13 +46,23 @@ def _check_era(client: Client, version: str) -> None:
         raise RuntimeError(f"asked for {version}, connected with {client.protocol_version}")
 
 
+def _server_env() -> dict[str, str]:
+    """The spawned server imports the same mcpbind as this client: a spawned server inherits
+    only a few variables, so without this a worktree's PYTHONPATH would be lost and the
+    server would run the installed copy."""
+    path = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": path} if path else {}
+
+
 def make_connectors(args: argparse.Namespace) -> dict[str, Connector]:
     version: str = args.protocol_version
 
     @asynccontextmanager
     async def stdio(server_cmd: list[str]) -> AsyncIterator[EchoFn]:
         async with (
-            StdioClientTransport.spawn(server_cmd[0], server_cmd[1:]) as transport,
+            StdioClientTransport.spawn(
+                server_cmd[0], server_cmd[1:], env=_server_env()
+            ) as transport,
             Client(transport, protocol_version=version) as client,
         ):
             _check_era(client, version)

@@ -142,9 +142,7 @@ class StdioClientTransport(AsyncResource, MessagePump):
     Any task may send; receive from one task at a time.
     """
 
-    #: ``send`` raises for a caller whose cancel scope is cancelled, before anything is
-    #: written (so a connection need not check again).
-    send_checks_cancellation = True
+    send_checks_cancellation = True  # MessagePump's declared feature
 
     def __init__(
         self,
