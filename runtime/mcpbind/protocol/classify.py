@@ -164,11 +164,17 @@ class Classified:
     cancelled: list[Any] = field(default_factory=list)
     #: ``_meta["io.modelcontextprotocol/protocolVersion"]`` of a 2026-07-28 request.
     meta_version: str | None = None
-    #: The raw params of the body's first request (kept so nothing decodes the body again).
-    params: msgspec.Raw | None = None
+    #: The raw params of the body's requests, in order (kept so nothing decodes the body
+    #: again).
+    request_params: list[msgspec.Raw | None] = field(default_factory=list)
     #: The first request's params, decoded when they mattered here (else ``None``).
     peek: ParamsPeek | None = None
     error: tuple[int, str] | None = None
+
+    @property
+    def params(self) -> msgspec.Raw | None:
+        """The raw params of the body's first request."""
+        return self.request_params[0] if self.request_params else None
 
 
 def classify_body(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Classified:
@@ -227,10 +233,10 @@ def _fold(out: Classified, env: Envelope, *, marker: bool) -> str | None:
     first = not out.request_ids
     out.request_ids.append(env.id)
     out.methods.append(method)
+    out.request_params.append(None if isinstance(env.params, UnsetType) else env.params)
     # Params are decoded here only when they matter to the transport.
     params = _peek_params(env.params) if method == "initialize" or marker else None
     if first:
-        out.params = None if isinstance(env.params, UnsetType) else env.params
         out.peek = params
     if method == "initialize":
         if out.batch:
