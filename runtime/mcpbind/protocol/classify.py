@@ -25,11 +25,13 @@ from .errors import INVALID_REQUEST, PARSE_ERROR
 __all__ = [
     "META_PROTOCOL_VERSION",
     "Classified",
+    "Decoded",
     "Incoming",
     "MetaPeek",
     "ParamsPeek",
     "classify",
     "classify_body",
+    "decoded_body",
 ]
 
 META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
@@ -146,6 +148,13 @@ def classify(data: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Incoming:
 Era = Literal["handshake", "stateless"]
 
 
+class Decoded(bytes):
+    """A message's bytes with the envelope the classifier decoded them into: handed to a
+    session's core, which reads the envelope instead of decoding the bytes again."""
+
+    envelope: Envelope
+
+
 @dataclass(slots=True)
 class Classified:
     """A POST body, classified. ``error`` set means: refuse it (HTTP 400) with that JSON-RPC
@@ -170,6 +179,8 @@ class Classified:
     #: The first request's params, decoded when they mattered here (else ``None``).
     peek: ParamsPeek | None = None
     error: tuple[int, str] | None = None
+    #: The body's one message (not a batch), decoded.
+    envelope: Envelope | None = None
 
     @property
     def params(self) -> msgspec.Raw | None:
@@ -194,7 +205,8 @@ def classify_body(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Classified
                 return out
             envelopes = [ENVELOPE_DECODER.decode(item) for item in items]
         else:
-            envelopes = [ENVELOPE_DECODER.decode(body)]
+            out.envelope = ENVELOPE_DECODER.decode(body)
+            envelopes = [out.envelope]
     except msgspec.ValidationError as exc:
         out.error = (INVALID_REQUEST, f"Invalid Request: {exc}")
         return out
@@ -209,6 +221,16 @@ def classify_body(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Classified
     if out.meta_version is not None and not out.initialize and not out.batch:
         out.era = "stateless"
     return out
+
+
+def decoded_body(body: bytes, classified: Classified) -> bytes:
+    """``body`` for a session's core: as :class:`Decoded` when it is one message, so the core
+    takes the classifier's envelope instead of decoding it again."""
+    if classified.envelope is None:
+        return body
+    decoded = Decoded(body)
+    decoded.envelope = classified.envelope
+    return decoded
 
 
 def _fold(out: Classified, env: Envelope, *, marker: bool) -> str | None:

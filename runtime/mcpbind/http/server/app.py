@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ...protocol import BATCH_VERSIONS, INVALID_REQUEST, SessionOptions
-from ...protocol.classify import Classified, classify_body
+from ...protocol.classify import Classified, classify_body, decoded_body
 from ...server.app import Server
 from ...versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from ._asgi import (
@@ -340,6 +340,7 @@ class StreamableHTTPApp:
     ) -> None:
         """Feed an accepted body to its session and answer the POST (202, JSON or SSE)."""
         extra = [] if session.id is None else [(b"mcp-session-id", session.id.encode())]
+        body = decoded_body(body, classified)  # the core takes the envelope decoded here
         if not classified.request_ids:
             await session.feed(body)
             for rid in classified.cancelled:
