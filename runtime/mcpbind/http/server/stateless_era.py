@@ -303,12 +303,17 @@ class _Response:
         await self.send({"type": "http.response.body", "body": body, "more_body": False})
 
 
+#: Seconds a request runs before its client is watched: most (a ``def`` tool's thread
+#: included) are answered sooner, so they cost a timer instead of a watching task.
+WATCH_AFTER: Final = 0.05
+
+
 class _Watch:
     """Cancels the request's task when the client closes the response (it is cancellation).
 
-    The watching task starts once the request yields to the event loop: a request answered
-    without waiting on anything costs a scheduled callback, not a task; one that waits is
-    watched from its first wait on (a client gone before then is seen at once).
+    The watching task starts once the request has run for :data:`WATCH_AFTER`: a request
+    answered sooner costs a timer, not a task; one that takes longer is watched from then on
+    (a client gone before then is seen at once).
     """
 
     __slots__ = ("_receive", "_start", "_watcher", "gone", "task")
@@ -320,7 +325,8 @@ class _Watch:
         self.gone = False
         self._receive = receive
         self._watcher: asyncio.Task[None] | None = None
-        self._start: asyncio.Handle | None = asyncio.get_running_loop().call_soon(self._begin)
+        loop = asyncio.get_running_loop()
+        self._start: asyncio.TimerHandle | None = loop.call_later(WATCH_AFTER, self._begin)
 
     def _begin(self) -> None:
         self._start = None
