@@ -10,7 +10,8 @@ The handshake era runs it with the negotiated version and the session's lifecycl
 (:class:`mcpbind.protocol.receive.Receiver`); the 2026-07-28 era (basic/versioning.mdx,
 stateless) with the version and capabilities each request carries in ``_meta``
 (:class:`StatelessEra`), on a connection (through the same ``Receiver``) or without one (one
-HTTP POST, :func:`mcpbind.server.dispatch.answer`).
+HTTP POST, :func:`mcpbind.server.dispatch.answer`); the 2025 sessionless HTTP mode with the
+method table of the version its POST names (:class:`MethodTable`), also through ``answer``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from .meta import PROTOCOL_VERSION, RequestMeta, parse_request_meta
 
 __all__ = [
     "Accepted",
+    "MethodTable",
     "StatelessEra",
     "capability_refusal",
     "decode_params",
@@ -131,27 +133,21 @@ def is_modern(meta: Any) -> bool:
     return type(meta) is dict and PROTOCOL_VERSION in meta
 
 
-class StatelessEra:
-    """What a server accepts on the 2026-07-28 era: its versions, whether it also offers the
-    handshake, and its capabilities as that era sees them; with the accepted methods cached
-    (built once per server and capability set, shared by all its connections)."""
+class MethodTable:
+    """The requests a server accepts at some protocol versions under some capabilities,
+    with the accepted methods cached (built once per server, version and capability set)."""
 
-    __slots__ = ("_accepted", "capabilities", "handshake", "supported", "table", "versions")
+    __slots__ = ("_accepted", "capabilities", "table", "versions")
 
     def __init__(
         self,
         table: Mapping[str, MethodInfo[Any, Any]],
         versions: tuple[str, ...],
-        supported: tuple[str, ...],
         capabilities: Mapping[str, Any],
-        handshake: bool,
     ) -> None:
         self.table = table
-        #: The stateless versions served; ``supported``: every version (the -32022 data).
         self.versions = versions
-        self.supported = supported
         self.capabilities = capabilities
-        self.handshake = handshake
         self._accepted: dict[str, Accepted] = {}
 
     def accept(self, method: str) -> Accepted:
@@ -172,6 +168,27 @@ class StatelessEra:
         accepted = info, None if info.params_type is None else decoder(info.params_type)
         self._accepted[method] = accepted
         return accepted
+
+
+class StatelessEra(MethodTable):
+    """What a server accepts on the 2026-07-28 era: its versions, whether it also offers the
+    handshake, and its capabilities as that era sees them; with the accepted methods cached
+    (built once per server and capability set, shared by all its connections)."""
+
+    __slots__ = ("handshake", "supported")
+
+    def __init__(
+        self,
+        table: Mapping[str, MethodInfo[Any, Any]],
+        versions: tuple[str, ...],
+        supported: tuple[str, ...],
+        capabilities: Mapping[str, Any],
+        handshake: bool,
+    ) -> None:
+        #: The stateless versions served; ``supported``: every version (the -32022 data).
+        super().__init__(table, versions, capabilities)
+        self.supported = supported
+        self.handshake = handshake
 
     def request_meta(self, meta: Any) -> RequestMeta:
         """The checked ``_meta`` of a request: ``-32602`` when malformed, ``-32022`` for a

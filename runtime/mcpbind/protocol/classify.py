@@ -25,11 +25,13 @@ from .errors import INVALID_REQUEST, PARSE_ERROR
 __all__ = [
     "META_PROTOCOL_VERSION",
     "Classified",
+    "Decoded",
     "Incoming",
     "MetaPeek",
     "ParamsPeek",
     "classify",
     "classify_body",
+    "decoded_body",
 ]
 
 META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
@@ -146,6 +148,13 @@ def classify(data: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Incoming:
 Era = Literal["handshake", "stateless"]
 
 
+class Decoded(bytes):
+    """A message's bytes with the envelope the classifier decoded them into: handed to a
+    session's core, which reads the envelope instead of decoding the bytes again."""
+
+    envelope: Envelope
+
+
 @dataclass(slots=True)
 class Classified:
     """A POST body, classified. ``error`` set means: refuse it (HTTP 400) with that JSON-RPC
@@ -164,11 +173,19 @@ class Classified:
     cancelled: list[Any] = field(default_factory=list)
     #: ``_meta["io.modelcontextprotocol/protocolVersion"]`` of a 2026-07-28 request.
     meta_version: str | None = None
-    #: The raw params of the body's first request (kept so nothing decodes the body again).
-    params: msgspec.Raw | None = None
+    #: The raw params of the body's requests, in order (kept so nothing decodes the body
+    #: again).
+    request_params: list[msgspec.Raw | None] = field(default_factory=list)
     #: The first request's params, decoded when they mattered here (else ``None``).
     peek: ParamsPeek | None = None
     error: tuple[int, str] | None = None
+    #: The body's one message (not a batch), decoded.
+    envelope: Envelope | None = None
+
+    @property
+    def params(self) -> msgspec.Raw | None:
+        """The raw params of the body's first request."""
+        return self.request_params[0] if self.request_params else None
 
 
 def classify_body(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Classified:
@@ -188,7 +205,8 @@ def classify_body(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Classified
                 return out
             envelopes = [ENVELOPE_DECODER.decode(item) for item in items]
         else:
-            envelopes = [ENVELOPE_DECODER.decode(body)]
+            out.envelope = ENVELOPE_DECODER.decode(body)
+            envelopes = [out.envelope]
     except msgspec.ValidationError as exc:
         out.error = (INVALID_REQUEST, f"Invalid Request: {exc}")
         return out
@@ -203,6 +221,16 @@ def classify_body(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Classified
     if out.meta_version is not None and not out.initialize and not out.batch:
         out.era = "stateless"
     return out
+
+
+def decoded_body(body: bytes, classified: Classified) -> bytes:
+    """``body`` for a session's core: as :class:`Decoded` when it is one message, so the core
+    takes the classifier's envelope instead of decoding it again."""
+    if classified.envelope is None:
+        return body
+    decoded = Decoded(body)
+    decoded.envelope = classified.envelope
+    return decoded
 
 
 def _fold(out: Classified, env: Envelope, *, marker: bool) -> str | None:
@@ -227,10 +255,10 @@ def _fold(out: Classified, env: Envelope, *, marker: bool) -> str | None:
     first = not out.request_ids
     out.request_ids.append(env.id)
     out.methods.append(method)
+    out.request_params.append(None if isinstance(env.params, UnsetType) else env.params)
     # Params are decoded here only when they matter to the transport.
     params = _peek_params(env.params) if method == "initialize" or marker else None
     if first:
-        out.params = None if isinstance(env.params, UnsetType) else env.params
         out.peek = params
     if method == "initialize":
         if out.batch:

@@ -20,6 +20,7 @@ from ._base import (
     logger,
 )
 from .accept import StatelessEra, capability_refusal, decode_params, is_modern, peek_meta
+from .classify import Decoded
 from .depth import exceeds_depth, salvage_id, salvage_oversized_id
 from .errors import (
     INTERNAL_ERROR,
@@ -90,6 +91,9 @@ class Receiver(SessionBase):
     def receive(self, data: bytes) -> list[Event]:
         """Parse one transport message (an object, or a batch where allowed) into events."""
         events: list[Event] = []
+        if type(data) is Decoded:  # classified (and depth-checked) by the HTTP transport
+            self._receive_envelope(data.envelope, events)
+            return events
         limit = self.options.max_depth
         # exceeds_depth's own first test, inlined: few brackets cannot nest deeply.
         if (
@@ -169,6 +173,9 @@ class Receiver(SessionBase):
             # A bad escape or byte deep inside still leaves the id readable (depth.py).
             self._refuse(bytes(data), events, PARSE_ERROR, f"Parse error: {exc}")
             return
+        self._receive_envelope(env, events)
+
+    def _receive_envelope(self, env: _wire.Envelope, events: list[Event]) -> None:
         # The decoder never yields bools for ``id`` (msgspec keeps them out of ``int``).
         rid: RequestId | None = env.id if isinstance(env.id, (int, str)) else None
         if env.jsonrpc != "2.0":

@@ -12,11 +12,16 @@ code, if any, for transports that map codes to statuses (Streamable HTTP:
 
 The server's capabilities (as the era sees them) and identity are kept encoded per server and
 rebuilt only when its registrations change (:func:`encoded`).
+
+The 2025 sessionless HTTP mode (``StreamableHTTPApp(sessionless=True)``) is answered by the
+same :func:`answer`, given the handshake-era version the POST names (``MCP-Protocol-Version``):
+no ``_meta`` is needed, the request is accepted by the method table of that version under the
+capabilities such a server can honour, and its handler runs with a context that reaches
+nothing but this request's response (:mod:`mcpbind.server.sessionless`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -36,17 +41,19 @@ from ..protocol import (
     RESOURCE_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
+    SessionOptions,
     custom_method,
     error_for_exception,
 )
 from ..protocol._wire import encode_error, encode_result
-from ..protocol.accept import StatelessEra, read_meta
+from ..protocol.accept import MethodTable, StatelessEra, read_meta
 from ..protocol.meta import SERVER_INFO, MalformedMeta, RequestMeta
 from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from .context import Context
-from .mrtr import MRTR_METHODS, InputRound, StatelessPeer, run_with_inputs
+from .mrtr import MRTR_METHODS, Emit, InputRound, StatelessPeer, run_with_inputs
 from .options import StatelessOptions, options_of
 from .request_state import RoundState, StateCodec, binding_for, field_of
+from .sessionless import run_sessionless, sessionless_capabilities
 
 if TYPE_CHECKING:
     from .app import Server
@@ -75,8 +82,6 @@ CACHEABLE: Final = frozenset(
     }
 )
 """server/utilities/caching.mdx, Cacheable Results."""
-
-Emit = Callable[[bytes], Awaitable[None]]
 
 
 _EMPTY = b"{}"
@@ -107,9 +112,10 @@ class Reply(msgspec.Struct, frozen=True):
 
 class Encoded:
     """One server's identity and 2026-07-28 capabilities, encoded once, and the era that
-    accepts its requests; rebuilt by :func:`encoded` when a registration changes them."""
+    accepts its requests (and, per version, the 2025 sessionless mode's method tables);
+    rebuilt by :func:`encoded` when a registration changes them."""
 
-    __slots__ = ("capabilities", "era", "info", "key", "options")
+    __slots__ = ("_sessionless", "capabilities", "era", "info", "key", "options")
 
     def __init__(self, server: Server, key: tuple[object, ...]) -> None:
         self.key = key
@@ -136,6 +142,19 @@ class Encoded:
             msgspec.to_builtins(caps),
             any(v in HANDSHAKE_VERSIONS for v in versions),
         )
+        self._sessionless: dict[str, MethodTable] = {}
+
+    def sessionless(self, server: Server, version: str) -> MethodTable:
+        """What the 2025 sessionless mode accepts at ``version`` (built on first use)."""
+        table = self._sessionless.get(version)
+        if table is None:
+            methods: dict[str, MethodInfo[Any, Any]] = dict(CLIENT_TO_SERVER)
+            for name in server.custom:
+                if name not in CLIENT_TO_SERVER:
+                    methods[name] = custom_method(name, "client_to_server")
+            caps = msgspec.to_builtins(sessionless_capabilities(server))
+            table = self._sessionless[version] = MethodTable(methods, (version,), caps)
+        return table
 
 
 def encoded(server: Server) -> Encoded:
@@ -185,16 +204,30 @@ async def answer(
     *,
     emit: Emit | None = None,
     principal: str | None = None,
+    sessionless: bool = False,
+    version: str | None = None,
+    options: SessionOptions | None = None,
 ) -> Reply:
     """Answer one stateless request; never raises for bad input (it becomes the error reply).
 
     ``emit`` receives request-scoped notifications (progress; log messages when the request
     set a log level) as encoded JSON-RPC messages. ``principal`` (the authenticated caller,
     if any) is bound into ``requestState`` so another caller cannot replay it.
+    ``sessionless``: a request of the 2025 sessionless HTTP mode, answered without ``_meta``
+    at the handshake-era ``version`` its POST names (``None``: it is an ``initialize``), with
+    ``options``' limits.
     Cancellation is the caller's: cancel the task awaiting this and send nothing further.
     """
     raw = raw_params or _EMPTY
+    debug = options is not None and options.debug
     try:
+        if sessionless:
+            table = encoded(server).sessionless(server, version or HANDSHAKE_VERSIONS[0])
+            opts = options or _DEFAULTS
+            result = await run_sessionless(
+                server, table, request_id, method, raw, version is None, emit, opts
+            )
+            return Reply(encode_result(request_id, result))
         era = encoded(server).era
         decoded = era.decode(method, raw)
         if decoded is None:  # no version in _meta: malformed, unless the method is unknown
@@ -209,14 +242,17 @@ async def answer(
         if is_cancellation(exc):
             raise
         logger.exception("handler for %s failed", method)
-        error = error_for_exception(exc)
+        error = error_for_exception(exc, debug)
         return Reply(encode_error(request_id, error), error.code)
     try:
         return Reply(encode_result(request_id, result))
     except (TypeError, ValueError, msgspec.EncodeError) as exc:
         logger.error("result of %s could not be encoded: %s", method, exc)
-        error = error_for_exception(exc)
+        error = error_for_exception(exc, debug)
         return Reply(encode_error(request_id, error), error.code)
+
+
+_DEFAULTS = SessionOptions()
 
 
 def _encode_error(request_id: int | str, error: McpError) -> bytes:

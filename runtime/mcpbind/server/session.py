@@ -34,7 +34,7 @@ from ..protocol import (
     has_capability,
 )
 from ..transports import Transport, TransportClosed
-from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
+from ..versions import STATELESS_VERSIONS
 from . import threads
 from .app import Server
 from .context import Context
@@ -43,6 +43,7 @@ from .limits import server_inflight
 from .listen import LISTEN, ListenHub
 from .options import options_of
 from .principal import Principal, current_principal
+from .sessionless import initialize_result
 
 __all__ = ["ServerSession", "serve", "serve_stdio"]
 
@@ -70,19 +71,14 @@ class ServerSession:
         *,
         options: SessionOptions | None = None,
         debounce: float = 0.05,
-        sessionless: bool = False,
     ) -> None:
         self.server = server
-        #: No session outlives one request (``sessionless=True`` HTTP): nothing can reach the
-        #: client after its request, so only what one request can deliver is advertised.
-        self.sessionless = sessionless
         self.core = Session("server", None, options)
-        self.core.set_local_capabilities(self.capabilities())
+        self.core.set_local_capabilities(server.capabilities())
         for name in server.custom:
             if name not in m.CLIENT_TO_SERVER:
                 self.core.register_method(custom_method(name, "client_to_server"))
         opts = options_of(server)
-        self._handshake_versions = tuple(v for v in opts.versions if v in HANDSHAKE_VERSIONS)
         #: Whether 2026-07-28 requests are served on this connection (until ``initialize``):
         #: the core accepts them by that era's rules, and they run like any other request.
         #: The server's encoded 2026-07-28 identity and era, refreshed with the core's.
@@ -110,20 +106,6 @@ class ServerSession:
         self._debounce = debounce
         self._dirty: set[str] = set()
         self._flush_scheduled = False
-
-    def capabilities(self) -> t.ServerCapabilities:
-        """The server's capabilities as this session can honour them: sessionless, without
-        logging (no level outlives ``logging/setLevel``), ``resources.subscribe`` and
-        ``listChanged`` (no stream is left to carry their notifications)."""
-        caps = self.server.capabilities()
-        if self.sessionless:
-            caps.logging = msgspec.UNSET
-            for kind in (caps.tools, caps.prompts, caps.resources):
-                if not isinstance(kind, msgspec.UnsetType):
-                    kind.list_changed = msgspec.UNSET
-            if not isinstance(caps.resources, msgspec.UnsetType):
-                caps.resources.subscribe = msgspec.UNSET
-        return caps
 
     # ------------------------------------------------------------------ Peer (for Context)
     async def send_request(
@@ -308,18 +290,8 @@ class ServerSession:
             self.hub.close(sub)
 
     def _initialize(self, params: t.InitializeRequestParams) -> t.InitializeResult:
-        requested = params.protocol_version
-        offered = self._handshake_versions or HANDSHAKE_VERSIONS
-        version = requested if requested in offered else offered[0]
         self.client_info = params.client_info
-        result = t.InitializeResult(
-            capabilities=self.capabilities(),
-            protocol_version=version,
-            server_info=self.server.info(),
-        )
-        if self.server.instructions is not None:
-            result.instructions = self.server.instructions
-        return result
+        return initialize_result(self.server, params, self.server.capabilities())
 
 
 async def serve(server: Server, transport: Transport, **options: Any) -> None:

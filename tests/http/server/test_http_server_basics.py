@@ -363,3 +363,23 @@ async def test_stateless_era_seam() -> None:
     app = Era2026(make_server())
     status, _, _ = await asgi_call(app, "POST", hdrs, [body])
     assert status == 200 and seen[0].request_ids == [1] and app.sessions == {}
+
+
+def test_a_post_body_is_decoded_once() -> None:
+    """The session's core reads the envelope the classifier decoded (``Decoded``) instead of
+    decoding the POST body again: shown with bytes that no longer match their envelope."""
+    from mcpbind.protocol import RequestReceived, Session
+    from mcpbind.protocol.classify import classify_body, decoded_body
+
+    body = json.dumps(init_body()).encode()
+    classified = classify_body(body)
+    handed = decoded_body(body, classified)
+    assert handed == body
+    stale = type(handed)(b"not json at all")
+    stale.envelope = handed.envelope  # type: ignore[attr-defined]
+    core = Session("server")
+    (event,) = core.receive(stale)
+    assert isinstance(event, RequestReceived)
+    assert (event.id, event.method) == (1, "initialize")
+    batch = b"[" + body + b"]"
+    assert decoded_body(batch, classify_body(batch)) is batch  # a batch goes as it is

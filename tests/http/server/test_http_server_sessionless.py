@@ -75,3 +75,45 @@ async def test_client_sees_the_reduced_capabilities(sessionless: LiveServer) -> 
         assert [c.text for c in echoed.content if isinstance(c, t.TextContent)] == ["hi"]
         with pytest.raises(LocalProtocolError, match="'logging'"):
             await client.set_level(t.SetLevelRequestParams(level="debug"))
+
+
+def post_all(live: LiveServer, body: Any, version: str | None = "2025-11-25") -> list[Any]:
+    with httpx2.Client(timeout=10) as client:
+        r = client.post(live.url, json=body, headers=headers(version=version))
+    assert r.status_code == 200 and "mcp-session-id" not in r.headers
+    return messages(list(sse_events(iter(r.text.splitlines()))))
+
+
+def tool_call(rid: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments, "_meta": {"progressToken": f"p{rid}"}}
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+
+
+def test_progress_reaches_the_request_stream(sessionless: LiveServer) -> None:
+    """transports.mdx §Sending Messages to the Server: notifications related to the request
+    go on its SSE stream, before its response."""
+    got = post_all(sessionless, tool_call(3, "chatty", {"n": 2, "delay": 0}))
+    assert [m["params"]["progress"] for m in got[:-1]] == [1, 2]
+    assert got[-1]["id"] == 3 and got[-1]["result"]["content"][0]["text"] == "sent 2"
+
+
+def test_the_server_cannot_send_requests_to_the_client(sessionless: LiveServer) -> None:
+    """Without a session no stream is left for a server-to-client request (sampling): the
+    tool's attempt fails its own request, nothing is sent to the client."""
+    got = post_all(sessionless, tool_call(4, "ask", {"question": "?"}))
+    assert len(got) == 1 and got[0]["id"] == 4
+    assert got[0]["result"]["isError"] is True
+    assert "sends no requests to the client" in got[0]["result"]["content"][0]["text"]
+
+
+def test_a_batch_is_answered_on_2025_03_26(sessionless: LiveServer) -> None:
+    """2025-03-26 §Batching: every request of the batch is answered on the POST's stream."""
+    batch = [tool_call(5, "echo", {"text": "a"}), tool_call(6, "echo", {"text": "b"})]
+    got = post_all(sessionless, batch, version="2025-03-26")
+    assert sorted((m["id"], m["result"]["content"][0]["text"]) for m in got) == [
+        (5, "a"),
+        (6, "b"),
+    ]
+    with httpx2.Client(timeout=10) as client:
+        r = client.post(sessionless.url, json=batch, headers=headers(version="2025-11-25"))
+    assert r.status_code == 400  # batches went away in 2025-06-18

@@ -1,6 +1,6 @@
-"""The sessionless 2025 mode (``StreamableHTTPApp(sessionless=True)``) keeps answered sessions
-for later POSTs instead of building one per POST (issue 15): what one POST leaves behind must
-not reach another, and POSTs that run at once each get their own session.
+"""The sessionless 2025 mode (``StreamableHTTPApp(sessionless=True)``) answers each POST on its
+own, through the same ``answer`` as a 2026-07-28 request (issue 11): what one POST leaves
+behind must not reach another, and POSTs that run at once are answered independently.
 
 Spec: basic/transports.mdx, "Session Management" (a server MAY assign no session id: each
 request is then served on its own). Driven through the app's real ASGI interface.
@@ -72,30 +72,22 @@ def _text(reply: dict[str, Any]) -> str:
     return text
 
 
-def _idle(app: StreamableHTTPApp) -> int:
-    return sum(len(v) for v in app._oneshot._idle.values())
-
-
-async def test_sequential_posts_share_one_session_and_each_gets_its_answer() -> None:
+async def test_sequential_posts_each_get_their_answer_and_leave_nothing() -> None:
     app = StreamableHTTPApp(_server(), sessionless=True, json_response=True, path="/mcp")
     try:
         for n in range(5):
             assert _text(await _post(app, _call(1, "echo", f"t{n}"))) == f"t{n}"
-        assert _idle(app) == 1
+        assert app.sessions == {}
     finally:
         await app.aclose()
-    assert _idle(app) == 0
 
 
 async def test_session_state_set_in_one_post_does_not_reach_the_next() -> None:
     app = StreamableHTTPApp(_server(), sessionless=True, json_response=True, path="/mcp")
     try:
         assert _text(await _post(app, _call(7, "remember", "first"))) == ""
-        (session,) = app._oneshot._idle[VERSION]
-        assert session.server_session.state == {} and session.server_session.principal is None
-        # The same session object answers the next POST, which may be another client's.
+        # The next POST, which may be another client's, starts with an empty state.
         assert _text(await _post(app, _call(8, "remember", "second"))) == ""
-        assert app._oneshot._idle[VERSION] == [session]
     finally:
         await app.aclose()
 
@@ -111,7 +103,7 @@ async def test_logging_set_level_is_refused_so_no_level_can_reach_the_next_post(
         await app.aclose()
 
 
-async def test_concurrent_posts_with_the_same_id_are_served_by_separate_sessions() -> None:
+async def test_concurrent_posts_with_the_same_id_are_answered_independently() -> None:
     gate = asyncio.Event()
     app = StreamableHTTPApp(_server(gate), sessionless=True, json_response=True, path="/mcp")
     try:
@@ -121,6 +113,5 @@ async def test_concurrent_posts_with_the_same_id_are_served_by_separate_sessions
         assert not first.done() and not second.done()
         gate.set()
         assert (_text(await first), _text(await second)) == ("one", "two")
-        assert _idle(app) == 2  # both sessions answered, both kept
     finally:
         await app.aclose()

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ...protocol import BATCH_VERSIONS, INVALID_REQUEST, SessionOptions
-from ...protocol.classify import Classified, classify_body
+from ...protocol.classify import Classified, classify_body, decoded_body
 from ...server.app import Server
 from ...versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from ._asgi import (
@@ -32,7 +32,6 @@ from ._asgi import (
     serve_lifespan,
 )
 from .events import EventStore, format_event_id, parse_event_id
-from .oneshot import OneShotSessions
 from .responses import SESSION_NOT_FOUND, refuse_new_session, reply_json, reply_sse
 from .security import HostPolicy, refusal
 from .session import HttpSession, new_session_id
@@ -131,7 +130,6 @@ class StreamableHTTPApp:
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
-        self._oneshot = OneShotSessions(server, options=session_options)
         self._allow = b"POST" if sessionless else b"GET, POST, DELETE"
         #: The 2026-07-28 requests and their listen streams (built on the first one).
         self._stateless_era: StatelessEra | None = None
@@ -160,7 +158,6 @@ class StreamableHTTPApp:
             self._reaper = None
         if self._stateless_era is not None:
             self._stateless_era.close()  # listen streams end with their final result
-        await self._oneshot.aclose()
         sessions = list(self.sessions.values())
         self.sessions.clear()
         for session in sessions:
@@ -261,7 +258,7 @@ class StreamableHTTPApp:
             await send_error(send, 400, INVALID_REQUEST, error)
             return
         if self.sessionless:
-            await self._post_sessionless(send, receive, headers, body, classified)
+            await self._post_sessionless(send, receive, headers, classified)
             return
         if classified.initialize:
             if headers.get(b"mcp-session-id") is not None:
@@ -343,6 +340,7 @@ class StreamableHTTPApp:
     ) -> None:
         """Feed an accepted body to its session and answer the POST (202, JSON or SSE)."""
         extra = [] if session.id is None else [(b"mcp-session-id", session.id.encode())]
+        body = decoded_body(body, classified)  # the core takes the envelope decoded here
         if not classified.request_ids:
             await session.feed(body)
             for rid in classified.cancelled:
@@ -402,25 +400,23 @@ class StreamableHTTPApp:
         )
 
     async def _post_sessionless(
-        self,
-        send: Send,
-        receive: Receive,
-        headers: Headers,
-        body: bytes,
-        classified: Classified,
+        self, send: Send, receive: Receive, headers: Headers, classified: Classified
     ) -> None:
-        """Sessionless mode: a session serves this one POST (then it is ended, or kept idle
-        for a later POST: see ``oneshot``)."""
+        """Sessionless mode: no session; each request is answered on its own, by the same
+        ``answer`` as a 2026-07-28 request, at the version the POST names (see
+        :mod:`mcpbind.server.sessionless`). Notifications and responses are accepted and
+        ignored: nothing is left for them to reach."""
         if not classified.request_ids:
             await send_response(send, 202)
             return
         header = headers.get(b"mcp-protocol-version")
         version = None if classified.initialize else (header or _DEFAULT_VERSION).strip()
-        session = self._oneshot.take(version)
-        try:
-            await self._dispatch(session, send, receive, body, classified)
-        finally:
-            await self._oneshot.give_back(session, version)
+        if classified.batch and version not in BATCH_VERSIONS:
+            message = f"Invalid Request: JSON-RPC batches are not supported in {version}"
+            await send_error(send, 400, INVALID_REQUEST, message)
+            return
+        era = self.stateless_era
+        await era.sessionless(receive, send, classified, version, self.session_options)
 
     @property
     def stateless_era(self) -> StatelessEra:

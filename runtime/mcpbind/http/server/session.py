@@ -22,7 +22,6 @@ from msgspec import UNSET, UnsetType
 
 from ...connection import current_request_id
 from ...protocol import SessionOptions
-from ...protocol.state import State
 from ...server.app import Server
 from ...server.session import ServerSession
 from ...transports import TransportClosed
@@ -93,17 +92,8 @@ class _Transport:
         self._session.closed = True
 
 
-class _OneShotServerSession(ServerSession):
-    """A session that starts past the handshake (sessionless mode: each request on its own)."""
-
-    def __init__(self, server: Server, transport: _Transport, version: str, **kw: Any) -> None:
-        super().__init__(server, transport, **kw)
-        self.core.version = version
-        self.core.state = State.OPERATING
-
-
 class HttpSession:
-    """The state of one Streamable HTTP session (or of one sessionless POST)."""
+    """The state of one Streamable HTTP session."""
 
     def __init__(
         self,
@@ -113,9 +103,7 @@ class HttpSession:
         principal: object = None,
         event_store: EventStore | None = None,
         retry_ms: int = 1000,
-        version: str | None = None,
         options: SessionOptions | None = None,
-        sessionless: bool = False,
     ) -> None:
         self.id = session_id
         self.principal = principal
@@ -135,16 +123,7 @@ class HttpSession:
         #: Finished streams kept for a resume, oldest first (a dict keeps insertion order).
         self._finished: dict[str, None] = {}
         self._by_request: dict[int | str, Stream] = {}
-        transport = _Transport(self)
-        self.server_session: ServerSession
-        if version is None:
-            self.server_session = ServerSession(
-                server, transport, options=options, sessionless=sessionless
-            )
-        else:
-            self.server_session = _OneShotServerSession(
-                server, transport, version, options=options, sessionless=sessionless
-            )
+        self.server_session = ServerSession(server, _Transport(self), options=options)
         self.task: asyncio.Task[None] | None = None
 
     def _next_stream_id(self) -> str:

@@ -8,18 +8,22 @@ session is looked up or created: the request metadata headers are checked agains
 request-scoped notification (progress, log), as an SSE stream scoped to this request. A client
 that closes the response cancels the request (Cancellation): the handler is cancelled and
 nothing more is written. ``subscriptions/listen`` gets a long-lived SSE stream of its own.
+
+The 2025 sessionless mode (``StreamableHTTPApp(sessionless=True)``) is answered here too, by
+the same :func:`~mcpbind.server.dispatch.answer` at the version its POST names, through the
+same response writer and disconnect watcher (:meth:`StatelessEra.sessionless`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 import msgspec
 
-from ...protocol import HEADER_MISMATCH, INTERNAL_ERROR, PARSE_ERROR, McpError
+from ...protocol import HEADER_MISMATCH, INTERNAL_ERROR, PARSE_ERROR, McpError, SessionOptions
 from ...protocol._wire import encode_error
 from ...protocol.classify import Classified
 from ...protocol.mcp_headers import HeaderPath, RequestHeaders, check_headers, header_params
@@ -27,6 +31,7 @@ from ...server.app import Server
 from ...server.dispatch import Reply, answer
 from ...server.limits import server_inflight
 from ...server.listen import LISTEN, ListenHub, Subscription
+from ...server.mrtr import Emit
 from ._asgi import Headers, Receive, Scope, Send, send_response
 
 __all__ = ["StatelessEra"]
@@ -135,32 +140,72 @@ class StatelessEra:
         if method == LISTEN:
             await self._listen(receive, send, rid, raw)
             return
-        principal = self.principal(scope)
+        who = self.principal(scope)
+        principal = None if who is None else str(who)
+        server = self.server
         await self._request(
-            receive, send, rid, method, raw, None if principal is None else str(principal)
+            receive,
+            send,
+            rid,
+            lambda emit: answer(server, rid, method, raw, emit=emit, principal=principal),
         )
+
+    async def sessionless(
+        self,
+        receive: Receive,
+        send: Send,
+        classified: Classified,
+        version: str | None,
+        options: SessionOptions | None,
+    ) -> None:
+        """Serve one POST of the 2025 sessionless mode carrying requests (checked, and
+        classified with their params kept, by the app): each is answered at ``version`` (the
+        POST's ``MCP-Protocol-Version``; ``None`` for an ``initialize``), a batch's at once."""
+        server = self.server
+        calls = list(
+            zip(classified.request_ids, classified.methods, classified.request_params, strict=True)
+        )
+
+        def run(emit: Emit) -> Awaitable[Reply | list[Reply]]:
+            answers = [
+                answer(
+                    server,
+                    rid,
+                    method,
+                    raw,
+                    emit=emit,
+                    sessionless=True,
+                    version=version,
+                    options=options,
+                )
+                for rid, method, raw in calls
+            ]
+            return asyncio.gather(*answers) if classified.batch else answers[0]
+
+        await self._request(receive, send, calls[0][0], run, handshake=True)
 
     async def _request(
         self,
         receive: Receive,
         send: Send,
         rid: int | str,
-        method: str,
-        raw: msgspec.Raw | None,
-        principal: str | None,
+        run: Callable[[Emit], Awaitable[Reply | list[Reply]]],
+        *,
+        handshake: bool = False,
     ) -> None:
+        """Answer a POST with what ``run`` replies, as JSON or SSE; on the handshake era
+        (the 2025 sessionless mode) always with status 200, as SSE unless JSON is asked for."""
         shared = server_inflight(self.server)
         if shared.count >= shared.limit:
             message = f"Server busy: {shared.limit} requests in flight on this server; retry later"
-            await _send_json(send, 503, encode_error(rid, McpError(INTERNAL_ERROR, message)))
+            busy = encode_error(rid, McpError(INTERNAL_ERROR, message))
+            await _send_json(send, 200 if handshake else 503, busy)
             return
         shared.count += 1
-        response = _Response(send, not self.json_response)
+        response = _Response(send, not self.json_response, handshake)
         watch = _Watch(receive)
         try:
-            reply = await answer(
-                self.server, rid, method, raw, emit=response.emit, principal=principal
-            )
+            reply = await run(response.emit)
             watch.stop()
             if not watch.gone:
                 await response.finish(reply)
@@ -214,13 +259,16 @@ class StatelessEra:
 
 
 class _Response:
-    """Writes one request's response: JSON unless something is emitted before the reply."""
+    """Writes one POST's response: JSON unless something is emitted before the reply (on the
+    2026-07-28 era), or SSE whenever it may be (the 2025 sessionless mode, ``handshake``,
+    as its sessions did); a 2025 batch's replies as a JSON array or one event each."""
 
-    __slots__ = ("send", "sse", "started")
+    __slots__ = ("handshake", "send", "sse", "started")
 
-    def __init__(self, send: Send, sse: bool) -> None:
+    def __init__(self, send: Send, sse: bool, handshake: bool = False) -> None:
         self.send = send
         self.sse = sse
+        self.handshake = handshake
         self.started = False
 
     async def emit(self, message: bytes) -> None:
@@ -231,21 +279,41 @@ class _Response:
             await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
         await self.send({"type": "http.response.body", "body": _frame(message), "more_body": True})
 
-    async def finish(self, reply: Reply) -> None:
-        if self.started:
-            await self.send(
-                {"type": "http.response.body", "body": _frame(reply.data), "more_body": False}
-            )
+    async def finish(self, reply: Reply | list[Reply]) -> None:
+        if isinstance(reply, Reply):
+            if self.started:
+                body = _frame(reply.data)
+                await self.send({"type": "http.response.body", "body": body, "more_body": False})
+            elif self.handshake and self.sse:
+                await self._sse(_frame(reply.data))
+            else:
+                status = 200 if self.handshake else reply.http_status
+                await _send_json(self.send, status, reply.data)
+            return
+        if self.sse:
+            await self._sse(b"".join(_frame(r.data) for r in reply))
         else:
-            await _send_json(self.send, reply.http_status, reply.data)
+            await _send_json(self.send, 200, b"[" + b",".join(r.data for r in reply) + b"]")
+
+    async def _sse(self, body: bytes) -> None:
+        """The (rest of the) SSE stream, ending it."""
+        if not self.started:
+            self.started = True
+            await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        await self.send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+#: Seconds a request runs before its client is watched: most (a ``def`` tool's thread
+#: included) are answered sooner, so they cost a timer instead of a watching task.
+WATCH_AFTER: Final = 0.05
 
 
 class _Watch:
     """Cancels the request's task when the client closes the response (it is cancellation).
 
-    The watching task starts once the request yields to the event loop: a request answered
-    without waiting on anything costs a scheduled callback, not a task; one that waits is
-    watched from its first wait on (a client gone before then is seen at once).
+    The watching task starts once the request has run for :data:`WATCH_AFTER`: a request
+    answered sooner costs a timer, not a task; one that takes longer is watched from then on
+    (a client gone before then is seen at once).
     """
 
     __slots__ = ("_receive", "_start", "_watcher", "gone", "task")
@@ -257,7 +325,8 @@ class _Watch:
         self.gone = False
         self._receive = receive
         self._watcher: asyncio.Task[None] | None = None
-        self._start: asyncio.Handle | None = asyncio.get_running_loop().call_soon(self._begin)
+        loop = asyncio.get_running_loop()
+        self._start: asyncio.TimerHandle | None = loop.call_later(WATCH_AFTER, self._begin)
 
     def _begin(self) -> None:
         self._start = None
@@ -270,6 +339,9 @@ class _Watch:
                 self.gone = True
                 self.task.cancel()
                 return
+            # Past the body an ASGI server only reports the disconnect; one that answers at
+            # once instead (a test's in-process call) must not starve the request.
+            await asyncio.sleep(0)
 
     def stop(self) -> None:
         if self._start is not None:
