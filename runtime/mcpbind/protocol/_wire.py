@@ -93,3 +93,10 @@ def encode_error(id: int | str | None, error: McpError) -> bytes:
     return _ENCODER.encode(
         _Error("2.0", id, WireError(code=error.code, message=error.message, data=data))
     )
+
+
+class Decoded(bytes):
+    """A message's bytes with the envelope the classifier decoded them into: handed to a
+    session's core, which reads the envelope instead of decoding the bytes again."""
+
+    envelope: Envelope

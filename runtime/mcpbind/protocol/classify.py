@@ -18,7 +18,7 @@ from typing import Any, Final, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ._wire import BATCH_DECODER, ENVELOPE_DECODER, Envelope
+from ._wire import BATCH_DECODER, ENVELOPE_DECODER, Decoded, Envelope
 from .depth import DEFAULT_MAX_DEPTH, exceeds_depth
 from .errors import INVALID_REQUEST, PARSE_ERROR
 
@@ -146,13 +146,6 @@ def classify(data: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Incoming:
 
 # ---------------------------------------------------------------------- an HTTP POST body
 Era = Literal["handshake", "stateless"]
-
-
-class Decoded(bytes):
-    """A message's bytes with the envelope the classifier decoded them into: handed to a
-    session's core, which reads the envelope instead of decoding the bytes again."""
-
-    envelope: Envelope
 
 
 @dataclass(slots=True)

@@ -19,8 +19,8 @@ from ._base import (
     _validation_message,
     logger,
 )
+from ._wire import Decoded
 from .accept import StatelessEra, capability_refusal, decode_params, is_modern, peek_meta
-from .classify import Decoded
 from .depth import exceeds_depth, salvage_id, salvage_oversized_id
 from .errors import (
     INTERNAL_ERROR,
