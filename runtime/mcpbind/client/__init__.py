@@ -12,8 +12,9 @@ when first used, so ``from mcpbind import Client`` stays cheap.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_attributes
 from .client import Client
 from .handlers import ClientHandlers
 from .negotiation import UnsupportedVersion
@@ -23,20 +24,13 @@ if TYPE_CHECKING:
     from .tasks import TaskHandle, TaskState, start_task
 
 _LAZY = {
-    "Subscription": "subscription",
-    "TaskHandle": "tasks",
-    "TaskState": "tasks",
-    "start_task": "tasks",
+    "Subscription": ".subscription",
+    "TaskHandle": ".tasks",
+    "TaskState": ".tasks",
+    "start_task": ".tasks",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    return getattr(import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

@@ -10,7 +10,9 @@ The names below are imported on first use, so a client does not load the server 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from .client import (
@@ -54,19 +56,9 @@ _SERVER = (
 _LAZY = {
     **dict.fromkeys(_CLIENT, ".client"),
     **dict.fromkeys(_SERVER, ".server"),
-    # Deprecated here (the classifier is in the protocol core now).
-    "META_PROTOCOL_VERSION": "mcpbind.protocol.classify",
-    "Classified": "mcpbind.protocol.classify",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    return getattr(import_module(module, __name__), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

@@ -22,12 +22,6 @@ _LAZY = {
     "StdioServerTransport": ".stdio",
     "MemoryTransport": ".memory",
     "memory_pair": ".memory",
-    # Deprecated here: the HTTP client transports live in mcpbind.http.client (kept
-    # importable from this package until every importer uses the new home).
-    "StreamableHTTPTransport": "mcpbind.http.client",
-    "connect_http": "mcpbind.http.client",
-    "LegacySSETransport": "mcpbind.http.client",
-    "LegacyUnavailable": "mcpbind.http.client",
 }
 
 
