@@ -74,7 +74,7 @@ check: gen-check lint typecheck test conformance  ## the README's test command; 
 bench-codec: schema  ## codec benchmark: mcpbind vs the official Python SDK, same process
 	$(PY) bench/bench_codec.py
 
-bench-rt: bench/rt/peers/ts/node_modules  ## round trips: mcpbind vs official Python SDK vs TypeScript SDK vs raw floor
+bench-rt: bench/rt/peers/ts/node_modules bench/http/loadgen/node_modules  ## round trips: mcpbind vs official Python SDK vs TypeScript SDK vs raw floor
 	$(PY) bench/rt/run.py
 
 bench/rt/peers/ts/node_modules: bench/rt/peers/ts/package-lock.json

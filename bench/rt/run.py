@@ -102,9 +102,15 @@ def _floor_available() -> str | None:
     return _module_missing("msgspec")
 
 
+#: Node 24 from npm, as bench-http runs its TS server and load generator with (`make
+#: bench/http/loadgen/node_modules`); else the ``node`` on PATH; ``--node`` chooses another.
+BUNDLED_NODE = HERE.parent / "http" / "loadgen" / "node_modules" / ".bin" / "node"
+NODE: str | None = str(BUNDLED_NODE) if BUNDLED_NODE.exists() else shutil.which("node")
+
+
 def _ts_available() -> str | None:
-    if shutil.which("node") is None:
-        return "node is not on PATH"
+    if NODE is None:
+        return "node is not installed (run `make bench/http/loadgen/node_modules`)"
     if not (TS_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
         return f"TS peer not installed (no node_modules): run `npm ci --prefix {_display(TS_DIR)}`"
     return None
@@ -146,8 +152,8 @@ def _display(path: Path) -> str:
 def peers() -> list[Peer]:
     py_client = [PY, str(PEERS_DIR / "official_py" / "bench_client.py")]
     py_server = [PY, str(PEERS_DIR / "official_py" / "echo_server.py")]
-    ts_client = ["node", str(TS_DIR / "bench_client.mjs")]
-    ts_server = ["node", str(TS_DIR / "echo_server.mjs")]
+    ts_client = [NODE or "node", str(TS_DIR / "bench_client.mjs")]
+    ts_server = [NODE or "node", str(TS_DIR / "echo_server.mjs")]
     floor = [PY, str(HERE / "raw_floor.py")]
     return [
         # Official Python SDK (mcp 2.x): lowlevel Server, mcp.Client(mode="legacy").
@@ -504,6 +510,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=900, help="seconds per client run")
     parser.add_argument("--json", type=Path, help="also write all results to this file")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each command")
+    parser.add_argument(
+        "--node", help="the node binary of the TS peer (default: Node 24 from npm, else PATH)"
+    )
     args = parser.parse_args(argv)
     defaults = (50, 200, 20, 1) if args.quick else (2000, 10000, 500, 3)
     for name, default in zip(("seq", "conc", "warmup", "repeat"), defaults, strict=True):
@@ -522,6 +531,9 @@ def select(all_peers: Sequence[Peer], args: argparse.Namespace) -> list[Peer]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     cpus = None if args.no_pin else pick_cpus()
+    if args.node:
+        global NODE
+        NODE = shutil.which(args.node)
     chosen = select(peers(), args)
     pin_text = f"client on CPU {cpus[0]}, server on CPU {cpus[1]}" if cpus else "not pinned"
     print(

@@ -34,8 +34,9 @@ STATELESS_CONFIGS = ("raw-floor-2026/stdio", "mcpbind-2026/stdio")
 
 
 def _ts_skip_reason() -> str | None:
-    if shutil.which("node") is None:
-        return "TS peer skipped: node is not on PATH"
+    bundled = ROOT / "bench" / "http" / "loadgen" / "node_modules" / ".bin" / "node"
+    if not bundled.exists() and shutil.which("node") is None:
+        return "TS peer skipped: no Node 24 from npm and no node on PATH"
     if not (TS_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
         return (
             "TS peer skipped: bench/rt/peers/ts/node_modules is missing "
