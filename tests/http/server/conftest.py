@@ -15,7 +15,7 @@ from ._support import LiveServer, headers, init_body, make_server
 @pytest.fixture(scope="module")
 def live() -> Iterator[LiveServer]:
     app = StreamableHTTPApp(make_server(), event_store=InMemoryEventStore(), path="/mcp")
-    server = LiveServer(app, header_timeout=0.5).start()
+    server = LiveServer(app).start()
     try:
         yield server
     finally:
