@@ -64,11 +64,15 @@ T = TypeVar("T")
 DEFAULT_MAX_THREADS = 40
 """Threads running ``def`` tools at once, per event loop (anyio's default limit too)."""
 
-PATIENCE = 0.005
+WAIT = 0.001
+"""Seconds the loop waits for a call's result when nothing else is outstanding."""
+
+PATIENCE = 0.01
 """Seconds queued calls may wait with no thread taking one before another thread starts."""
 
 _IDLE_SECONDS = 10.0
-_Call = tuple[Callable[[], Any], "asyncio.Future[Any]", contextvars.Context]
+_MAX_SKIP = 1024
+_Call = tuple[Callable[[], Any], "asyncio.Future[Any]", contextvars.Context, list[None] | None]
 _Done = tuple["asyncio.Future[Any]", Any, BaseException | None]
 
 
@@ -87,6 +91,12 @@ class ToolThreads:
         self._delivery_due = False  # set by a thread that asked the loop to deliver
         self._watchdog: asyncio.TimerHandle | None = None
         self._drained: asyncio.Event | None = None
+        self._met = threading.Lock()  # held, except when a thread hands back a waited-for call
+        self._met.acquire()
+        self._hand_back: tuple[Any, BaseException | None] = (None, None)
+        self._skip_waits = 0  # calls that go the queue's way without a wait (back-off)
+        self._skip_next = 1
+        self._waited = False  # the loop waited for a call in this iteration of the loop
 
     @property
     def busy(self) -> int:
@@ -97,11 +107,22 @@ class ToolThreads:
         """``fn()`` in a pool thread; if the awaiting task is cancelled, ``on_cancel()`` runs
         and the call is abandoned (dropped if no thread took it yet)."""
         done: asyncio.Future[T] = self.loop.create_future()
-        self._work.put((fn, done, contextvars.copy_context()))
-        self.pending += 1
-        if self.threads == 0:
-            self._start_thread()
-        elif self._watchdog is None:
+        if (
+            self.threads
+            and not self.pending
+            and not self._skip_waits
+            and self._first_this_iteration()
+        ):
+            if self._hand_over_and_wait(fn, done):
+                return self._handed_back()  # type: ignore[no-any-return]
+        else:
+            if self._skip_waits:
+                self._skip_waits -= 1
+            self._work.put((fn, done, contextvars.copy_context(), None))
+            self.pending += 1
+            if not self.threads:
+                self._start_thread()
+        if self._watchdog is None:
             self._taken_seen = self.taken
             self._watchdog = self.loop.call_later(PATIENCE, self._watch)
         try:
@@ -111,9 +132,52 @@ class ToolThreads:
                 on_cancel()
             raise
 
+    def _first_this_iteration(self) -> bool:
+        """Whether this is the loop's first wait in this iteration of the loop. Calls that
+        arrive together (read in one go, 32 in flight) are handled in one iteration: the first
+        may wait, the others go through the queue at once and come back in one batch."""
+        if self._waited:
+            return False
+        self._waited = True
+        self.loop.call_soon(self._next_iteration)
+        return True
+
+    def _next_iteration(self) -> None:
+        self._waited = False
+
+    def _hand_over_and_wait(self, fn: Callable[[], Any], done: asyncio.Future[Any]) -> bool:
+        """Nothing is outstanding, so an idle thread takes this call at once: block the loop
+        up to ``WAIT`` for its outcome. False: it takes longer (it comes back through
+        ``done``), and the next calls skip the wait for a while (doubling back-off)."""
+        claim: list[None] = [None]  # popped first by the thread (finished) or the loop (gave up)
+        self._work.put((fn, done, contextvars.copy_context(), claim))
+        self.pending += 1
+        if self._met.acquire(True, WAIT):
+            return True
+        try:
+            claim.pop()
+        except IndexError:  # the thread finished meanwhile: its hand-back is imminent
+            self._met.acquire()
+            return True
+        self._skip_waits = self._skip_next
+        self._skip_next = min(2 * self._skip_next, _MAX_SKIP)
+        return False
+
+    def _handed_back(self) -> Any:
+        """The outcome of a call the loop waited for (the thread released ``_met``)."""
+        self.pending -= 1
+        self._skip_next = 1
+        result, error = self._hand_back
+        self._hand_back = (None, None)
+        if error is not None:
+            raise error
+        return result
+
     def _start_thread(self) -> None:
         self.threads += 1
-        threading.Thread(target=_work, args=(self,), name="mcpbind tool thread", daemon=True).start()
+        threading.Thread(
+            target=_work, args=(self,), name="mcpbind tool thread", daemon=True
+        ).start()
 
     def _watch(self) -> None:
         """Every ``PATIENCE`` while calls are outstanding: a call waited all that time and no
@@ -177,7 +241,7 @@ def _work(pool: ToolThreads) -> None:
         if call is None:
             return
         pool.taken += 1  # only read as "changed since": a lost update between threads is fine
-        fn, done, context = call
+        fn, done, context, claim = call
         result: Any = None
         error: BaseException | None = None
         if not done.cancelled():  # a call cancelled while queued is dropped unrun
@@ -185,6 +249,16 @@ def _work(pool: ToolThreads) -> None:
                 result = context.run(fn)
             except BaseException as exc:  # SystemExit too: it is the tool's, not this thread's
                 error = exc
+        if claim is not None:
+            try:
+                claim.pop()
+            except IndexError:
+                pass  # the loop stopped waiting: deliver the usual way
+            else:  # the loop still waits for this call (blocked on _met): hand it straight back
+                pool._hand_back = (result, error)
+                pool._met.release()
+                del fn, done, context, result, error, call
+                continue
         finished.append((done, result, error))
         if not pool._delivery_due:
             pool._delivery_due = True
