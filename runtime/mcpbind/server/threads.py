@@ -10,10 +10,17 @@ one (issue 15), while one that blocks never holds up other requests:
 - results go back in batches: a thread queues each result and asks the loop to deliver only
   when no delivery is pending, so one ``call_soon_threadsafe`` (one loop wake-up) serves every
   call that finished meanwhile;
+- a call that finds nothing outstanding (sequential calls) is the first of its loop
+  iteration: the loop waits up to ``WAIT`` (1 ms) for its result instead of going back to
+  its selector. A quick tool holds the GIL while it runs, so the loop could not have run
+  anyway; the result comes back with no wake-up of the loop, no future callback and no extra
+  loop iteration. A call that takes longer is left to come back the usual way, and the next
+  calls skip the wait (a back-off that doubles up to 1024 calls), so a blocking tool costs
+  the loop at most 1 ms now and then;
 - a watchdog on the loop (a timer armed while calls are outstanding) starts another thread,
-  up to ``max_threads``, when queued calls have waited a whole ``PATIENCE`` with no thread
-  taking one (every thread is stuck in a slow or blocking call): a tool that blocks for a
-  second delays other calls by a few ms at most.
+  up to ``max_threads``, when queued calls have waited a whole ``PATIENCE`` (10 ms, twice
+  the GIL switch interval) with no thread taking one (every thread is stuck in a slow or
+  blocking call): a tool that blocks for a second delays other calls by 20 ms at most.
 
 Python cannot stop a thread, so cancelling a ``def`` tool works like this:
 
@@ -274,12 +281,19 @@ _POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ToolThreads] = (
 )
 
 
+_last: ToolThreads | None = None  # the pool used last (a server has one loop)
+
+
 def tool_threads(max_threads: int = DEFAULT_MAX_THREADS) -> ToolThreads:
-    """The running loop's pool (created on first use)."""
+    """The running loop's pool (created on first use); ``RuntimeError`` off asyncio."""
+    global _last
     loop = asyncio.get_running_loop()
-    pool = _POOLS.get(loop)
-    if pool is None:
-        pool = _POOLS[loop] = ToolThreads(loop, max_threads)
+    pool = _last
+    if pool is None or pool.loop is not loop:
+        pool = _POOLS.get(loop)
+        if pool is None:
+            pool = _POOLS[loop] = ToolThreads(loop, max_threads)
+        _last = pool
     return pool
 
 
