@@ -159,15 +159,28 @@ class ToolThreads:
         claim: list[None] = [None]  # popped first by the thread (finished) or the loop (gave up)
         self._work.put((fn, done, contextvars.copy_context(), claim))
         self.pending += 1
-        if self._met.acquire(True, WAIT):
-            return True
         try:
-            claim.pop()
-        except IndexError:  # the thread finished meanwhile: its hand-back is imminent
-            self._met.acquire()
-            return True
+            if self._met.acquire(True, WAIT) or self._stop_waiting(claim):
+                return True
+        except BaseException:  # interrupted (KeyboardInterrupt): leave the pool consistent
+            if self._stop_waiting(claim):
+                self.pending -= 1
+                self._hand_back = (None, None)
+            else:
+                done.cancel()  # it comes back through ``done``, which nobody awaits now
+            raise
         self._skip_waits = self._skip_next
         self._skip_next = min(2 * self._skip_next, _MAX_SKIP)
+        return False
+
+    def _stop_waiting(self, claim: list[None]) -> bool:
+        """Give up waiting: False if the call will come back through its future; True if the
+        thread finished it meanwhile (its hand-back is then imminent, and taken here)."""
+        try:
+            claim.pop()
+        except IndexError:
+            self._met.acquire()
+            return True
         return False
 
     def _handed_back(self) -> Any:
