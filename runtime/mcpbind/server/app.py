@@ -28,7 +28,7 @@ from .extension import ServerExtension
 from .options import StatelessOptions
 from .results import prompt_result, resource_contents, returns_content, tool_result
 from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
-from .threads import on_asyncio, run_in_thread
+from .threads import tool_threads
 from .tool_errors import tool_failure
 
 if TYPE_CHECKING:  # imported on first template registration: its regexes cost at import
@@ -409,7 +409,9 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
                 value = await _in_thread(functools.partial(entry.fn, **kwargs), ctx)
             else:
                 value = entry.fn(**kwargs)
-            if type(value) is CoroutineType or inspect.isawaitable(value):
+            if type(value) is CoroutineType or (
+                type(value) is not str and inspect.isawaitable(value)
+            ):
                 value = await value
         except BaseException as exc:
             if type(exc) is McpError or type(exc) is UrlElicitationRequired or is_cancellation(exc):
@@ -555,11 +557,13 @@ class _Call:
 
 async def _in_thread(fn: Callable[[], Any], ctx: Context) -> Any:
     """A ``def`` tool: in the loop's bounded daemon pool (threads.py) on asyncio."""
-    if not on_asyncio():
+    try:
+        pool = tool_threads()
+    except RuntimeError:  # no asyncio loop runs this thread
         import anyio.to_thread  # off asyncio only
 
         return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
-    return await run_in_thread(fn, ctx.mark_cancelled)
+    return await pool.run(fn, ctx.mark_cancelled)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

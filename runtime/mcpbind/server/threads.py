@@ -1,17 +1,40 @@
 """Where synchronous (``def``) tools run: a bounded pool of daemon threads per event loop.
 
+The hand-off is built so that a quick ``def`` tool costs little more than an ``async def``
+one (issue 15), while one that blocks never holds up other requests:
+
+- one shared work queue per loop, drained by as few threads as needed: the first call starts
+  one thread, and while it keeps up, calls that arrive together (32 in flight, many HTTP
+  clients) are run one after another by that one thread, with no other thread woken to
+  contend for the GIL;
+- results go back in batches: a thread queues each result and asks the loop to deliver only
+  when no delivery is pending, so one ``call_soon_threadsafe`` (one loop wake-up) serves every
+  call that finished meanwhile;
+- a call that finds nothing outstanding (sequential calls) is the first of its loop
+  iteration: the loop waits up to ``WAIT`` (1 ms) for its result instead of going back to
+  its selector. A quick tool holds the GIL while it runs, so the loop could not have run
+  anyway; the result comes back with no wake-up of the loop, no future callback and no extra
+  loop iteration. A call that takes longer is left to come back the usual way, and the next
+  calls skip the wait (a back-off that doubles up to 1024 calls), so a blocking tool costs
+  the loop at most 1 ms now and then;
+- a watchdog on the loop (a timer armed while calls are outstanding) starts another thread,
+  up to ``max_threads``, when queued calls have waited a whole ``PATIENCE`` (10 ms, twice
+  the GIL switch interval) with no thread taking one (every thread is stuck in a slow or
+  blocking call): a tool that blocks for a second delays other calls by 20 ms at most.
+
 Python cannot stop a thread, so cancelling a ``def`` tool works like this:
 
 - the request is answered at once as cancelled (nothing is sent for it), and the tool's
   :attr:`Context.cancelled` flag turns true for good, so a tool that takes a ``Context`` can
-  check it between steps and return early;
-- the thread keeps its slot in the pool until the function really returns, so abandoned
-  calls can never make more than ``max_threads`` threads (a call waits for a free slot);
+  check it between steps and return early; a call still queued is dropped unrun;
+- a thread running an abandoned call stays taken until the function really returns, and
+  threads never number more than ``max_threads``, so call-then-cancel floods cannot grow the
+  thread count past the bound (later calls wait in the queue);
 - the threads are daemon threads: when the server ends (stdin EOF on stdio), it waits at most
-  ``grace`` seconds for running tools (:func:`drain`), then exits without them.
+  ``grace`` seconds for outstanding calls (:func:`drain`), then exits without them; a thread
+  idle for ``_IDLE_SECONDS`` ends.
 
-Handing a call to a thread costs one ``SimpleQueue.put`` and one ``call_soon_threadsafe``
-(anyio's ``to_thread`` adds a capacity limiter, a cancel scope and a locked ``Queue``).
+Contextvars reach the tool: each call runs in a copy of the caller's context.
 """
 
 from __future__ import annotations
@@ -35,6 +58,7 @@ else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold st
 
 __all__ = [
     "DEFAULT_MAX_THREADS",
+    "PATIENCE",
     "ToolThreads",
     "drain",
     "on_asyncio",
@@ -47,88 +71,171 @@ T = TypeVar("T")
 DEFAULT_MAX_THREADS = 40
 """Threads running ``def`` tools at once, per event loop (anyio's default limit too)."""
 
+WAIT = 0.001
+"""Seconds the loop waits for a call's result when nothing else is outstanding."""
+
+PATIENCE = 0.01
+"""Seconds queued calls may wait with no thread taking one before another thread starts."""
+
 _IDLE_SECONDS = 10.0
-_Item = tuple[Callable[[], Any], "asyncio.Future[Any]", contextvars.Context] | None
+_MAX_SKIP = 1024
+_Call = tuple[Callable[[], Any], "asyncio.Future[Any]", contextvars.Context, list[None] | None]
+_Done = tuple["asyncio.Future[Any]", Any, BaseException | None]
 
 
 class ToolThreads:
-    """The pool of one event loop. ``busy`` counts threads running a call, abandoned or not."""
+    """The pool of one event loop (its state is the loop's, except where a method says)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, max_threads: int) -> None:
         self.loop = loop
         self.max_threads = max_threads
-        self.busy = 0
-        self._idle: list[queue.SimpleQueue[_Item]] = []
-        self._waiting: deque[asyncio.Future[None]] = deque()
+        self.threads = 0  # started and not told to stop
+        self.pending = 0  # calls handed over and not yet delivered (queued, running, done)
+        self.taken = 0  # written by the threads: calls taken off the queue (progress)
+        self._taken_seen = 0
+        self._work: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
+        self._done: deque[_Done] = deque()  # appended by the threads
+        self._delivery_due = False  # set by a thread that asked the loop to deliver
+        self._watchdog: asyncio.TimerHandle | None = None
         self._drained: asyncio.Event | None = None
+        self._met = threading.Lock()  # held, except when a thread hands back a waited-for call
+        self._met.acquire()
+        self._hand_back: tuple[Any, BaseException | None] = (None, None)
+        self._skip_waits = 0  # calls that go the queue's way without a wait (back-off)
+        self._skip_next = 1
+        self._waited = False  # the loop waited for a call in this iteration of the loop
+
+    @property
+    def busy(self) -> int:
+        """Threads taken by a call, abandoned or not (at most ``threads``)."""
+        return min(self.pending, self.threads)
 
     async def run(self, fn: Callable[[], T], on_cancel: Callable[[], None] | None = None) -> T:
         """``fn()`` in a pool thread; if the awaiting task is cancelled, ``on_cancel()`` runs
-        and the call is abandoned (its slot stays taken until ``fn`` returns)."""
-        while self.busy >= self.max_threads:
-            wake = self.loop.create_future()
-            self._waiting.append(wake)
-            try:
-                await wake
-            except asyncio.CancelledError:
-                if wake.done() and not wake.cancelled():
-                    self._wake_next()  # the slot it was given goes to the next in line
-                raise
-        self.busy += 1
+        and the call is abandoned (dropped if no thread took it yet)."""
         done: asyncio.Future[T] = self.loop.create_future()
-        inbox = self._idle.pop() if self._idle else self._start_thread()
-        inbox.put((fn, done, contextvars.copy_context()))
+        if (
+            self.threads
+            and not self.pending
+            and not self._skip_waits
+            and self._first_this_iteration()
+        ):
+            if self._hand_over_and_wait(fn, done):
+                return self._handed_back()  # type: ignore[no-any-return]
+        else:
+            if self._skip_waits:
+                self._skip_waits -= 1
+            self._work.put((fn, done, contextvars.copy_context(), None))
+            self.pending += 1
+            if not self.threads:
+                self._start_thread()
+        if self._watchdog is None:
+            self._taken_seen = self.taken
+            self._watchdog = self.loop.call_later(PATIENCE, self._watch)
         try:
-            return await asyncio.shield(done)
+            return await done  # cancelling the task cancels ``done``: a thread then drops it
         except asyncio.CancelledError:
             if on_cancel is not None:
                 on_cancel()
             raise
 
-    def _start_thread(self) -> queue.SimpleQueue[_Item]:
-        inbox: queue.SimpleQueue[_Item] = queue.SimpleQueue()
-        thread = threading.Thread(
-            target=_work, args=(inbox, self), name="mcpbind tool thread", daemon=True
-        )
-        thread.start()
-        return inbox
+    def _first_this_iteration(self) -> bool:
+        """Whether this is the loop's first wait in this iteration of the loop. Calls that
+        arrive together (read in one go, 32 in flight) are handled in one iteration: the first
+        may wait, the others go through the queue at once and come back in one batch."""
+        if self._waited:
+            return False
+        self._waited = True
+        self.loop.call_soon(self._next_iteration)
+        return True
 
-    def _finished(
-        self,
-        inbox: queue.SimpleQueue[_Item],
-        done: asyncio.Future[Any],
-        result: Any,
-        error: BaseException | None,
-    ) -> None:
-        """On the loop: the thread returned; deliver, free the slot, park the thread."""
-        self.busy -= 1
-        self._idle.append(inbox)
-        if not done.done():
-            if error is not None:
-                done.set_exception(error)
+    def _next_iteration(self) -> None:
+        self._waited = False
+
+    def _hand_over_and_wait(self, fn: Callable[[], Any], done: asyncio.Future[Any]) -> bool:
+        """Nothing is outstanding, so an idle thread takes this call at once: block the loop
+        up to ``WAIT`` for its outcome. False: it takes longer (it comes back through
+        ``done``), and the next calls skip the wait for a while (doubling back-off)."""
+        claim: list[None] = [None]  # popped first by the thread (finished) or the loop (gave up)
+        self._work.put((fn, done, contextvars.copy_context(), claim))
+        self.pending += 1
+        try:
+            if self._met.acquire(True, WAIT) or self._stop_waiting(claim):
+                return True
+        except BaseException:  # interrupted (KeyboardInterrupt): leave the pool consistent
+            if self._stop_waiting(claim):
+                self.pending -= 1
+                self._hand_back = (None, None)
             else:
+                done.cancel()  # it comes back through ``done``, which nobody awaits now
+            raise
+        self._skip_waits = self._skip_next
+        self._skip_next = min(2 * self._skip_next, _MAX_SKIP)
+        return False
+
+    def _stop_waiting(self, claim: list[None]) -> bool:
+        """Give up waiting: False if the call will come back through its future; True if the
+        thread finished it meanwhile (its hand-back is then imminent, and taken here)."""
+        try:
+            claim.pop()
+        except IndexError:
+            self._met.acquire()
+            return True
+        return False
+
+    def _handed_back(self) -> Any:
+        """The outcome of a call the loop waited for (the thread released ``_met``)."""
+        self.pending -= 1
+        self._skip_next = 1
+        result, error = self._hand_back
+        self._hand_back = (None, None)
+        if error is not None:
+            raise error
+        return result
+
+    def _start_thread(self) -> None:
+        self.threads += 1
+        threading.Thread(
+            target=_work, args=(self,), name="mcpbind tool thread", daemon=True
+        ).start()
+
+    def _watch(self) -> None:
+        """Every ``PATIENCE`` while calls are outstanding: a call waited all that time and no
+        thread took one, so every thread is busy with a slow call: start another one."""
+        self._watchdog = None
+        if not self.pending:
+            return
+        taken = self.taken
+        if taken == self._taken_seen and self._work.qsize() and self.threads < self.max_threads:
+            self._start_thread()
+        self._taken_seen = taken
+        self._watchdog = self.loop.call_later(PATIENCE, self._watch)
+
+    def _deliver(self) -> None:
+        """On the loop: hand every finished call's outcome to its awaiting task."""
+        self._delivery_due = False  # before draining: a result queued after this asks again
+        finished = self._done
+        while finished:
+            done, result, error = finished.popleft()
+            self.pending -= 1
+            if done.done():
+                continue  # abandoned (cancelled): nobody waits for it
+            if error is None:
                 done.set_result(result)
-        elif error is not None:
-            done.exception()  # abandoned: nobody will look at it
-        self._wake_next()
-        if self.busy == 0 and self._drained is not None:
+            else:
+                done.set_exception(error)
+        if not self.pending and self._drained is not None:
             self._drained.set()
 
-    def _retire(self, inbox: queue.SimpleQueue[_Item]) -> None:
-        if inbox in self._idle:
-            self._idle.remove(inbox)
-            inbox.put(None)
-
-    def _wake_next(self) -> None:
-        while self._waiting:
-            wake = self._waiting.popleft()
-            if not wake.done():
-                wake.set_result(None)
-                return
+    def _idle(self) -> None:
+        """On the loop: a thread found no work for ``_IDLE_SECONDS``; one thread ends."""
+        if self.threads:
+            self.threads -= 1
+            self._work.put(None)
 
     async def drain(self, grace: float) -> int:
-        """Wait up to ``grace`` seconds for running calls; how many are still running."""
-        if self.busy and grace > 0:
+        """Wait up to ``grace`` seconds for outstanding calls; how many threads still run one."""
+        if self.pending and grace > 0:
             self._drained = asyncio.Event()
             try:
                 await asyncio.wait_for(self._drained.wait(), grace)
@@ -139,33 +246,47 @@ class ToolThreads:
         return self.busy
 
 
-def _work(inbox: queue.SimpleQueue[_Item], pool: ToolThreads) -> None:
-    loop = pool.loop
+def _work(pool: ToolThreads) -> None:
+    """A pool thread: run queued calls in order; queue each outcome for the loop."""
+    loop, work, finished = pool.loop, pool._work, pool._done
     while True:
         try:
-            item = inbox.get(timeout=_IDLE_SECONDS)
+            call = work.get(timeout=_IDLE_SECONDS)
         except queue.Empty:
-            # Idle: ask the loop to retire this thread (it answers None, or a call that was
-            # handed over meanwhile); a closed loop means the server is gone.
-            try:
-                loop.call_soon_threadsafe(pool._retire, inbox)
+            try:  # a closed loop means the server is gone, and so is this thread
+                loop.call_soon_threadsafe(pool._idle)
             except RuntimeError:
                 return
-            item = inbox.get()
-        if item is None:
+            continue
+        if call is None:
             return
-        fn, done, context = item
+        pool.taken += 1  # only read as "changed since": a lost update between threads is fine
+        fn, done, context, claim = call
         result: Any = None
         error: BaseException | None = None
-        try:
-            result = context.run(fn)
-        except BaseException as exc:  # SystemExit too: it is the tool's, not this thread's
-            error = exc
-        try:
-            loop.call_soon_threadsafe(pool._finished, inbox, done, result, error)
-        except RuntimeError:  # the loop is closed: the server is gone, and so is this thread
-            return
-        del fn, done, context, result, error, item
+        if not done.cancelled():  # a call cancelled while queued is dropped unrun
+            try:
+                result = context.run(fn)
+            except BaseException as exc:  # SystemExit too: it is the tool's, not this thread's
+                error = exc
+        if claim is not None:
+            try:
+                claim.pop()
+            except IndexError:
+                pass  # the loop stopped waiting: deliver the usual way
+            else:  # the loop still waits for this call (blocked on _met): hand it straight back
+                pool._hand_back = (result, error)
+                pool._met.release()
+                del fn, done, context, result, error, call
+                continue
+        finished.append((done, result, error))
+        if not pool._delivery_due:
+            pool._delivery_due = True
+            try:
+                loop.call_soon_threadsafe(pool._deliver)
+            except RuntimeError:
+                return
+        del fn, done, context, result, error, call
 
 
 _POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ToolThreads] = (
@@ -173,12 +294,19 @@ _POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ToolThreads] = (
 )
 
 
+_last: ToolThreads | None = None  # the pool used last (a server has one loop)
+
+
 def tool_threads(max_threads: int = DEFAULT_MAX_THREADS) -> ToolThreads:
-    """The running loop's pool (created on first use)."""
+    """The running loop's pool (created on first use); ``RuntimeError`` off asyncio."""
+    global _last
     loop = asyncio.get_running_loop()
-    pool = _POOLS.get(loop)
-    if pool is None:
-        pool = _POOLS[loop] = ToolThreads(loop, max_threads)
+    pool = _last
+    if pool is None or pool.loop is not loop:
+        pool = _POOLS.get(loop)
+        if pool is None:
+            pool = _POOLS[loop] = ToolThreads(loop, max_threads)
+        _last = pool
     return pool
 
 

@@ -1,0 +1,201 @@
+"""The pool that runs ``def`` tools (mcpbind.server.threads, issue 15): one shared queue, as
+few threads as needed, a watchdog that adds a thread when every thread is stuck, results
+batched back to the loop, a short wait for a lone call. What must hold whatever the timing:
+a blocked thread never holds up other calls (2025-11-25 server/tools.mdx §Calling Tools);
+cancelling answers at once, a queued call is dropped unrun, a running one keeps its thread
+until it returns (basic/utilities/cancellation.mdx); the thread bound; drain at shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import threading
+from collections.abc import Callable
+
+import anyio
+import pytest
+
+from mcpbind import Client, Server
+from mcpbind import types as t
+from mcpbind.server.threads import ToolThreads
+
+pytestmark = pytest.mark.anyio
+
+REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("REQUEST_ID", default="unset")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # the pool is asyncio's
+
+
+def _pool(max_threads: int = 40) -> ToolThreads:
+    return ToolThreads(asyncio.get_running_loop(), max_threads)
+
+
+async def _wait_until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
+    with anyio.fail_after(seconds):
+        while not condition():  # noqa: ASYNC110 - polls state the pool's threads write
+            await asyncio.sleep(0.005)
+
+
+def _text(result: t.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, t.TextContent)
+    return block.text
+
+
+async def test_quick_def_calls_are_answered_while_a_thread_is_blocked() -> None:
+    """A ``def`` tool blocked on I/O holds the pool's only thread; quick ``def`` calls from
+    another client still complete (the watchdog starts another thread) before it returns."""
+    server = Server("blocked")
+    release = threading.Event()
+    started = threading.Event()
+
+    @server.tool()
+    def stuck() -> str:
+        started.set()
+        release.wait(30)
+        return "released"
+
+    @server.tool()
+    def quick(n: int) -> str:
+        return f"quick {n}"
+
+    async with Client(server) as first, Client(server) as second:
+        outcome: dict[str, str] = {}
+
+        async def call_stuck() -> None:
+            outcome["stuck"] = _text(await first.call_tool(t.CallToolRequestParams(name="stuck")))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call_stuck)
+            await anyio.to_thread.run_sync(started.wait, 10)
+            with anyio.fail_after(10):
+                for n in range(20):
+                    params = t.CallToolRequestParams(name="quick", arguments={"n": n})
+                    assert _text(await second.call_tool(params)) == f"quick {n}"
+            assert "stuck" not in outcome  # all answered while the blocked call still ran
+            release.set()
+        assert outcome["stuck"] == "released"
+
+
+async def test_results_errors_and_context_come_back_on_both_paths() -> None:
+    """A lone call (the loop waits for it) and calls queued together (results batched back)
+    both return the function's value, raise its exception, and run in the caller's context."""
+    pool = _pool()
+
+    def read_var() -> str:
+        return REQUEST_ID.get()
+
+    def fail() -> str:
+        raise ValueError("tool failed")
+
+    async def one(tag: str) -> str:
+        REQUEST_ID.set(tag)
+        return await pool.run(read_var)
+
+    assert await asyncio.ensure_future(one("lone")) == "lone"
+    with pytest.raises(ValueError, match="tool failed"):
+        await pool.run(fail)
+    tags = [f"call {n}" for n in range(64)]
+    assert await asyncio.gather(*(one(tag) for tag in tags)) == tags
+    outcomes = await asyncio.gather(*(pool.run(fail) for _ in range(8)), return_exceptions=True)
+    assert all(isinstance(o, ValueError) for o in outcomes)
+    assert pool.pending == 0 and pool.busy == 0
+    assert REQUEST_ID.get() == "unset"  # the tools ran in copies: nothing leaked back
+
+
+async def test_a_call_slower_than_the_wait_comes_back_the_usual_way() -> None:
+    """A lone call that outlasts the short wait is not lost: the loop goes on and the result
+    arrives through the call's future; later calls skip the wait and still work."""
+    pool = _pool()
+    gate = threading.Event()
+    call = asyncio.ensure_future(pool.run(lambda: gate.wait(30) and "slow"))
+    await _wait_until(lambda: pool.pending == 1)
+    assert not call.done()  # the loop runs on while the call is blocked
+    gate.set()
+    with anyio.fail_after(10):
+        assert await call == "slow"
+    assert [await pool.run(functools.partial(int, n)) for n in range(5)] == list(range(5))
+
+
+async def test_cancelling_a_queued_call_drops_it_unrun() -> None:
+    pool = _pool(max_threads=1)
+    gate = threading.Event()
+    ran: list[str] = []
+    cancelled: list[str] = []
+    first = asyncio.ensure_future(pool.run(lambda: gate.wait(30)))
+    await _wait_until(lambda: pool.taken == 1)
+    queued = asyncio.ensure_future(
+        pool.run(lambda: ran.append("queued"), lambda: cancelled.append("on_cancel"))
+    )
+    await asyncio.sleep(0.05)
+    assert not queued.done()  # the only thread is taken: the call waits in the queue
+    queued.cancel()
+    with anyio.fail_after(1), pytest.raises(asyncio.CancelledError):
+        await queued  # answered at once, while the thread is still blocked
+    assert cancelled == ["on_cancel"]
+    gate.set()
+    with anyio.fail_after(10):
+        assert await first is True
+    assert await pool.drain(10) == 0
+    assert ran == []  # dropped: a thread took it off the queue and did not run it
+
+
+async def test_cancelling_a_running_call_keeps_its_thread_until_it_returns() -> None:
+    pool = _pool(max_threads=2)
+    gate = threading.Event()
+    returned = threading.Event()
+    cancelled: list[str] = []
+
+    def blocking() -> str:
+        gate.wait(30)
+        returned.set()
+        return "late"
+
+    running = asyncio.ensure_future(pool.run(blocking, lambda: cancelled.append("on_cancel")))
+    await _wait_until(lambda: pool.taken == 1)
+    running.cancel()
+    with anyio.fail_after(1), pytest.raises(asyncio.CancelledError):
+        await running
+    assert cancelled == ["on_cancel"]
+    assert pool.busy == 1 and not returned.is_set()  # still taken: Python cannot stop it
+    assert await pool.drain(0.05) == 1  # the grace runs out with the call still running
+    gate.set()
+    assert await pool.drain(10) == 0
+    assert returned.is_set() and pool.busy == 0
+
+
+async def test_blocked_calls_never_make_more_threads_than_the_bound() -> None:
+    pool = _pool(max_threads=3)
+    gate = threading.Event()
+    calls = [
+        asyncio.ensure_future(pool.run(functools.partial(_wait_then, gate, n))) for n in range(9)
+    ]
+    await _wait_until(lambda: pool.taken == 3)  # the watchdog added threads up to the bound
+    await asyncio.sleep(0.1)  # several more watchdog rounds: still stuck, still at the bound
+    assert pool.threads == 3 and pool.busy == 3 and pool.taken == 3
+    gate.set()
+    with anyio.fail_after(10):
+        assert await asyncio.gather(*calls) == list(range(9))
+    assert pool.threads == 3 and pool.pending == 0
+
+
+async def test_drain_waits_for_outstanding_calls_up_to_the_grace() -> None:
+    pool = _pool()
+    assert await pool.drain(1) == 0  # nothing outstanding: returns at once
+    gate = threading.Event()
+    call = asyncio.ensure_future(pool.run(lambda: gate.wait(30)))
+    await _wait_until(lambda: pool.taken == 1)
+    assert await pool.drain(0.05) == 1
+    threading.Timer(0.1, gate.set).start()
+    assert await pool.drain(10) == 0
+    assert await call is True
+
+
+def _wait_then(gate: threading.Event, value: int) -> int:
+    gate.wait(30)
+    return value
