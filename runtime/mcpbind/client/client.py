@@ -135,6 +135,11 @@ class Client(ServerMethods):
         #: Stateless era: sent as ``io.modelcontextprotocol/logLevel`` on every request.
         self.log_level = log_level
         self._meta: dict[str, Any] = {}
+        #: ``_meta`` and the log level it was encoded for, the fields sent and their JSON
+        #: (:func:`mcpbind.client.pipeline._request_meta`).
+        self._meta_wire: tuple[dict[str, Any], str | None, dict[str, Any], msgspec.Raw] | None = (
+            None
+        )
         #: Stateless era: how often a request whose response stream broke is re-issued.
         self.max_reissues = max_reissues
         self._transport: Transport | None = None
