@@ -26,6 +26,7 @@ __all__ = [
     "SUBSCRIPTION_ID",
     "RequestMeta",
     "parse_request_meta",
+    "usual_request_meta",
     "with_meta",
 ]
 
@@ -59,24 +60,33 @@ class RequestMeta(msgspec.Struct, frozen=True, gc=False):
     raw: dict[str, Any]
 
 
+def usual_request_meta(meta: dict[str, Any]) -> RequestMeta | None:
+    """The checked ``_meta`` of the usual request, decoded JSON with every protocol field
+    well-formed (used as it is: no copy per request); ``None`` for anything else, which
+    :func:`parse_request_meta` then refuses or accepts with its reasons."""
+    version = meta.get(PROTOCOL_VERSION)
+    caps = meta.get(CLIENT_CAPABILITIES)
+    info = meta.get(CLIENT_INFO)
+    level = meta.get(LOG_LEVEL)
+    if (
+        type(version) is str
+        and type(caps) is dict
+        and (level is None or (type(level) is str and level in _LEVELS))
+        and (info is None or type(info) is dict)
+    ):
+        return RequestMeta(version, caps, info, level, meta)
+    return None
+
+
 def parse_request_meta(meta: Any) -> RequestMeta:
     """Check the required fields; a request missing one is malformed: -32602 (basic/index.mdx).
 
     The version itself is checked by the caller (an unsupported one is -32022, not -32602).
     """
     if type(meta) is dict:
-        # The usual case, decoded JSON: plain dicts, used as they are (no copy per request).
-        version = meta.get(PROTOCOL_VERSION)
-        caps = meta.get(CLIENT_CAPABILITIES)
-        info = meta.get(CLIENT_INFO)
-        level = meta.get(LOG_LEVEL)
-        if (
-            type(version) is str
-            and type(caps) is dict
-            and (level is None or (type(level) is str and level in _LEVELS))
-            and (info is None or type(info) is dict)
-        ):
-            return RequestMeta(version, caps, info, level, meta)
+        usual = usual_request_meta(meta)
+        if usual is not None:
+            return usual
     if not isinstance(meta, Mapping):
         raise MalformedMeta("Invalid params: _meta with the protocol fields is required")
     version = meta.get(PROTOCOL_VERSION)
