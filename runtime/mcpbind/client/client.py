@@ -13,6 +13,7 @@ the handshake era, ``InputRequiredResult`` rounds on 2026-07-28; refused unless 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -187,6 +188,9 @@ class Client(ServerMethods):
             from .pipeline import stateless_request
 
             self._pipeline = stateless_request
+            # The stubs' funnel (``self.send_request``) goes straight to the pipeline: one
+            # coroutine less on every 2026-07-28 call than through ``send_request`` below.
+            vars(self)["send_request"] = functools.partial(stateless_request, self)
         if self.refresh_lists:
             from . import refresh
 
