@@ -99,6 +99,8 @@ def _is_id(value: object) -> bool:
     kind = type(value)
     if kind is int or kind is str:  # the usual case, without the isinstance walk
         return True
+    if value is None:  # no progress token: the other usual case
+        return False
     return isinstance(value, int | str) and not isinstance(value, bool)
 
 
