@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 
-from mcpbind import Client, ClientHandlers
+from mcpbind import Client, ClientHandlers, RequestOptions
 from mcpbind import types as t
 from mcpbind.server import ServerSession
 from mcpbind.transports import memory_pair
@@ -20,6 +21,7 @@ pytestmark = pytest.mark.anyio
 
 PROTOCOL = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+INFO = "io.modelcontextprotocol/clientInfo"
 
 
 @pytest.mark.parametrize(
@@ -200,6 +202,48 @@ async def test_client_sends_meta_on_every_request() -> None:
     assert requests[-1]["params"]["_meta"]["io.modelcontextprotocol/logLevel"] == "debug"
     ids = [m["id"] for m in requests]
     assert len(set(ids)) == len(ids)  # mrtr.mdx: the retry is a new request with a new id
+
+
+@pytest.mark.memory_only
+async def test_client_meta_follows_level_and_own_keys() -> None:
+    """basic/index.mdx §_meta: the per-request fields a client encodes once are sent again
+    with the log level it has now (set, changed, cleared), and beside the caller's own
+    ``_meta`` keys (the caller's win), with a progress token when one is asked for."""
+    client_end, server_end = memory_pair()
+    wire = Recorder(server_end)
+    session = ServerSession(build(), wire)
+    add = t.CallToolRequestParams(name="add", arguments={"a": 1, "b": 2})
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        pass
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(session.run)
+        async with Client(client_end, protocol_version="2026-07-28", cache=False) as c:
+            await c.call_tool(add)
+            c.log_level = "info"
+            await c.call_tool(add)
+            c.log_level = "error"
+            await c.call_tool(add)
+            c.log_level = None
+            await c.call_tool(add)
+            own = {"com.example/trace": "t1", INFO: {"name": "mine", "version": "1"}}
+            await c.call_tool(
+                t.CallToolRequestParams(name="add", arguments={"a": 1, "b": 2}, meta=own)
+            )
+            await c.call_tool(add, options=RequestOptions(on_progress=on_progress))
+            await c.list_tools(t.PaginatedRequestParams(meta={"com.example/x": 1}))
+        tg.cancel_scope.cancel()
+    metas = [m["params"]["_meta"] for m in wire.requests()[1:]]
+    level = "io.modelcontextprotocol/logLevel"
+    assert [m.get(level) for m in metas[:4]] == [None, "info", "error", None]
+    assert all(m[CAPABILITIES] == {} and m[PROTOCOL] == VERSION for m in metas[:4])
+    assert metas[4]["com.example/trace"] == "t1" and metas[4][INFO]["name"] == "mine"
+    assert metas[4][CAPABILITIES] == {} and metas[4][PROTOCOL] == VERSION
+    assert metas[0][INFO] == {"name": "mcpbind", "version": "0.1.0"}
+    assert metas[5][PROTOCOL] == VERSION and isinstance(metas[5]["progressToken"], int)
+    assert metas[6]["com.example/x"] == 1 and metas[6][PROTOCOL] == VERSION
+    assert add.meta is msgspec.UNSET  # the caller's params are left as they were
 
 
 @pytest.mark.memory_only

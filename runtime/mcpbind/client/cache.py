@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import msgspec
 
-__all__ = ["INVALIDATES", "ResultCache"]
+__all__ = ["CACHED_METHODS", "INVALIDATES", "ResultCache"]
 
 INVALIDATES: Final = {
     "notifications/tools/list_changed": ("tools/list",),
@@ -23,7 +23,7 @@ INVALIDATES: Final = {
 }
 """caching.mdx, Interaction with Notifications: which cached methods a notification makes stale."""
 
-_CACHED_METHODS: Final = frozenset(
+CACHED_METHODS: Final = frozenset(
     {"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
 )
 
@@ -48,7 +48,7 @@ class ResultCache:
 
     @staticmethod
     def cacheable(method: str, params: Any) -> bool:
-        if method not in _CACHED_METHODS:
+        if method not in CACHED_METHODS:
             return False
         for attr in ("input_responses", "request_state"):
             if getattr(params, attr, msgspec.UNSET) is not msgspec.UNSET:

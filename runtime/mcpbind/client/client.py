@@ -13,6 +13,7 @@ the handshake era, ``InputRequiredResult`` rounds on 2026-07-28; refused unless 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -135,6 +136,11 @@ class Client(ServerMethods):
         #: Stateless era: sent as ``io.modelcontextprotocol/logLevel`` on every request.
         self.log_level = log_level
         self._meta: dict[str, Any] = {}
+        #: ``_meta`` and the log level it was encoded for, the fields sent and their JSON
+        #: (:func:`mcpbind.client.pipeline._request_meta`).
+        self._meta_wire: tuple[dict[str, Any], str | None, dict[str, Any], msgspec.Raw] | None = (
+            None
+        )
         #: Stateless era: how often a request whose response stream broke is re-issued.
         self.max_reissues = max_reissues
         self._transport: Transport | None = None
@@ -182,6 +188,9 @@ class Client(ServerMethods):
             from .pipeline import stateless_request
 
             self._pipeline = stateless_request
+            # The stubs' funnel (``self.send_request``) goes straight to the pipeline: one
+            # coroutine less on every 2026-07-28 call than through ``send_request`` below.
+            vars(self)["send_request"] = functools.partial(stateless_request, self)
         if self.refresh_lists:
             from . import refresh
 

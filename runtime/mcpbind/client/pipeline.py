@@ -7,14 +7,14 @@ negotiates the stateless era; a handshake-era client never loads it.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
 
-from ..connection import PeerError
+from ..connection import Connection, PeerError
 from ..protocol import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -24,7 +24,7 @@ from ..protocol import (
 )
 from ..protocol.meta import LOG_LEVEL, with_meta
 from ..transports.lost import STREAM_LOST
-from .cache import ResultCache
+from .cache import CACHED_METHODS, ResultCache
 from .handlers import answer_inputs
 from .tool_headers import reread_tools, vet_tools
 
@@ -41,27 +41,22 @@ async def stateless_request(
 ) -> Any:
     """One request on 2026-07-28: ``_meta``, the cache, and the MRTR retry loop."""
     name = method.method
-    conn = client._conn()
-    if name == "ping":  # no ping in this era; discover answers "are you there" as well
-        await conn.request("server/discover", with_meta(method, None, client._meta))
-        return {}
-    if name == "logging/setLevel":  # logging.mdx (2026-07-28): a level per request
-        conn.core._check_send_capability(method)  # refused as on the handshake era
-        client.log_level = params.level
-        return {}
+    conn = client.connection
+    if conn is None:
+        conn = client._conn()  # raises: not connected
+    if name in _NOT_SENT_AS_IS:
+        return await _special(client, conn, method, params)
     if method.versions and client.protocol_version not in method.versions:
         raise McpError(
             METHOD_NOT_FOUND, f"{name} is not part of protocol {client.protocol_version}"
         )
-    cache = client.cache if ResultCache.cacheable(name, params) else None
+    cache = client.cache if name in CACHED_METHODS and ResultCache.cacheable(name, params) else None
     if cache is not None:
         hit = cache.get(name, params)
         if hit is not None:
             return hit
-    meta = (
-        client._meta if client.log_level is None else {**client._meta, LOG_LEVEL: client.log_level}
-    )
-    wire = with_meta(method, params, meta)
+    fields, encoded = _request_meta(client)
+    wire = with_meta(method, params, fields, encoded)
     rounds = 0
     while True:
         try:
@@ -102,6 +97,38 @@ async def stateless_request(
         if cache is not None and rounds == 0:
             cache.put(name, params, result)
         return result
+
+
+_NOT_SENT_AS_IS: Final = frozenset({"ping", "logging/setLevel"})
+
+
+async def _special(
+    client: Client, conn: Connection, method: MethodInfo[Any, Any], params: Any
+) -> Any:
+    """The requests this era has no wire form for: ``ping`` (no ping in this era; discover
+    answers "are you there" as well) and ``logging/setLevel`` (logging.mdx, 2026-07-28: a
+    level per request)."""
+    if method.method == "ping":
+        fields, encoded = _request_meta(client)
+        await conn.request("server/discover", with_meta(method, None, fields, encoded))
+        return {}
+    conn.core._check_send_capability(method)  # refused as on the handshake era
+    client.log_level = params.level
+    return {}
+
+
+def _request_meta(client: Client) -> tuple[dict[str, Any], msgspec.Raw]:
+    """The client's per-request ``_meta`` fields (basic/index.mdx) with the log level, if
+    any, and their JSON: encoded once, and again only when the fields or the level change
+    (the same for every request of a client)."""
+    level = client.log_level
+    cached = client._meta_wire
+    if cached is not None and cached[0] is client._meta and cached[1] == level:
+        return cached[2], cached[3]
+    fields = client._meta if level is None else {**client._meta, LOG_LEVEL: level}
+    encoded = msgspec.Raw(msgspec.json.encode(fields))
+    client._meta_wire = (client._meta, level, fields, encoded)
+    return fields, encoded
 
 
 async def _retry_round(

@@ -99,6 +99,8 @@ def _is_id(value: object) -> bool:
     kind = type(value)
     if kind is int or kind is str:  # the usual case, without the isinstance walk
         return True
+    if value is None:  # no progress token: the other usual case
+        return False
     return isinstance(value, int | str) and not isinstance(value, bool)
 
 
@@ -373,12 +375,23 @@ def _with_progress_token(info: MethodInfo[Any, Any], params: Any, token: str | i
         except TypeError:
             return {"_meta": {"progressToken": token}}
     if isinstance(params, Mapping):
-        meta = dict(params.get("_meta") or {})
+        meta = _meta_copy(params.get("_meta"))
         meta["progressToken"] = token
         return {**params, "_meta": meta}
     meta_value = getattr(params, "meta", msgspec.UNSET)
     if not hasattr(params, "meta"):
         raise LocalProtocolError(f"cannot attach a progress token to {type(params).__name__}")
-    meta = {} if meta_value is msgspec.UNSET or meta_value is None else dict(meta_value)
+    meta = _meta_copy(None if meta_value is msgspec.UNSET else meta_value)
     meta["progressToken"] = token
     return msgspec.structs.replace(params, meta=meta)
+
+
+def _meta_copy(meta: Any) -> dict[str, Any]:
+    """A new dict of a ``_meta`` value: ``None``, a mapping, or its JSON already encoded (a
+    2026-07-28 client's per-request fields, :func:`mcpbind.protocol.meta.with_meta`)."""
+    if meta is None:
+        return {}
+    if type(meta) is msgspec.Raw:
+        decoded: dict[str, Any] = msgspec.json.decode(meta)
+        return decoded
+    return dict(meta)

@@ -32,7 +32,7 @@ from .errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
-from .meta import PROTOCOL_VERSION, RequestMeta, parse_request_meta
+from .meta import PROTOCOL_VERSION, RequestMeta, parse_request_meta, usual_request_meta
 
 __all__ = [
     "Accepted",
@@ -229,8 +229,8 @@ class StatelessEra(MethodTable):
                 meta = (
                     params.get("_meta") if type(params) is dict else getattr(params, "meta", None)
                 )
-                if type(meta) is dict and PROTOCOL_VERSION in meta:
-                    parsed = parse_request_meta(meta)
+                parsed = usual_request_meta(meta) if type(meta) is dict else None
+                if parsed is not None:
                     if parsed.protocol_version in self.versions:
                         return accepted[0], params, parsed
                     self.request_meta(meta)  # -32022

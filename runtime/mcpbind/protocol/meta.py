@@ -6,7 +6,6 @@ Every 2026-07-28 request carries its protocol version and the client's capabilit
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -27,6 +26,7 @@ __all__ = [
     "SUBSCRIPTION_ID",
     "RequestMeta",
     "parse_request_meta",
+    "usual_request_meta",
     "with_meta",
 ]
 
@@ -60,24 +60,33 @@ class RequestMeta(msgspec.Struct, frozen=True, gc=False):
     raw: dict[str, Any]
 
 
+def usual_request_meta(meta: dict[str, Any]) -> RequestMeta | None:
+    """The checked ``_meta`` of the usual request, decoded JSON with every protocol field
+    well-formed (used as it is: no copy per request); ``None`` for anything else, which
+    :func:`parse_request_meta` then refuses or accepts with its reasons."""
+    version = meta.get(PROTOCOL_VERSION)
+    caps = meta.get(CLIENT_CAPABILITIES)
+    info = meta.get(CLIENT_INFO)
+    level = meta.get(LOG_LEVEL)
+    if (
+        type(version) is str
+        and type(caps) is dict
+        and (level is None or (type(level) is str and level in _LEVELS))
+        and (info is None or type(info) is dict)
+    ):
+        return RequestMeta(version, caps, info, level, meta)
+    return None
+
+
 def parse_request_meta(meta: Any) -> RequestMeta:
     """Check the required fields; a request missing one is malformed: -32602 (basic/index.mdx).
 
     The version itself is checked by the caller (an unsupported one is -32022, not -32602).
     """
     if type(meta) is dict:
-        # The usual case, decoded JSON: plain dicts, used as they are (no copy per request).
-        version = meta.get(PROTOCOL_VERSION)
-        caps = meta.get(CLIENT_CAPABILITIES)
-        info = meta.get(CLIENT_INFO)
-        level = meta.get(LOG_LEVEL)
-        if (
-            type(version) is str
-            and type(caps) is dict
-            and (level is None or (type(level) is str and level in _LEVELS))
-            and (info is None or type(info) is dict)
-        ):
-            return RequestMeta(version, caps, info, level, meta)
+        usual = usual_request_meta(meta)
+        if usual is not None:
+            return usual
     if not isinstance(meta, Mapping):
         raise MalformedMeta("Invalid params: _meta with the protocol fields is required")
     version = meta.get(PROTOCOL_VERSION)
@@ -99,30 +108,42 @@ def parse_request_meta(meta: Any) -> RequestMeta:
     )
 
 
-def with_meta(info: MethodInfo[Any, Any], params: Any, fields: Mapping[str, Any]) -> Any:
-    """``params`` with ``fields`` merged into its ``_meta`` (caller's own keys win)."""
+def with_meta(
+    info: MethodInfo[Any, Any],
+    params: Any,
+    fields: Mapping[str, Any],
+    encoded: msgspec.Raw | None = None,
+) -> Any:
+    """``params`` with ``fields`` merged into its ``_meta`` (caller's own keys win).
+
+    ``encoded``: ``fields`` already encoded as JSON (a client's per-request fields are the same
+    on every request); sent as the whole ``_meta`` when the params carry none of their own,
+    instead of encoding the same object again on every request."""
     if params is None:
         if info.params_type in (None, dict[str, Any]):
-            return {"_meta": dict(fields)}
+            return {"_meta": dict(fields) if encoded is None else encoded}
         try:
-            return info.params_type(meta=dict(fields))
+            return info.params_type(meta=dict(fields) if encoded is None else encoded)
         except TypeError:
             return {"_meta": dict(fields)}
     if isinstance(params, msgspec.Struct):  # the usual case (a plain isinstance: no ABC)
         current = getattr(params, "meta", msgspec.UNSET)
-        meta = (
-            dict(fields) if current is msgspec.UNSET or current is None else {**fields, **current}
-        )
+        if current is msgspec.UNSET or current is None:
+            meta: Any = dict(fields) if encoded is None else encoded
+        else:
+            meta = {**fields, **current}
         if type(params).__struct_config__.frozen or "meta" not in params.__struct_fields__:
             return msgspec.structs.replace(params, meta=meta)
         # A copy with the new ``_meta``: the caller's params stay as they were, and are not
         # validated again (``replace`` runs ``__post_init__``).
-        copied = copy.copy(params)
-        copied.meta = meta  # type: ignore[attr-defined]
+        copied: Any = params.__copy__()  # type: ignore[attr-defined]  # (not in msgspec's stubs)
+        copied.meta = meta
         return copied
     if isinstance(params, Mapping):
-        merged = {**fields, **(params.get("_meta") or {})}
-        return {**params, "_meta": merged}
+        own = params.get("_meta")
+        if not own and encoded is not None:
+            return {**params, "_meta": encoded}
+        return {**params, "_meta": {**fields, **(own or {})}}
     current = getattr(params, "meta", msgspec.UNSET)
     if current is msgspec.UNSET or current is None:
         return msgspec.structs.replace(params, meta=dict(fields))

@@ -77,11 +77,23 @@ def _decode_result(info: MethodInfo[Any, Any], result: Any, mrtr: bool) -> Any:
     wire = info.wire_result_type
     if not mrtr or wire is info.result_type:
         return decoder(info.result_type).decode(result)
-    if type(result) is msgspec.Raw and _INPUT_REQUIRED not in bytes(result):
-        try:
-            return decoder(info.result_type).decode(result)
-        except msgspec.ValidationError:
-            pass
+    if type(result) is msgspec.Raw:
+        plain = info.result_type
+        if "result_type" in getattr(plain, "__struct_fields__", ()):
+            # The type holds resultType itself: decoded straight, an input_required result is
+            # told by its value (no copy of the bytes to search them first).
+            try:
+                value = decoder(plain).decode(result)
+            except msgspec.ValidationError:
+                pass
+            else:
+                if value.result_type != "input_required":
+                    return value
+        elif _INPUT_REQUIRED not in bytes(result):
+            try:
+                return decoder(plain).decode(result)
+            except msgspec.ValidationError:
+                pass
     return decoder(wire).decode(result)
 
 

@@ -22,7 +22,7 @@ nothing but this request's response (:mod:`mcpbind.server.sessionless`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import msgspec
 
@@ -426,23 +426,34 @@ def _context(
 def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) -> Any:
     """Stamp ``resultType``, the server's identity and (where cacheable) cache hints."""
     info = enc.info
-    fields = getattr(type(result), "__struct_fields__", None)
-    if fields is not None and "result_type" in fields:
-        if isinstance(result, t.InputRequiredResult):
+    kind = type(result)
+    stamps = _STAMPS.get(kind)
+    if stamps is None:
+        stamps = _STAMPS[kind] = _stamps_of(kind)
+    if stamps is not _NOT_A_RESULT:
+        if stamps.input_required:
             raise _no_input_required(method)
-        updates: dict[str, Any] = {"result_type": "complete"}
-        if method in CACHEABLE and "ttl_ms" in fields:
-            hint = opts.hint(method)
-            updates["ttl_ms"] = hint.ttl_ms
-            updates["cache_scope"] = hint.scope
-        if info is not None and "meta" in fields:
+        meta: Any = msgspec.UNSET
+        if info is not None and stamps.meta:
             current = result.meta
-            updates["meta"] = (
+            meta = (
                 {SERVER_INFO: info}
                 if current is msgspec.UNSET or current is None
                 else {**current, SERVER_INFO: info}
             )
-        return msgspec.structs.replace(result, **updates)
+        if stamps.cache_hints and method in CACHEABLE:
+            hint = opts.hint(method)
+            updates: dict[str, Any] = {
+                "result_type": "complete",
+                "ttl_ms": hint.ttl_ms,
+                "cache_scope": hint.scope,
+            }
+            if meta is not msgspec.UNSET:
+                updates["meta"] = meta
+            return msgspec.structs.replace(result, **updates)
+        if meta is msgspec.UNSET:
+            return msgspec.structs.replace(result, result_type="complete")
+        return msgspec.structs.replace(result, result_type="complete", meta=meta)
     if _is_input_required(result):
         raise _no_input_required(method)
     if type(result) is dict and result.get("resultType") == "task":
@@ -461,6 +472,29 @@ def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) ->
     if info is not None:
         value["_meta"] = {**(value.get("_meta") or {}), SERVER_INFO: info}
     return value
+
+
+class _Stamps(NamedTuple):
+    """What :func:`_complete` sets on a result Struct type with a ``result_type`` field."""
+
+    meta: bool
+    cache_hints: bool
+    input_required: bool
+    """An ``InputRequiredResult``: never a complete result."""
+
+
+_NOT_A_RESULT: Final = _Stamps(False, False, False)
+"""Not a Struct with ``result_type``: stamped as a plain object, if at all."""
+
+_STAMPS: dict[type, _Stamps] = {}
+"""Per result type, what it takes (found once per type)."""
+
+
+def _stamps_of(kind: type) -> _Stamps:
+    fields = getattr(kind, "__struct_fields__", None)
+    if fields is None or "result_type" not in fields:
+        return _NOT_A_RESULT
+    return _Stamps("meta" in fields, "ttl_ms" in fields, issubclass(kind, t.InputRequiredResult))
 
 
 def _no_input_required(method: str) -> McpError:

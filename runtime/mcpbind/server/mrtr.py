@@ -99,22 +99,17 @@ class InputRound:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-class StatelessPeer:
-    """The handler context's peer for one 2026-07-28 request (implements ``Peer``)."""
+class StatelessPeer(msgspec.Struct):
+    """The handler context's peer for one 2026-07-28 request (implements ``Peer``): a Struct,
+    made on every request without a Python ``__init__`` frame. Built positionally: the
+    client's capabilities, the request's log level, where its notifications go, its input
+    round (``None``: it cannot ask) and its method."""
 
-    def __init__(
-        self,
-        caps: Mapping[str, Any],
-        log_level: str | None,
-        emit: Emit | None,
-        round_: InputRound | None,
-        method: str,
-    ) -> None:
-        self._caps = caps
-        self._log_level = log_level
-        self._emit = emit
-        self._round = round_
-        self._method = method
+    _caps: Mapping[str, Any]
+    _log_level: str | None
+    _emit: Emit | None
+    _round: InputRound | None
+    _method: str
 
     @property
     def log_level(self) -> str | None:

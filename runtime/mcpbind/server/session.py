@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -27,6 +28,7 @@ from ..protocol import (
     METHOD_NOT_FOUND,
     McpError,
     NotificationReceived,
+    RequestId,
     RequestReceived,
     Session,
     SessionOptions,
@@ -261,17 +263,18 @@ class ServerSession:
             return self._listen(event)
         meta = event.meta
         assert meta is not None
-        connection = self.connection
         rid = event.id
-
-        async def emit(message: bytes) -> None:
-            if not connection.is_cancelled(rid):
-                with contextlib.suppress(ConnectionClosed, *_CLOSED):
-                    await connection.send(message)
-
+        emit = functools.partial(self._emit, rid)  # a partial: cheaper to make than a closure
         return run_request(
             self.server, rid, event.method, event.params, meta, emit, enc=self._encoded
         )
+
+    async def _emit(self, rid: RequestId, message: bytes) -> None:
+        """Send a notification of 2026-07-28 request ``rid`` unless the client cancelled it."""
+        connection = self.connection
+        if not connection.is_cancelled(rid):
+            with contextlib.suppress(ConnectionClosed, *_CLOSED):
+                await connection.send(message)
 
     async def _listen(self, event: RequestReceived) -> Any:
         """``subscriptions/listen`` on this connection (subscriptions.mdx): the
