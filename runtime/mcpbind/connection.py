@@ -105,7 +105,7 @@ class _Waiter:
         self.timed_out = False
         self.done = False  # set once: result, error or timeout
         #: Awaited by the caller (directly: no coroutine of its own on the hot path).
-        self.future: asyncio.Future[None] = loop.create_future()
+        self.future: asyncio.Future[None] = asyncio.Future(loop=loop)
 
     def set(self) -> None:
         if self.done:
@@ -265,7 +265,7 @@ class Connection:
         sent = False
         try:
             try:
-                await self.send(data)
+                await self.transport.send(data)  # self.send(data), inlined: data is never None
             except (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
                 self.core.cancel(request_id)  # forget it; nothing reached the peer
                 raise ConnectionClosed(str(exc) or self.close_reason) from None

@@ -103,7 +103,12 @@ class Receiver(SessionBase):
             self._refuse(data, events, INVALID_REQUEST, message)
             return events
         if data[:1] == b"{":  # the usual case: one object, no leading whitespace
-            self._receive_one(data, events)
+            try:  # _receive_one(data, events), inlined
+                env = _wire.ENVELOPE_DECODER.decode(data)
+            except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+                self._receive_one(data, events)  # the error answers are made there
+            else:
+                self._receive_envelope(env, events)
             return events
         first = _FIRST_BYTE.match(data)
         if first is not None and first.group(1) == b"[":
@@ -368,8 +373,13 @@ class Receiver(SessionBase):
             data = None if error.data is msgspec.UNSET else error.data
             failure = McpError(error.code, error.message, data)
         else:
+            info = pending.info
+            mrtr = self.version in _MRTR
             try:
-                value = _decode_result(pending.info, result, self.version in _MRTR)
+                if not mrtr or info.wire_result_type is info.result_type:  # inlined first case
+                    value = decoder(info.result_type).decode(result)
+                else:
+                    value = _decode_result(info, result, mrtr)
             except msgspec.ValidationError as exc:
                 message = f"Invalid result for {method}: {_validation_message(exc, 'result')}"
                 failure = RemoteProtocolError(INTERNAL_ERROR, message)
