@@ -52,7 +52,7 @@ class LineReader:
         ``anyio.EndOfStream`` at the end; a final line lacking its newline is returned.
         """
         while True:
-            line = self._next_line()
+            line = self.buffered_line()
             if line is not None:
                 return line
             if self._eof:
@@ -74,10 +74,8 @@ class LineReader:
 
     def buffered_line(self) -> bytes | None:
         """The next complete line already buffered, or ``None``; never waits. Raises
-        ``MessageTooLarge`` like :meth:`receive`."""
-        return None if self._eof else self._next_line()
-
-    def _next_line(self) -> bytes | None:
+        ``MessageTooLarge`` like :meth:`receive`. (After the end of the stream too: the
+        complete lines still buffered are what :meth:`receive` returns first.)"""
         buffer = self._buffer
         while (end := buffer.find(b"\n", self._scanned)) >= 0:
             start = self._start
