@@ -105,6 +105,11 @@ def test_cancel_check_pending_reads_anyio_scopes_like_anyio_does() -> None:
     from anyio._backends._asyncio import CancelScope, _task_states
 
     assert _asyncio.scope_states() is _task_states
+    assert type(_task_states.data) is dict  # read as states.data.get(weakref.ref(task))
+    if sys.version_info < (3, 12):
+        assert _asyncio.current_tasks() is asyncio.tasks._current_tasks  # type: ignore[attr-defined]
+    else:
+        assert _asyncio.current_tasks() is None
     for name in ("_cancel_called", "_shield", "_parent_scope"):
         assert name in CancelScope.__slots__
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextvars
 import sys
+import weakref
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,7 @@ __all__ = [
     "CancelCheck",
     "Flag",
     "backend_lookup",
+    "current_tasks",
     "eager_supported",
     "is_cancellation",
     "start_eager",
@@ -180,6 +182,16 @@ def backend_lookup() -> Callable[[], type[AsyncBackend]] | None:
     return get_async_backend
 
 
+def current_tasks() -> dict[Any, Any] | None:
+    """On 3.11, where ``asyncio.current_task`` is a Python function, the dict it reads
+    (private ``asyncio.tasks._current_tasks``: loop -> task), or ``None`` if missing; ``None``
+    on 3.12 and later (a C function there)."""
+    if sys.version_info >= (3, 12):
+        return None
+    tasks = getattr(asyncio.tasks, "_current_tasks", None)
+    return tasks if isinstance(tasks, dict) else None
+
+
 def scope_states() -> Any:
     """anyio's private per-task state table on asyncio (``_task_states``: task -> state with
     ``cancel_scope``; scopes with ``_cancel_called``, ``_shield``, ``_parent_scope``), or
@@ -201,11 +213,12 @@ class CancelCheck:
     cancel scopes as anyio's check does, but with no coroutine and no property calls (most
     of a call's cost when nothing is cancelled); ``await check()`` then raises."""
 
-    __slots__ = ("_backend", "_states")
+    __slots__ = ("_backend", "_states", "_tasks")
 
     def __init__(self) -> None:
         self._backend: type[AsyncBackend] | None = None
         self._states: Any = None
+        self._tasks: dict[Any, Any] | None = None
 
     def pending(self) -> bool:
         """Whether a cancel scope around the calling task (inside its innermost shield) was
@@ -215,10 +228,14 @@ class CancelCheck:
             states = self._states = scope_states()
             if states is None:  # pragma: no cover - a future anyio: always check
                 return True
-        task = asyncio.current_task()
+            self._tasks = current_tasks()
+        tasks = self._tasks
+        loop = asyncio.get_running_loop()
+        task = tasks.get(loop) if tasks is not None else asyncio.current_task(loop)
         if task is None:
             return False
-        state = states.get(task)
+        # states.get(task), without its Python frame (the table is a WeakKeyDictionary)
+        state = states.data.get(weakref.ref(task))
         scope = None if state is None else state.cancel_scope
         while scope is not None:
             if scope._cancel_called:
