@@ -261,7 +261,10 @@ class Connection:
         waiter = _Waiter(method, options, self._loop, self._loop.time(), timeout)
         self._waiters[request_id] = waiter
         if timeout is not None:
-            self._arm(request_id, waiter, waiter.started)
+            if options is None and self._watching:  # _arm(), inlined for the usual case
+                self._deadlines.arm(request_id, waiter.started + timeout)
+            else:
+                self._arm(request_id, waiter, waiter.started)
         sent = False
         try:
             try:
@@ -285,7 +288,8 @@ class Connection:
             raise
         finally:
             self._waiters.pop(request_id, None)
-            self._deadlines.disarm(request_id)
+            if timeout is not None:
+                self._deadlines.disarm(request_id)
         if waiter.error is not None:
             raised = raised_for(waiter.error)
             if isinstance(raised, UrlElicitationRequired) and self.on_url_elicitation is not None:
