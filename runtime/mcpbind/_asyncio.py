@@ -24,7 +24,7 @@ import contextvars
 import sys
 import weakref
 from collections.abc import Callable, Coroutine, Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._lazy import LazyModule
 
@@ -51,6 +51,7 @@ _TaskSwitch = Callable[["asyncio.AbstractEventLoop", "asyncio.Task[Any]"], None]
 # first start_eager (asyncio is not imported with this module); if a 3.11 release lacked
 # them, tasks would start the ordinary way. tests/test_private_apis.py checks them.
 _switch: tuple[_TaskSwitch | None, _TaskSwitch | None] | None = None
+_tasks: dict[Any, Any] | Literal[False] | None = False  # current_tasks(), once looked up
 
 
 def task_switch() -> tuple[_TaskSwitch | None, _TaskSwitch | None]:
@@ -149,7 +150,11 @@ def start_eager(
     _enter_task, _leave_task = _switch or task_switch()
     if _enter_task is None or _leave_task is None:
         return loop.create_task(coro)
-    current = asyncio.current_task(loop)  # None when called from a loop callback
+    global _tasks
+    if _tasks is False:
+        _tasks = current_tasks()
+    # None when called from a loop callback
+    current = _tasks.get(loop) if _tasks is not None else asyncio.current_task(loop)
     context = contextvars.copy_context()
     resumed = _Resumed(coro)
     task: asyncio.Task[None]

@@ -198,7 +198,10 @@ class Client(ServerMethods):
         # Returns the request's coroutine for the stub to await: no frame of its own per call.
         if self._pipeline is not None:
             return self._pipeline(self, method, params, options)
-        return self._conn().request(method.method, params, options)
+        connection = self.connection
+        if connection is None:
+            return self._conn().request(method.method, params, options)  # raises
+        return connection.request(method.method, params, options)
 
     def _note_url_elicitations(self, exc: UrlElicitationRequired) -> None:
         """A -32042 answer names URL elicitations whose completion may be announced later."""

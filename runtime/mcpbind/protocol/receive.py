@@ -249,7 +249,9 @@ class Receiver(SessionBase):
             self._transition(Transition.INIT_REQUEST)
         meta = getattr(params, "meta", None)
         token = meta.get("progressToken") if type(meta) is dict else None
-        events.append(RequestReceived(rid, method, params, info, token if _is_id(token) else None))
+        if token is not None and not _is_id(token):
+            token = None
+        events.append(RequestReceived(rid, method, params, info, token))
 
     def _accept_method(
         self, rid: RequestId, method: str, events: list[Event]
