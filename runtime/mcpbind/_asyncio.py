@@ -218,12 +218,11 @@ class CancelCheck:
     cancel scopes as anyio's check does, but with no coroutine and no property calls (most
     of a call's cost when nothing is cancelled); ``await check()`` then raises."""
 
-    __slots__ = ("_backend", "_states", "_tasks")
+    __slots__ = ("_backend", "_states")
 
     def __init__(self) -> None:
         self._backend: type[AsyncBackend] | None = None
         self._states: Any = None
-        self._tasks: dict[Any, Any] | None = None
 
     def pending(self) -> bool:
         """Whether a cancel scope around the calling task (inside its innermost shield) was
@@ -233,10 +232,11 @@ class CancelCheck:
             states = self._states = scope_states()
             if states is None:  # pragma: no cover - a future anyio: always check
                 return True
-            self._tasks = current_tasks()
-        tasks = self._tasks
+        global _tasks
+        if _tasks is False:
+            _tasks = current_tasks()
         loop = asyncio.get_running_loop()
-        task = tasks.get(loop) if tasks is not None else asyncio.current_task(loop)
+        task = _tasks.get(loop) if _tasks is not None else asyncio.current_task(loop)
         if task is None:
             return False
         # states.get(task), without its Python frame (the table is a WeakKeyDictionary)
