@@ -6,6 +6,11 @@ rather than in a user's session.
   and later use the public ``asyncio.Task(..., eager_start=True)``.
 - ``anyio._core._eventloop.get_async_backend`` (``mcpbind._asyncio``), with a public fallback;
   anyio is pinned below 5 in pyproject.toml.
+- ``anyio._backends._asyncio._task_states`` (a ``WeakKeyDictionary``, read through its ``data``
+  dict) and the cancel scope slots ``_cancel_called``, ``_shield``, ``_parent_scope``
+  (``CancelCheck.pending``, the synchronous cancel check on every request).
+- ``asyncio.tasks._current_tasks`` on Python 3.11 only (``start_eager`` and
+  ``CancelCheck.pending``; ``asyncio.current_task`` is a C function from 3.12 on).
 """
 
 from __future__ import annotations
