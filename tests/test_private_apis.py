@@ -6,6 +6,11 @@ rather than in a user's session.
   and later use the public ``asyncio.Task(..., eager_start=True)``.
 - ``anyio._core._eventloop.get_async_backend`` (``mcpbind._asyncio``), with a public fallback;
   anyio is pinned below 5 in pyproject.toml.
+- ``anyio._backends._asyncio._task_states`` (a ``WeakKeyDictionary``, read through its ``data``
+  dict) and the cancel scope slots ``_cancel_called``, ``_shield``, ``_parent_scope``
+  (``CancelCheck.pending``, the synchronous cancel check on every request).
+- ``asyncio.tasks._current_tasks`` on Python 3.11 only (``start_eager`` and
+  ``CancelCheck.pending``; ``asyncio.current_task`` is a C function from 3.12 on).
 """
 
 from __future__ import annotations
@@ -97,3 +102,42 @@ def test_anyio_backend_lookup_is_where_cancel_check_expects_it() -> None:
         assert scope.cancelled_caught
 
     anyio.run(main)
+
+
+def test_cancel_check_pending_reads_anyio_scopes_like_anyio_does() -> None:
+    """``CancelCheck.pending`` walks anyio's private task states and scope attributes: it must
+    agree with ``checkpoint_if_cancelled`` (cancelled scope, shield, nesting, no scope)."""
+    from anyio._backends._asyncio import CancelScope, _task_states
+
+    assert _asyncio.scope_states() is _task_states
+    assert type(_task_states.data) is dict  # read as states.data.get(weakref.ref(task))
+    if sys.version_info < (3, 12):
+        assert _asyncio.current_tasks() is asyncio.tasks._current_tasks  # type: ignore[attr-defined]
+    else:
+        assert _asyncio.current_tasks() is None
+    for name in ("_cancel_called", "_shield", "_parent_scope"):
+        assert name in CancelScope.__slots__
+
+    async def main() -> None:
+        check = _asyncio.CancelCheck()
+        assert not check.pending()
+        with anyio.CancelScope() as outer:
+            outer.cancel()
+            with anyio.CancelScope(shield=True):  # noqa: ASYNC100 - scopes read, not awaited
+                assert not check.pending()  # the shield hides the outer cancellation
+                with anyio.CancelScope():  # noqa: ASYNC100
+                    assert not check.pending()
+            assert check.pending()
+            with anyio.CancelScope():
+                assert check.pending()  # an inner scope does not hide it
+                await check()
+                pytest.fail("a pending cancellation must interrupt the check")  # pragma: no cover
+        assert outer.cancelled_caught
+        assert not check.pending()
+
+    anyio.run(main)
+
+    async def outside_any_scope() -> bool:
+        return _asyncio.CancelCheck().pending()
+
+    assert asyncio.run(outside_any_scope()) is False  # a task anyio has never seen

@@ -11,8 +11,9 @@ trio is not supported). What is here:
   the task swapped in as the loop's current task (private ``asyncio.tasks._enter_task`` /
   ``_leave_task``), and the task's own first step resumes the coroutine where that left it.
 - :class:`CancelCheck`: ``checkpoint_if_cancelled`` with the anyio backend looked up once
-  (private ``anyio._core._eventloop.get_async_backend``; anyio is pinned below 5 and
-  tests/test_private_apis.py fails when it moves).
+  (private ``anyio._core._eventloop.get_async_backend``), and a synchronous test for it
+  (private ``anyio._backends._asyncio._task_states`` and cancel scope attributes); anyio is
+  pinned below 5 and tests/test_private_apis.py fails when they move.
 - :func:`is_cancellation`: whether a handler's exception is the framework's cancellation.
 - :class:`Flag`: an event that costs no waiter queue until a task waits on it.
 """
@@ -21,8 +22,9 @@ from __future__ import annotations
 
 import contextvars
 import sys
+import weakref
 from collections.abc import Callable, Coroutine, Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._lazy import LazyModule
 
@@ -37,6 +39,7 @@ __all__ = [
     "CancelCheck",
     "Flag",
     "backend_lookup",
+    "current_tasks",
     "eager_supported",
     "is_cancellation",
     "start_eager",
@@ -48,6 +51,7 @@ _TaskSwitch = Callable[["asyncio.AbstractEventLoop", "asyncio.Task[Any]"], None]
 # first start_eager (asyncio is not imported with this module); if a 3.11 release lacked
 # them, tasks would start the ordinary way. tests/test_private_apis.py checks them.
 _switch: tuple[_TaskSwitch | None, _TaskSwitch | None] | None = None
+_tasks: dict[Any, Any] | Literal[False] | None = False  # current_tasks(), once looked up
 
 
 def task_switch() -> tuple[_TaskSwitch | None, _TaskSwitch | None]:
@@ -146,10 +150,18 @@ def start_eager(
     _enter_task, _leave_task = _switch or task_switch()
     if _enter_task is None or _leave_task is None:
         return loop.create_task(coro)
-    current = asyncio.current_task(loop)  # None when called from a loop callback
+    global _tasks
+    if _tasks is False:
+        _tasks = current_tasks()
+    # None when called from a loop callback
+    current = _tasks.get(loop) if _tasks is not None else asyncio.current_task(loop)
     context = contextvars.copy_context()
     resumed = _Resumed(coro)
-    task: asyncio.Task[None] = loop.create_task(resumed, context=context)
+    task: asyncio.Task[None]
+    if loop.get_task_factory() is None:  # what create_task does then, minus its checks
+        task = asyncio.Task(resumed, loop=loop, context=context)
+    else:
+        task = loop.create_task(resumed, context=context)
     if current is not None:
         _leave_task(loop, current)
     _enter_task(loop, task)
@@ -175,16 +187,68 @@ def backend_lookup() -> Callable[[], type[AsyncBackend]] | None:
     return get_async_backend
 
 
+def current_tasks() -> dict[Any, Any] | None:
+    """On 3.11, where ``asyncio.current_task`` is a Python function, the dict it reads
+    (private ``asyncio.tasks._current_tasks``: loop -> task), or ``None`` if missing; ``None``
+    on 3.12 and later (a C function there)."""
+    if sys.version_info >= (3, 12):
+        return None
+    tasks = getattr(asyncio.tasks, "_current_tasks", None)
+    return tasks if isinstance(tasks, dict) else None
+
+
+def scope_states() -> Any:
+    """anyio's private per-task state table on asyncio (``_task_states``: task -> state with
+    ``cancel_scope``; scopes with ``_cancel_called``, ``_shield``, ``_parent_scope``), or
+    ``None`` if a future anyio moved it; imported at the first check."""
+    try:
+        from anyio._backends._asyncio import _task_states
+    except ImportError:  # pragma: no cover - a future anyio (the pin and the test catch it)
+        return None
+    return _task_states
+
+
 class CancelCheck:
     """``await check()``: raise if the calling task's cancel scope was cancelled. Use within
     one event loop (the backend is found on the first call: the public
     ``anyio.lowlevel.checkpoint_if_cancelled`` looks it up on every call, which costs as much
-    as the check itself on a request's hot path)."""
+    as the check itself on a request's hot path).
 
-    __slots__ = ("_backend",)
+    On a hot path, ``if check.pending(): await check()``: :meth:`pending` walks the task's
+    cancel scopes as anyio's check does, but with no coroutine and no property calls (most
+    of a call's cost when nothing is cancelled); ``await check()`` then raises."""
+
+    __slots__ = ("_backend", "_states")
 
     def __init__(self) -> None:
         self._backend: type[AsyncBackend] | None = None
+        self._states: Any = None
+
+    def pending(self) -> bool:
+        """Whether a cancel scope around the calling task (inside its innermost shield) was
+        cancelled, so that ``await self()`` would raise; ``True`` when it cannot tell."""
+        states = self._states
+        if states is None:
+            states = self._states = scope_states()
+            if states is None:  # pragma: no cover - a future anyio: always check
+                return True
+        global _tasks
+        if _tasks is False:
+            _tasks = current_tasks()
+        loop = asyncio.get_running_loop()
+        task = _tasks.get(loop) if _tasks is not None else asyncio.current_task(loop)
+        if task is None:
+            return False
+        # states.get(task), without its Python frame (the table is a WeakKeyDictionary)
+        state = states.data.get(weakref.ref(task))
+        scope = None if state is None else state.cancel_scope
+        while scope is not None:
+            if scope._cancel_called:
+                return True
+            if scope._shield:
+                return False
+            scope = scope._parent_scope
+        return False
 
     async def __call__(self) -> None:
         backend = self._backend

@@ -25,11 +25,9 @@ from mcpbind_types._common import MethodInfo, RequestOptions
 from ._asyncio import CancelCheck, Flag, is_cancellation, start_eager
 from ._lazy import LazyModule, lazy_logger
 from .deadlines import Deadlines
+from .peer_errors import ConnectionClosed, PeerError, RequestTimeout, raised_for
 from .protocol import (
-    CONNECTION_CLOSED,
     INTERNAL_ERROR,
-    REQUEST_TIMEOUT,
-    URL_ELICITATION_REQUIRED,
     Cancelled,
     ErrorReceived,
     Event,
@@ -44,7 +42,6 @@ from .protocol import (
     UrlElicitationRequired,
 )
 from .transports import MessagePump, MessageTooLarge, Transport, TransportClosed
-from .transports.lost import CONNECTION_LOST
 
 if TYPE_CHECKING:
     import asyncio
@@ -75,78 +72,28 @@ RequestHandler = Callable[[RequestReceived], Awaitable[Any]]
 NotificationHandler = Callable[[NotificationReceived], Awaitable[None]]
 
 
-class PeerError(McpError):
-    """The peer answered one of our requests with this error."""
-
-
-class PeerUrlElicitationRequired(PeerError, UrlElicitationRequired):
-    """The peer answered -32042: catch it as :class:`UrlElicitationRequired`."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        McpError.__init__(self, code, message, data)
-
-
-class ConnectionClosed(McpError):
-    """The connection ended (the peer died or closed it) before the request was answered."""
-
-    def __init__(self, reason: str | None) -> None:
-        super().__init__(CONNECTION_CLOSED, f"Connection closed: {reason or 'closed'}")
-
-
-class RequestTimeout(McpError):
-    """A request got no response within its timeout; the peer was sent a cancellation."""
-
-    def __init__(self, method: str, seconds: float) -> None:
-        super().__init__(REQUEST_TIMEOUT, f"Request {method} timed out after {seconds:.3g}s")
-
-
-def _connection_lost(data: Any) -> bool:
-    return isinstance(data, dict) and data.get(CONNECTION_LOST) is True
-
-
-class _Waiter:
+class _Waiter(msgspec.Struct):
     """One request we sent, waiting for its outcome; a one-shot event: an asyncio future
-    (several times cheaper to make than an ``anyio.Event``)."""
+    (several times cheaper to make than an ``anyio.Event``). A Struct: built in C, no
+    ``__init__`` frame per request."""
 
-    __slots__ = (
-        "_future",
-        "done",
-        "error",
-        "method",
-        "options",
-        "result",
-        "started",
-        "timed_out",
-        "timeout",
-    )
-
-    def __init__(
-        self,
-        method: str,
-        options: RequestOptions | None,
-        loop: asyncio.AbstractEventLoop,
-        started: float,
-        timeout: float | None,
-    ) -> None:
-        self.method = method
-        self.options = options
-        self.started = started
-        self.timeout = timeout
-        self.result: Any = None
-        self.error: McpError | None = None
-        self.timed_out = False
-        self.done = False  # set once: result, error or timeout
-        self._future: asyncio.Future[None] = loop.create_future()
+    method: str
+    options: RequestOptions | None
+    started: float
+    timeout: float | None
+    #: Awaited by the caller (directly: no coroutine of its own on the hot path).
+    future: asyncio.Future[None]
+    result: Any = None
+    error: McpError | None = None
+    timed_out: bool = False
+    done: bool = False  # set once: result, error or timeout
 
     def set(self) -> None:
         if self.done:
             return
         self.done = True
-        if not self._future.done():
-            self._future.set_result(None)
-
-    async def wait(self) -> None:
-        await self._future
+        if not self.future.done():
+            self.future.set_result(None)
 
 
 class InflightLimit:
@@ -200,6 +147,8 @@ class Connection:
         #: The transport's declared features (``MessagePump``), read once when it starts.
         self._pump: MessagePump | None = None
         self._send_checks_cancellation = False
+        #: Told of each -32042 answer to one of our requests before it is raised to the caller.
+        self.on_url_elicitation: Callable[[UrlElicitationRequired], None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Connection:
@@ -279,7 +228,7 @@ class Connection:
         ``info``: the table row to send it under (a task-augmented call's result type)."""
         if self._is_closed:
             raise ConnectionClosed(self.close_reason)
-        if not self._send_checks_cancellation:
+        if not self._send_checks_cancellation and self._check_cancelled.pending():
             await self._check_cancelled()  # a cancelled caller sends nothing
         token: int | str | None = None
         if options is not None and (options.on_progress or options.reset_timeout_on_progress):
@@ -290,19 +239,24 @@ class Connection:
             if options is not None and options.timeout is not None
             else self.default_timeout
         )
-        waiter = _Waiter(method, options, self._loop, self._now(), timeout)
+        waiter = _Waiter(
+            method, options, self._loop.time(), timeout, asyncio.Future(loop=self._loop)
+        )
         self._waiters[request_id] = waiter
         if timeout is not None:
-            self._arm(request_id, waiter, waiter.started)
+            if options is None and self._watching:  # _arm(), inlined for the usual case
+                self._deadlines.arm(request_id, waiter.started + timeout)
+            else:
+                self._arm(request_id, waiter, waiter.started)
         sent = False
         try:
             try:
-                await self.send(data)
+                await self.transport.send(data)  # self.send(data), inlined: data is never None
             except (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
                 self.core.cancel(request_id)  # forget it; nothing reached the peer
                 raise ConnectionClosed(str(exc) or self.close_reason) from None
             sent = True
-            await waiter.wait()
+            await waiter.future
             if waiter.timed_out:
                 await self._cancel_remote(request_id, "timeout")
                 raise RequestTimeout(method, self._now() - waiter.started)
@@ -317,19 +271,13 @@ class Connection:
             raise
         finally:
             self._waiters.pop(request_id, None)
-            self._deadlines.disarm(request_id)
-        error = waiter.error
-        if error is not None:
-            if type(error) is McpError:
-                if error.code == CONNECTION_CLOSED and _connection_lost(error.data):
-                    raise ConnectionClosed(error.message)  # the transport lost the server
-                kind = (
-                    PeerUrlElicitationRequired
-                    if error.code == URL_ELICITATION_REQUIRED
-                    else PeerError
-                )
-                raise kind(error.code, error.message, error.data)
-            raise error
+            if timeout is not None:
+                self._deadlines.disarm(request_id)
+        if waiter.error is not None:
+            raised = raised_for(waiter.error)
+            if isinstance(raised, UrlElicitationRequired) and self.on_url_elicitation is not None:
+                self.on_url_elicitation(raised)
+            raise raised
         return waiter.result
 
     async def _cancel_remote(self, request_id: RequestId, reason: str) -> None:
@@ -451,7 +399,10 @@ class Connection:
         if waiter is None or waiter.done:
             return
         waiter.result, waiter.error = result, error
-        waiter.set()
+        waiter.done = True  # waiter.set(), inlined: once per response
+        future = waiter.future
+        if not future.done():
+            future.set_result(None)
 
     async def _dispatch(self, event: object) -> None:
         if isinstance(event, ResponseReceived):
@@ -522,14 +473,35 @@ class Connection:
         return request_id in self._cancelled
 
     async def _run_handler(self, event: RequestReceived) -> None:
-        current_request_id.set(event.id)
+        """Run the handler and send its answer: one coroutine per request (hot path)."""
+        rid = event.id
+        current_request_id.set(rid)
         try:
-            await self._handle(event)
+            try:
+                result = await self._on_request(event)
+            except BaseException as exc:  # SystemExit from a handler fails its request, not us
+                if is_cancellation(exc):
+                    raise
+                if rid not in self._cancelled:
+                    await self._answer(
+                        self.core.send_error(rid, self.core.error_for_exception(exc))
+                    )
+                return
+            try:
+                data = self.core.send_response(rid, result)
+            except (TypeError, ValueError, msgspec.EncodeError) as exc:
+                logger.error("result of %s could not be encoded: %s", event.method, exc)
+                data = self.core.send_error(rid, self.core.error_for_exception(exc))
+            if data is not None:  # _answer(data), inlined: once per request
+                try:
+                    await self.transport.send(data)
+                except (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    logger.debug("peer gone before the response could be sent")
         except asyncio.CancelledError:
-            if event.id not in self._cancelled and not self.closed:
+            if rid not in self._cancelled and not self.closed:
                 raise  # not ours to swallow
         finally:
-            self._handler_done(event.id)
+            self._handler_done(rid)
 
     def _refuse_busy(self, event: RequestReceived) -> None:
         """Answer at once, without running anything: the in-flight bound is reached."""
@@ -557,24 +529,6 @@ class Connection:
         if request_id in self._cancelled:
             self._cancelled.discard(request_id)
             self.core.release(request_id)
-
-    async def _handle(self, event: RequestReceived) -> None:
-        try:
-            result = await self._on_request(event)
-        except BaseException as exc:  # SystemExit from a handler fails its request, not us
-            if is_cancellation(exc):
-                raise
-            if event.id not in self._cancelled:
-                await self._answer(
-                    self.core.send_error(event.id, self.core.error_for_exception(exc))
-                )
-            return
-        try:
-            data = self.core.send_response(event.id, result)
-        except (TypeError, ValueError, msgspec.EncodeError) as exc:
-            logger.error("result of %s could not be encoded: %s", event.method, exc)
-            data = self.core.send_error(event.id, self.core.error_for_exception(exc))
-        await self._answer(data)
 
     async def _stop_handlers(self) -> None:
         """Cancel the handlers still running (the peer is gone) and wait for them to end."""

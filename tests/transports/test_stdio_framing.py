@@ -55,6 +55,22 @@ async def test_crlf_endings_and_empty_lines_are_tolerated() -> None:
     assert await read_all(reader) == [b"{}", b"[1]"]
 
 
+def test_pushed_chunks_keep_their_order_whole_or_split() -> None:
+    """The push path (``feed`` + ``buffered_line``): a chunk of whole lines is split at once,
+    one ending mid-line is buffered; either way the lines come out in order, CRLF and blank
+    lines handled alike, and lines not yet taken stay ahead of later bytes."""
+    reader = LineReader(Chunks([]))
+    reader.feed(b'{"id":1}\r\n\n{"id":2}\n')  # whole lines
+    assert reader.buffered_line() == b'{"id":1}'
+    reader.feed(b'{"id":3}\n{"id"')  # ends mid-line, while {"id":2} is still untaken
+    reader.feed(b":4}\n")
+    reader.feed(b'{"id":5}\n')
+    taken = []
+    while (line := reader.buffered_line()) is not None:
+        taken.append(line)
+    assert taken == [b'{"id":2}', b'{"id":3}', b'{"id":4}', b'{"id":5}']
+
+
 async def test_invalid_utf8_passes_through_undecoded() -> None:
     """2025-11-25 basic/transports.mdx: messages MUST be UTF-8, but the protocol layer,
     not the transport, answers a violation (with a parse error), so bytes pass as-is."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 __all__ = ["Client", "ClientHandlers", "UnsupportedVersion"]
 
 Pipeline: TypeAlias = Callable[
-    ["Client", MethodInfo[Any, Any], Any, RequestOptions | None], Awaitable[Any]
+    ["Client", MethodInfo[Any, Any], Any, RequestOptions | None], Coroutine[Any, Any, Any]
 ]
 
 logger = lazy_logger("mcpbind.client")
@@ -182,6 +182,7 @@ class Client(ServerMethods):
             on_notification=self._on_notification,
             default_timeout=self._timeout,
         )
+        self.connection.on_url_elicitation = self._note_url_elicitations
         await self._stack.enter_async_context(self.connection)
         self.era = await negotiate(self, core)
         if self.era == "stateless":
@@ -200,19 +201,21 @@ class Client(ServerMethods):
         return capabilities_of(self.handlers)
 
     # ------------------------------------------------------------------ the stub funnel
-    async def send_request(
+    def send_request(
         self, method: MethodInfo[P, R], params: P | None, options: RequestOptions | None = None
-    ) -> R:
+    ) -> Coroutine[Any, Any, R]:
+        # Returns the request's coroutine for the stub to await: no frame of its own per call.
         if self._pipeline is not None:
-            stateless: R = await self._pipeline(self, method, params, options)
-            return stateless
-        try:
-            result: R = await self._conn().request(method.method, params, options)
-        except UrlElicitationRequired as exc:
-            ids = (e.elicitation_id for e in exc.elicitations)
-            self._url_elicitations.update(i for i in ids if isinstance(i, str))
-            raise
-        return result
+            return self._pipeline(self, method, params, options)
+        connection = self.connection
+        if connection is None:
+            return self._conn().request(method.method, params, options)  # raises
+        return connection.request(method.method, params, options)
+
+    def _note_url_elicitations(self, exc: UrlElicitationRequired) -> None:
+        """A -32042 answer names URL elicitations whose completion may be announced later."""
+        ids = (e.elicitation_id for e in exc.elicitations)
+        self._url_elicitations.update(i for i in ids if isinstance(i, str))
 
     async def send_notification(self, method: MethodInfo[P, None], params: P | None) -> None:
         await self._conn().notify(method.method, params)

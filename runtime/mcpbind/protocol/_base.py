@@ -301,7 +301,12 @@ class SessionBase:
         return decoder(info.params_type).decode(data)
 
     def _answerable(self, request_id: RequestId) -> _Inbound | None:
-        entry = self._inbound.get(request_id) if _is_id(request_id) else None
+        kind = type(request_id)  # _is_id(request_id), its usual case inlined
+        entry = (
+            self._inbound.get(request_id)
+            if kind is int or kind is str or _is_id(request_id)
+            else None
+        )
         if entry is None or entry.cancelled:
             if entry is not None:
                 del self._inbound[request_id]

@@ -115,7 +115,12 @@ class Receiver(SessionBase):
             self._refuse(data, events, INVALID_REQUEST, message)
             return events
         if data[:1] == b"{":  # the usual case: one object, no leading whitespace
-            self._receive_one(data, events)
+            try:  # _receive_one(data, events), inlined
+                env = _wire.ENVELOPE_DECODER.decode(data)
+            except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+                self._receive_one(data, events)  # the error answers are made there
+            else:
+                self._receive_envelope(env, events)
             return events
         first = _FIRST_BYTE.match(data)
         if first is not None and first.group(1) == b"[":
@@ -256,7 +261,9 @@ class Receiver(SessionBase):
             self._transition(Transition.INIT_REQUEST)
         meta = getattr(params, "meta", None)
         token = meta.get("progressToken") if type(meta) is dict else None
-        events.append(RequestReceived(rid, method, params, info, token if _is_id(token) else None))
+        if token is not None and not _is_id(token):
+            token = None
+        events.append(RequestReceived(rid, method, params, info, token))
 
     def _accept_method(
         self, rid: RequestId, method: str, events: list[Event]
@@ -380,8 +387,13 @@ class Receiver(SessionBase):
             data = None if error.data is msgspec.UNSET else error.data
             failure = McpError(error.code, error.message, data)
         else:
+            info = pending.info
+            mrtr = self.version in _MRTR
             try:
-                value = _decode_result(pending.info, result, self.version in _MRTR)
+                if not mrtr or info.wire_result_type is info.result_type:  # inlined first case
+                    value = decoder(info.result_type).decode(result)
+                else:
+                    value = _decode_result(info, result, mrtr)
             except msgspec.ValidationError as exc:
                 message = f"Invalid result for {method}: {_validation_message(exc, 'result')}"
                 failure = RemoteProtocolError(INTERNAL_ERROR, message)

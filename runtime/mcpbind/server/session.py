@@ -11,7 +11,7 @@ import contextlib
 import contextvars
 import functools
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import anyio
@@ -61,6 +61,12 @@ _LIST_CHANGED = {
     "resources": m.S2C_RESOURCE_LIST_CHANGED,
     "prompts": m.S2C_PROMPT_LIST_CHANGED,
 }
+
+
+#: Methods the session answers itself, before the server's handlers.
+_SESSION_METHODS = frozenset(
+    {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+)
 
 
 class ServerSession:
@@ -222,10 +228,30 @@ class ServerSession:
             ctx = Context(peer=self, protocol_version=self.core.version, session_state=self.state)
             await handler(event.params, ctx)
 
-    async def _on_request(self, event: RequestReceived) -> Any:
+    def _on_request(self, event: RequestReceived) -> Awaitable[Any]:
+        """The coroutine that answers ``event``: the handler's own, so a request costs no
+        frame here while it runs (the connection awaits it)."""
         method = event.method
         if event.meta is not None:
-            return await self._stateless_request(event)
+            return self._stateless_request(event)
+        handler = self.server.handlers.get(method)
+        if handler is None or method in _SESSION_METHODS:
+            return self._session_request(event)
+        ctx = Context(
+            peer=self,
+            protocol_version=self.core.version,
+            request_id=event.id,
+            progress_token=event.progress_token,
+            is_cancelled=lambda: self.connection.is_cancelled(event.id),
+            session_state=self.state,
+            debug_errors=self.core.options.debug,
+            principal=self.principal or current_principal.get(),
+        )
+        return handler(event.params, ctx)
+
+    async def _session_request(self, event: RequestReceived) -> Any:
+        """A request the session answers itself (or an unknown method)."""
+        method = event.method
         if method == "initialize":
             return self._initialize(event.params)
         if method == "ping":
@@ -239,20 +265,7 @@ class ServerSession:
         if method == "resources/unsubscribe":
             self.subscriptions.discard(event.params.uri)
             return {}
-        handler = self.server.handlers.get(method)
-        if handler is None:
-            raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        ctx = Context(
-            peer=self,
-            protocol_version=self.core.version,
-            request_id=event.id,
-            progress_token=event.progress_token,
-            is_cancelled=lambda: self.connection.is_cancelled(event.id),
-            session_state=self.state,
-            debug_errors=self.core.options.debug,
-            principal=self.principal or current_principal.get(),
-        )
-        return await handler(event.params, ctx)
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     def _stateless_request(self, event: RequestReceived) -> Coroutine[Any, Any, Any]:
         """A 2026-07-28 request (accepted by the core with the era's rules): its handler runs

@@ -7,6 +7,7 @@ which needs the raw line (the nesting-depth limit is the protocol layer's too).
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Protocol
 
 import anyio
@@ -44,6 +45,7 @@ class LineReader:
         self._dropped = 0  # bytes of an oversized line thrown away so far
         self._head = b""  # the start of the line being dropped
         self._eof = False
+        self._ready: deque[bytes] = deque()  # complete lines split off whole chunks, in order
 
     async def receive(self) -> bytes:
         """Return the next non-empty line, without its ``\\n`` or ``\\r\\n``.
@@ -52,7 +54,7 @@ class LineReader:
         ``anyio.EndOfStream`` at the end; a final line lacking its newline is returned.
         """
         while True:
-            line = self._next_line()
+            line = self.buffered_line()
             if line is not None:
                 return line
             if self._eof:
@@ -66,6 +68,21 @@ class LineReader:
 
     def feed(self, chunk: bytes) -> None:
         """Append bytes read by someone else (the push path of a transport)."""
+        if (
+            chunk[-1:] == b"\n"
+            and self._start == len(self._buffer)
+            and not self._dropped
+            and len(chunk) <= self._max_size
+        ):
+            # The usual case: nothing partial is buffered, the chunk ends a line and is too
+            # short to hold an oversized one: its lines are split off at once (one C call).
+            if self._start:
+                self._buffer.clear()
+                self._start = self._scanned = 0
+            lines = chunk.split(b"\n")
+            lines.pop()  # the empty text after the last newline
+            self._ready.extend(lines)
+            return
         if self._start:
             del self._buffer[: self._start]
             self._scanned -= self._start
@@ -74,10 +91,15 @@ class LineReader:
 
     def buffered_line(self) -> bytes | None:
         """The next complete line already buffered, or ``None``; never waits. Raises
-        ``MessageTooLarge`` like :meth:`receive`."""
-        return None if self._eof else self._next_line()
-
-    def _next_line(self) -> bytes | None:
+        ``MessageTooLarge`` like :meth:`receive`. (After the end of the stream too: the
+        complete lines still buffered are what :meth:`receive` returns first.)"""
+        ready = self._ready
+        while ready:  # lines split off whole chunks come before any bytes buffered since
+            line = ready.popleft()
+            if line[-1:] == b"\r":
+                line = line[:-1]
+            if line:
+                return line
         buffer = self._buffer
         while (end := buffer.find(b"\n", self._scanned)) >= 0:
             start = self._start

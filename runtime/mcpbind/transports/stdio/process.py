@@ -249,7 +249,8 @@ class StdioClientTransport(AsyncResource, MessagePump):
 
     async def send(self, message: bytes) -> None:
         data = frame(message)
-        await self._check_cancelled()
+        if self._check_cancelled.pending():
+            await self._check_cancelled()
         if self._closed:
             raise TransportClosed("transport closed")
         stdin = self._stdin
