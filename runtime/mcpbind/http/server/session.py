@@ -15,6 +15,7 @@ import contextlib
 import contextvars
 import logging
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -24,7 +25,7 @@ from ...connection import current_request_id
 from ...protocol import SessionOptions
 from ...server.app import Server
 from ...server.session import ServerSession
-from ...transports import TransportClosed
+from ...transports import MessagePump, TransportClosed
 from .events import EventStore
 from .streams import Inbox, Item, Outbox, Stream
 
@@ -68,8 +69,9 @@ def close_sse_stream(retry_ms: int | None = None) -> bool:
     return session.close_request_stream(rid, retry_ms)
 
 
-class _Transport:
-    """The in-process transport a ``ServerSession`` runs over (whole messages as bytes)."""
+class _Transport(MessagePump):
+    """The in-process transport a ``ServerSession`` runs over (whole messages as bytes); it
+    pumps (:meth:`HttpSession.pump`), so a POST hands its body to the session directly."""
 
     __slots__ = ("_session",)
 
@@ -87,6 +89,9 @@ class _Transport:
             self._session.inbound.put_nowait(_CLOSED)  # every later receive also ends
             raise TransportClosed("session terminated")
         return item
+
+    async def pump(self, handler: Callable[[bytes], bool]) -> None:
+        await self._session.pump(handler)
 
     async def aclose(self) -> None:
         self._session.closed = True
@@ -114,6 +119,13 @@ class HttpSession:
         #: The client's address (per-address session limit).
         self.client_address: str | None = None
         self.inbound = Inbox(64)
+        #: While the read loop waits in :meth:`pump`: its handler, and the context to run it
+        #: in (the read loop's: a handler task started there inherits the session's context,
+        #: not the POST's).
+        self._push: Callable[[bytes], bool] | None = None
+        self._push_context: contextvars.Context | None = None
+        self._push_stopped = False
+        self._push_failure: BaseException | None = None
         # Stream ids: a random per-session prefix and a counter (ownership is checked by
         # lookup in this session, so they need to be unique, not secret).
         self._stream_prefix = secrets.token_hex(6)
@@ -200,9 +212,53 @@ class HttpSession:
 
     # ------------------------------------------------------------------ client -> server
     async def feed(self, body: bytes) -> None:
-        """Hand one POST body (a message or a 2025-03-26 batch) to the session."""
+        """Hand one POST body (a message or a 2025-03-26 batch) to the session: straight to
+        the connection's handler while its read loop waits in :meth:`pump` (a request's
+        handler starts in this step, as it would from the read loop), else queued behind
+        the bodies the read loop has still to take."""
         self.touch()
-        await self.inbound.put(body)
+        push = self._push
+        if push is None or self.closed:
+            await self.inbound.put(body)
+            return
+        assert self._push_context is not None
+        try:
+            if self._push_context.run(push, body):
+                return
+        except BaseException as exc:  # the read loop raises it, as it would its own
+            self._push_failure = exc
+        # The rest of this body's events need the read loop: later bodies queue behind it.
+        self._push = None
+        self._push_stopped = True
+        self.inbound.wake()
+
+    async def pump(self, handler: Callable[[bytes], bool]) -> None:
+        """The session's read loop (``MessagePump``): the queued bodies go to ``handler``,
+        then, while it waits, each POST hands its own to it (:meth:`feed`). Returns once
+        ``handler`` refuses a body (the rest of its events are the read loop's to await)."""
+        inbound = self.inbound
+        while True:
+            while (item := inbound.pop()) is not None:
+                if item is _CLOSED:
+                    inbound.put_nowait(_CLOSED)  # every later pump also ends
+                    raise TransportClosed("session terminated")
+                if not handler(item):
+                    return
+            if self.closed:
+                raise TransportClosed("session terminated")
+            self._push = handler
+            self._push_context = contextvars.copy_context()
+            try:
+                await inbound.wait()
+            finally:
+                self._push = None
+                self._push_context = None
+            if self._push_failure is not None:
+                failure, self._push_failure = self._push_failure, None
+                raise failure
+            if self._push_stopped:
+                self._push_stopped = False
+                return
 
     def open_stream(self, request_ids: list[int | str], *, json: bool) -> Stream | None:
         """A stream for a POST carrying these requests; ``None`` if an id is already in flight."""
