@@ -524,7 +524,7 @@ class Connection:
     async def _run_handler(self, event: RequestReceived) -> None:
         current_request_id.set(event.id)
         try:
-            await self._handle(event)
+            await self._answer(await self._handle(event))
         except asyncio.CancelledError:
             if event.id not in self._cancelled and not self.closed:
                 raise  # not ours to swallow
@@ -533,12 +533,15 @@ class Connection:
 
     def _refuse_busy(self, event: RequestReceived) -> None:
         """Answer at once, without running anything: the in-flight bound is reached."""
+        self._reply_soon(self._busy_error(event))
+
+    def _busy_error(self, event: RequestReceived) -> bytes | None:
         limit = self._max_inflight
         scope = "session"
         if len(self._handlers) < limit and self.shared_limit is not None:
             limit, scope = self.shared_limit.limit, "server"
         message = f"Server busy: {limit} requests in flight on this {scope}; retry later"
-        self._reply_soon(self.core.send_error(event.id, McpError(INTERNAL_ERROR, message)))
+        return self.core.send_error(event.id, McpError(INTERNAL_ERROR, message))
 
     def _reply_soon(self, data: bytes | None) -> None:
         """Send an answer the core made at once (a refusal) from its own task, started eagerly
@@ -558,23 +561,21 @@ class Connection:
             self._cancelled.discard(request_id)
             self.core.release(request_id)
 
-    async def _handle(self, event: RequestReceived) -> None:
+    async def _handle(self, event: RequestReceived) -> bytes | None:
+        """Run the request's handler: its encoded answer (``None`` once the peer cancelled it)."""
         try:
             result = await self._on_request(event)
         except BaseException as exc:  # SystemExit from a handler fails its request, not us
             if is_cancellation(exc):
                 raise
-            if event.id not in self._cancelled:
-                await self._answer(
-                    self.core.send_error(event.id, self.core.error_for_exception(exc))
-                )
-            return
+            if event.id in self._cancelled:
+                return None
+            return self.core.send_error(event.id, self.core.error_for_exception(exc))
         try:
-            data = self.core.send_response(event.id, result)
+            return self.core.send_response(event.id, result)
         except (TypeError, ValueError, msgspec.EncodeError) as exc:
             logger.error("result of %s could not be encoded: %s", event.method, exc)
-            data = self.core.send_error(event.id, self.core.error_for_exception(exc))
-        await self._answer(data)
+            return self.core.send_error(event.id, self.core.error_for_exception(exc))
 
     async def _stop_handlers(self) -> None:
         """Cancel the handlers still running (the peer is gone) and wait for them to end."""

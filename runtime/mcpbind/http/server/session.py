@@ -21,8 +21,8 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ...connection import current_request_id
-from ...protocol import SessionOptions
+from ...connection import Connection, current_request_id
+from ...protocol import Outgoing, RequestReceived, SessionOptions
 from ...server.app import Server
 from ...server.session import ServerSession
 from ...transports import MessagePump, TransportClosed
@@ -97,6 +97,58 @@ class _Transport(MessagePump):
         self._session.closed = True
 
 
+class _SessionConnection(Connection):
+    """The session's connection, which can also answer a request in the task of the POST
+    that carried it (:meth:`HttpSession.answer`), through the connection's own in-flight
+    table, bounds, cancellation and error mapping (its ``_handle``, ``_handlers``,
+    ``_cancelled``, ``_handler_done``, ``_busy_error``)."""
+
+    async def answer_here(self, data: bytes) -> bytes | None:
+        """Handle one message that is a single request in the calling task instead of a task
+        of its own, and return its encoded answer instead of sending it (``None``: nothing
+        is to be sent, the peer cancelled the request or the connection closed). For a
+        transport that answers each request on a response of its own (Streamable HTTP in
+        JSON mode); call it while the read loop has nothing left to dispatch, so messages
+        stay in order. The same accept step, in-flight bounds, cancellation (an inbound
+        ``notifications/cancelled`` cancels the calling task; that cancellation ends here)
+        and error mapping as a request the read loop starts."""
+        if self._is_closed:
+            return None
+        answer: bytes | None = None
+        for event in self.core.receive(data):
+            kind = type(event)
+            if kind is RequestReceived:
+                answer = await self._run_here(event)  # type: ignore[arg-type]
+            elif kind is Outgoing:
+                answer = event.data  # type: ignore[union-attr]  # refused by the core
+            else:  # pragma: no cover - one request yields one of the two
+                await self._dispatch(event)
+        return answer
+
+    async def _run_here(self, event: RequestReceived) -> bytes | None:
+        shared = self.shared_limit
+        if len(self._handlers) >= self._max_inflight or (
+            shared is not None and shared.count >= shared.limit
+        ):
+            return self._busy_error(event)
+        task = asyncio.current_task()
+        assert task is not None
+        if shared is not None:
+            shared.count += 1
+        self._handlers[event.id] = task
+        token = current_request_id.set(event.id)
+        try:
+            return await self._handle(event)
+        except asyncio.CancelledError:
+            if event.id not in self._cancelled and not self.closed:
+                raise  # not ours to swallow
+            task.uncancel()  # ours: the peer cancelled the request, or the connection ended
+            return None
+        finally:
+            current_request_id.reset(token)
+            self._handler_done(event.id)
+
+
 class HttpSession:
     """The state of one Streamable HTTP session."""
 
@@ -126,6 +178,7 @@ class HttpSession:
         self._push_context: contextvars.Context | None = None
         self._push_stopped = False
         self._push_failure: BaseException | None = None
+        self._answering = 0  # requests answered in their POST's task (:meth:`answer`)
         # Stream ids: a random per-session prefix and a counter (ownership is checked by
         # lookup in this session, so they need to be unique, not secret).
         self._stream_prefix = secrets.token_hex(6)
@@ -135,7 +188,12 @@ class HttpSession:
         #: Finished streams kept for a resume, oldest first (a dict keeps insertion order).
         self._finished: dict[str, None] = {}
         self._by_request: dict[int | str, Stream] = {}
-        self.server_session = ServerSession(server, _Transport(self), options=options)
+        self.server_session = ServerSession(
+            server, _Transport(self), options=options, connection=_SessionConnection
+        )
+        connection = self.server_session.connection
+        assert isinstance(connection, _SessionConnection)
+        self._connection = connection
         self.task: asyncio.Task[None] | None = None
 
     def _next_stream_id(self) -> str:
@@ -171,7 +229,7 @@ class HttpSession:
     def busy(self) -> bool:
         """A connection is open or a request is still being answered (a JSON-mode request
         has no stream to attach to): the idle timeout does not apply."""
-        return bool(self._by_request) or self.attached
+        return bool(self._by_request) or self._answering > 0 or self.attached
 
     @property
     def initialized(self) -> bool:
@@ -231,6 +289,27 @@ class HttpSession:
         self._push = None
         self._push_stopped = True
         self.inbound.wake()
+
+    @property
+    def at_rest(self) -> bool:
+        """The read loop waits with nothing queued: a request may be answered in place."""
+        return self._push is not None and not self.closed
+
+    async def answer(self, body: bytes) -> bytes | None:
+        """Answer a POST that is one request in the POST's own task, and return the encoded
+        response (``None``: cancelled, or the session ended): for JSON mode, where nothing
+        but the response goes on the POST's stream (what the handler emits goes to the GET
+        stream). Only while :attr:`at_rest`, so requests stay in order with what came
+        before; the connection's in-flight table, limits and cancellation apply as to any
+        request (:meth:`mcpbind.connection.Connection.answer_here`)."""
+        self.touch()
+        current_http_session.set(self)  # the POST's task runs the handler
+        self._answering += 1
+        try:
+            return await self._connection.answer_here(body)
+        finally:
+            self._answering -= 1
+            self.touch()
 
     async def pump(self, handler: Callable[[bytes], bool]) -> None:
         """The session's read loop (``MessagePump``): the queued bodies go to ``handler``,
