@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import msgspec
 
 from ...protocol.errors import INVALID_REQUEST
+from ...protocol.mcp_headers import RequestHeaders
 
 __all__ = [
     "Receive",
@@ -48,13 +50,17 @@ class Headers:
     """The request headers the transport reads, decoded once (latin-1, as HTTP/1.1 has it).
 
     A header the transport reads that appears twice is recorded in ``duplicates``: two
-    ``Host`` or two ``Mcp-Session-Id`` values are refused rather than guessed between.
+    ``Host`` or two ``Mcp-Session-Id`` values are refused rather than guessed between. The
+    other ``mcp-*`` headers (the 2026-07-28 request metadata headers) are kept in the same
+    pass, for :meth:`request_headers`.
     """
 
-    __slots__ = ("_values", "duplicates")
+    __slots__ = ("_mcp", "_repeated", "_values", "duplicates")
 
     def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
         values: dict[bytes, str] = {}
+        mcp: dict[str, str] | None = None
+        repeated: set[str] | None = None
         duplicates = False
         for name, value in raw:
             name = name.lower()
@@ -65,17 +71,33 @@ class Headers:
                         continue
                     duplicates = True
                 values[name] = value.decode("latin-1")
+            elif name[:4] == b"mcp-":
+                key = name.decode("latin-1")
+                if mcp is None:
+                    mcp = {}
+                elif key in mcp:
+                    repeated = repeated or set()
+                    repeated.add(key)
+                mcp[key] = value.decode("latin-1")
         self._values = values
+        self._mcp = mcp
+        self._repeated = repeated
         self.duplicates = duplicates
 
     def get(self, name: bytes) -> str | None:
         return self._values.get(name)
+
+    def request_headers(self) -> RequestHeaders:
+        """The ``mcp-*`` headers besides the session id and protocol version (those two
+        are :meth:`get`'s, and refused when repeated), as the 2026-07-28 checks read them."""
+        return RequestHeaders.collected(self._mcp or {}, self._repeated or set())
 
 
 def media_type(value: str | None) -> str:
     return (value or "").partition(";")[0].strip().lower()
 
 
+@functools.lru_cache(maxsize=256)  # clients send the same few Accept values
 def accepts(accept: str | None, wanted: str) -> bool:
     """Whether an ``Accept`` header lists ``wanted`` (or a wildcard covering it)."""
     if not accept:

@@ -26,7 +26,7 @@ import msgspec
 from ...protocol import HEADER_MISMATCH, INTERNAL_ERROR, PARSE_ERROR, McpError, SessionOptions
 from ...protocol._wire import encode_error
 from ...protocol.classify import Classified
-from ...protocol.mcp_headers import HeaderPath, RequestHeaders, check_headers, header_params
+from ...protocol.mcp_headers import HeaderPath, check_headers, header_params
 from ...server.app import Server
 from ...server.dispatch import Reply, answer
 from ...server.limits import server_inflight
@@ -123,7 +123,7 @@ class StatelessEra:
         rid, method = classified.request_ids[0], classified.methods[0]
         try:
             reason = check_headers(
-                RequestHeaders(scope["headers"]),
+                headers.request_headers(),
                 headers.get(b"mcp-protocol-version"),
                 method,
                 classified.peek,
