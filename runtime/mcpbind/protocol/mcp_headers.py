@@ -97,6 +97,8 @@ class RequestHeaders:
 
 def _safe(value: str) -> bool:
     """RFC 9110 field-value characters: visible ASCII, space, tab."""
+    if value.isascii() and value.isprintable():  # visible ASCII and space: the usual case
+        return True
     return all(c == "\t" or " " <= c <= "~" for c in value)
 
 
