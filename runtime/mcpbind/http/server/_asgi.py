@@ -11,6 +11,7 @@ import msgspec
 
 from ...protocol.errors import INVALID_REQUEST
 from ...protocol.mcp_headers import RequestHeaders
+from .ticks import ticks
 
 __all__ = [
     "Receive",
@@ -172,23 +173,50 @@ async def read_body(receive: Receive, limit: int, timeout: float | None) -> byte
     forever, since ASGI servers only wait for body bytes, they do not time them out."""
     chunks: list[bytes] = []
     size = 0
+    deadline = clock = None
+    if timeout is not None:  # on the shared clock: a timer per request costs more (ticks.py)
+        deadline = _Deadline()
+        clock = ticks()
+        clock.arm(deadline, timeout, deadline.expire)
     try:
-        async with asyncio.timeout(timeout):
-            while True:
-                message = await receive()
-                chunk: bytes = message.get("body", b"")
-                if chunk:
-                    size += len(chunk)
-                    if size > limit:  # counted per chunk: 1-byte pieces cannot slip past
-                        raise BodyError(413, f"Request body exceeds {limit} bytes")
-                    chunks.append(chunk)
-                elif message["type"] == "http.disconnect":
-                    raise BodyError(400, "Client disconnected")
-                if not message.get("more_body"):
-                    break
-    except TimeoutError:
+        while True:
+            message = await receive()
+            chunk: bytes = message.get("body", b"")
+            if chunk:
+                size += len(chunk)
+                if size > limit:  # counted per chunk: 1-byte pieces cannot slip past
+                    raise BodyError(413, f"Request body exceeds {limit} bytes")
+                chunks.append(chunk)
+            elif message["type"] == "http.disconnect":
+                raise BodyError(400, "Client disconnected")
+            if not message.get("more_body"):
+                break
+    except asyncio.CancelledError:
+        if deadline is None or not deadline.expired:
+            raise
+        deadline.task.uncancel()  # ours: the deadline passed while the body was awaited
         raise BodyError(408, "Request body not received in time") from None
+    finally:
+        if clock is not None:
+            clock.disarm(deadline)
     return b"".join(chunks)
+
+
+class _Deadline:
+    """The deadline of one body read: cancels the reading task when it passes. It is armed
+    only while the task waits in ``read_body``, so the cancellation always lands there."""
+
+    __slots__ = ("expired", "task")
+
+    def __init__(self) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.task = task
+        self.expired = False
+
+    def expire(self) -> None:
+        self.expired = True
+        self.task.cancel()
 
 
 async def receive_body(
