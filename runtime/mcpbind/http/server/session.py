@@ -299,10 +299,10 @@ class HttpSession:
         """Answer a POST that is one request in the POST's own task, and return the encoded
         response (``None``: cancelled, or the session ended): for JSON mode, where nothing
         but the response goes on the POST's stream (what the handler emits goes to the GET
-        stream). The session is :attr:`busy` meanwhile, and touched when it is answered.
-        Only while :attr:`at_rest`, so requests stay in order with what came
+        stream). Only while :attr:`at_rest`, so requests stay in order with what came
         before; the connection's in-flight table, limits and cancellation apply as to any
-        request (:meth:`mcpbind.connection.Connection.answer_here`)."""
+        request (:meth:`_SessionConnection.answer_here`). The session is :attr:`busy`
+        meanwhile, and touched when the request is answered."""
         current_http_session.set(self)  # the POST's task runs the handler
         self._answering += 1
         try:
