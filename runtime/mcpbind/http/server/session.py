@@ -16,7 +16,7 @@ import contextvars
 import logging
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -152,6 +152,15 @@ class _SessionConnection(Connection):
 class HttpSession:
     """The state of one Streamable HTTP session."""
 
+    # Class-level defaults: an idle session holds only what it set (issue 15, memory).
+    #: While the read loop waits in :meth:`pump`: its handler (run in the session's context,
+    #: as the read loop would: a handler task started there inherits it, not the POST's).
+    _push: Callable[[bytes], bool] | None = None
+    _context: contextvars.Context | None = None  # the session task's (set by :meth:`start`)
+    _push_stopped = False
+    _push_failure: BaseException | None = None
+    _answering = 0  # requests answered in their POST's task (:meth:`answer`)
+
     def __init__(
         self,
         server: Server,
@@ -171,14 +180,6 @@ class HttpSession:
         #: The client's address (per-address session limit).
         self.client_address: str | None = None
         self.inbound = Inbox(64)
-        #: While the read loop waits in :meth:`pump`: its handler, and the context to run it
-        #: in (the read loop's: a handler task started there inherits the session's context,
-        #: not the POST's).
-        self._push: Callable[[bytes], bool] | None = None
-        self._push_context: contextvars.Context | None = None
-        self._push_stopped = False
-        self._push_failure: BaseException | None = None
-        self._answering = 0  # requests answered in their POST's task (:meth:`answer`)
         # Stream ids: a random per-session prefix and a counter (ownership is checked by
         # lookup in this session, so they need to be unique, not secret).
         self._stream_prefix = secrets.token_hex(6)
@@ -191,9 +192,6 @@ class HttpSession:
         self.server_session = ServerSession(
             server, _Transport(self), options=options, connection=_SessionConnection
         )
-        connection = self.server_session.connection
-        assert isinstance(connection, _SessionConnection)
-        self._connection = connection
         self.task: asyncio.Task[None] | None = None
 
     def _next_stream_id(self) -> str:
@@ -204,6 +202,7 @@ class HttpSession:
     def start(self) -> asyncio.Task[None]:
         context = contextvars.copy_context()
         context.run(current_http_session.set, self)
+        self._context = context
         self.task = asyncio.get_running_loop().create_task(self._run(), context=context)
         return self.task
 
@@ -279,9 +278,9 @@ class HttpSession:
         if push is None or self.closed:
             await self.inbound.put(body)
             return
-        assert self._push_context is not None
+        assert self._context is not None
         try:
-            if self._push_context.run(push, body):
+            if self._context.run(push, body):
                 return
         except BaseException as exc:  # the read loop raises it, as it would its own
             self._push_failure = exc
@@ -306,7 +305,8 @@ class HttpSession:
         current_http_session.set(self)  # the POST's task runs the handler
         self._answering += 1
         try:
-            return await self._connection.answer_here(body)
+            connection = cast(_SessionConnection, self.server_session.connection)
+            return await connection.answer_here(body)
         finally:
             self._answering -= 1
             self.touch()
@@ -326,12 +326,10 @@ class HttpSession:
             if self.closed:
                 raise TransportClosed("session terminated")
             self._push = handler
-            self._push_context = contextvars.copy_context()
             try:
                 await inbound.wait()
             finally:
                 self._push = None
-                self._push_context = None
             if self._push_failure is not None:
                 failure, self._push_failure = self._push_failure, None
                 raise failure
