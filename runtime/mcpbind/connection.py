@@ -482,16 +482,9 @@ class Connection:
             except BaseException as exc:  # SystemExit from a handler fails its request, not us
                 if is_cancellation(exc):
                     raise
-                if rid not in self._cancelled:
-                    await self._answer(
-                        self.core.send_error(rid, self.core.error_for_exception(exc))
-                    )
-                return
-            try:
-                data = self.core.send_response(rid, result)
-            except (TypeError, ValueError, msgspec.EncodeError) as exc:
-                logger.error("result of %s could not be encoded: %s", event.method, exc)
-                data = self.core.send_error(rid, self.core.error_for_exception(exc))
+                data = self._failed(event, exc)
+            else:
+                data = self._encoded(event, result)
             if data is not None:  # _answer(data), inlined: once per request
                 try:
                     await self.transport.send(data)
@@ -505,12 +498,15 @@ class Connection:
 
     def _refuse_busy(self, event: RequestReceived) -> None:
         """Answer at once, without running anything: the in-flight bound is reached."""
+        self._reply_soon(self._busy_error(event))
+
+    def _busy_error(self, event: RequestReceived) -> bytes | None:
         limit = self._max_inflight
         scope = "session"
         if len(self._handlers) < limit and self.shared_limit is not None:
             limit, scope = self.shared_limit.limit, "server"
         message = f"Server busy: {limit} requests in flight on this {scope}; retry later"
-        self._reply_soon(self.core.send_error(event.id, McpError(INTERNAL_ERROR, message)))
+        return self.core.send_error(event.id, McpError(INTERNAL_ERROR, message))
 
     def _reply_soon(self, data: bytes | None) -> None:
         """Send an answer the core made at once (a refusal) from its own task, started eagerly
@@ -529,6 +525,29 @@ class Connection:
         if request_id in self._cancelled:
             self._cancelled.discard(request_id)
             self.core.release(request_id)
+
+    async def _handle(self, event: RequestReceived) -> bytes | None:
+        """Run the request's handler: its encoded answer (``None`` once the peer cancelled it)."""
+        try:
+            result = await self._on_request(event)
+        except BaseException as exc:  # SystemExit from a handler fails its request, not us
+            if is_cancellation(exc):
+                raise
+            return self._failed(event, exc)
+        return self._encoded(event, result)
+
+    def _failed(self, event: RequestReceived, exc: BaseException) -> bytes | None:
+        """The error answer for a handler's exception (``None`` once the peer cancelled)."""
+        if event.id in self._cancelled:
+            return None
+        return self.core.send_error(event.id, self.core.error_for_exception(exc))
+
+    def _encoded(self, event: RequestReceived, result: Any) -> bytes | None:
+        try:
+            return self.core.send_response(event.id, result)
+        except (TypeError, ValueError, msgspec.EncodeError) as exc:
+            logger.error("result of %s could not be encoded: %s", event.method, exc)
+            return self.core.send_error(event.id, self.core.error_for_exception(exc))
 
     async def _stop_handlers(self) -> None:
         """Cancel the handlers still running (the peer is gone) and wait for them to end."""

@@ -82,12 +82,23 @@ class RequestHeaders:
         self.values = values
         self.repeated = repeated
 
+    @classmethod
+    def collected(cls, values: dict[str, str], repeated: set[str]) -> RequestHeaders:
+        """From ``mcp-*`` headers already collected (lower-cased names) by a transport that
+        reads the headers once for its own checks too."""
+        headers = cls.__new__(cls)
+        headers.values = values
+        headers.repeated = repeated
+        return headers
+
     def get(self, name: str) -> str | None:
         return self.values.get(name)
 
 
 def _safe(value: str) -> bool:
     """RFC 9110 field-value characters: visible ASCII, space, tab."""
+    if value.isascii() and value.isprintable():  # visible ASCII and space: the usual case
+        return True
     return all(c == "\t" or " " <= c <= "~" for c in value)
 
 

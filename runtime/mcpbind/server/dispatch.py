@@ -228,14 +228,15 @@ async def answer(
                 server, table, request_id, method, raw, version is None, emit, opts
             )
             return Reply(encode_result(request_id, result))
-        era = encoded(server).era
+        enc = encoded(server)
+        era = enc.era
         decoded = era.decode(method, raw)
         if decoded is None:  # no version in _meta: malformed, unless the method is unknown
             era.accept(method)
             era.request_meta(read_meta(raw))
             raise MalformedMeta("Invalid params: _meta with the protocol fields is required")
         _, params, meta = decoded
-        result = await run_request(server, request_id, method, params, meta, emit, principal)
+        result = await run_request(server, request_id, method, params, meta, emit, principal, enc)
     except McpError as exc:
         return Reply(_encode_error(request_id, exc), exc.code, isinstance(exc, MalformedMeta))
     except BaseException as exc:  # SystemExit from a handler fails its request, not us

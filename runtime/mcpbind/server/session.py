@@ -79,6 +79,7 @@ class ServerSession:
         *,
         options: SessionOptions | None = None,
         debounce: float = 0.05,
+        connection: type[Connection] = Connection,
     ) -> None:
         self.server = server
         self.core = Session("server", None, options)
@@ -94,7 +95,7 @@ class ServerSession:
         if any(v in STATELESS_VERSIONS for v in opts.versions):
             self._encoded = encoded(server)
             self.core.stateless = self._encoded.era
-        self.connection = Connection(
+        self.connection = connection(
             self.core, transport, on_request=self._on_request, on_notification=self._on_notification
         )
         self.connection.shared_limit = server_inflight(server)

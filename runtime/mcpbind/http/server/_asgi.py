@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import msgspec
 
 from ...protocol.errors import INVALID_REQUEST
+from ...protocol.mcp_headers import RequestHeaders
+from .ticks import ticks
 
 __all__ = [
     "Receive",
@@ -48,13 +51,17 @@ class Headers:
     """The request headers the transport reads, decoded once (latin-1, as HTTP/1.1 has it).
 
     A header the transport reads that appears twice is recorded in ``duplicates``: two
-    ``Host`` or two ``Mcp-Session-Id`` values are refused rather than guessed between.
+    ``Host`` or two ``Mcp-Session-Id`` values are refused rather than guessed between. The
+    other ``mcp-*`` headers (the 2026-07-28 request metadata headers) are kept in the same
+    pass, for :meth:`request_headers`.
     """
 
-    __slots__ = ("_values", "duplicates")
+    __slots__ = ("_mcp", "_repeated", "_values", "duplicates")
 
     def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
         values: dict[bytes, str] = {}
+        mcp: dict[str, str] | None = None
+        repeated: set[str] | None = None
         duplicates = False
         for name, value in raw:
             name = name.lower()
@@ -65,17 +72,33 @@ class Headers:
                         continue
                     duplicates = True
                 values[name] = value.decode("latin-1")
+            elif name[:4] == b"mcp-":
+                key = name.decode("latin-1")
+                if mcp is None:
+                    mcp = {}
+                elif key in mcp:
+                    repeated = repeated or set()
+                    repeated.add(key)
+                mcp[key] = value.decode("latin-1")
         self._values = values
+        self._mcp = mcp
+        self._repeated = repeated
         self.duplicates = duplicates
 
     def get(self, name: bytes) -> str | None:
         return self._values.get(name)
+
+    def request_headers(self) -> RequestHeaders:
+        """The ``mcp-*`` headers besides the session id and protocol version (those two
+        are :meth:`get`'s, and refused when repeated), as the 2026-07-28 checks read them."""
+        return RequestHeaders.collected(self._mcp or {}, self._repeated or set())
 
 
 def media_type(value: str | None) -> str:
     return (value or "").partition(";")[0].strip().lower()
 
 
+@functools.lru_cache(maxsize=256)  # clients send the same few Accept values
 def accepts(accept: str | None, wanted: str) -> bool:
     """Whether an ``Accept`` header lists ``wanted`` (or a wildcard covering it)."""
     if not accept:
@@ -150,23 +173,50 @@ async def read_body(receive: Receive, limit: int, timeout: float | None) -> byte
     forever, since ASGI servers only wait for body bytes, they do not time them out."""
     chunks: list[bytes] = []
     size = 0
+    deadline = clock = None
+    if timeout is not None:  # on the shared clock: a timer per request costs more (ticks.py)
+        deadline = _Deadline()
+        clock = ticks()
+        clock.arm(deadline, timeout, deadline.expire)
     try:
-        async with asyncio.timeout(timeout):
-            while True:
-                message = await receive()
-                chunk: bytes = message.get("body", b"")
-                if chunk:
-                    size += len(chunk)
-                    if size > limit:  # counted per chunk: 1-byte pieces cannot slip past
-                        raise BodyError(413, f"Request body exceeds {limit} bytes")
-                    chunks.append(chunk)
-                elif message["type"] == "http.disconnect":
-                    raise BodyError(400, "Client disconnected")
-                if not message.get("more_body"):
-                    break
-    except TimeoutError:
+        while True:
+            message = await receive()
+            chunk: bytes = message.get("body", b"")
+            if chunk:
+                size += len(chunk)
+                if size > limit:  # counted per chunk: 1-byte pieces cannot slip past
+                    raise BodyError(413, f"Request body exceeds {limit} bytes")
+                chunks.append(chunk)
+            elif message["type"] == "http.disconnect":
+                raise BodyError(400, "Client disconnected")
+            if not message.get("more_body"):
+                break
+    except asyncio.CancelledError:
+        if deadline is None or not deadline.expired:
+            raise
+        deadline.task.uncancel()  # ours: the deadline passed while the body was awaited
         raise BodyError(408, "Request body not received in time") from None
+    finally:
+        if clock is not None:
+            clock.disarm(deadline)
     return b"".join(chunks)
+
+
+class _Deadline:
+    """The deadline of one body read: cancels the reading task when it passes. It is armed
+    only while the task waits in ``read_body``, so the cancellation always lands there."""
+
+    __slots__ = ("expired", "task")
+
+    def __init__(self) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.task = task
+        self.expired = False
+
+    def expire(self) -> None:
+        self.expired = True
+        self.task.cancel()
 
 
 async def receive_body(

@@ -44,6 +44,7 @@ __all__ = ["StreamableHTTPApp", "scope_principal", "streamable_http_app"]
 
 _SUPPORTED = frozenset(HANDSHAKE_VERSIONS)
 _DEFAULT_VERSION = "2025-03-26"  # "Protocol Version Header": assumed when the header is absent
+_JSON = b"application/json"
 _PRIMING_FROM = "2025-11-25"  # clients before it may not expect an event with empty data
 #: The ``auth`` hook (``mcpbind.auth.server.ResourceServer``): answers the request itself
 #: (401, 403, metadata) and returns ``None``, or returns the ``receive`` to serve it with.
@@ -346,6 +347,14 @@ class StreamableHTTPApp:
             for rid in classified.cancelled:
                 session.cancel_request(rid)
             await send_response(send, 202, b"", extra)
+            return
+        if self.json_response and not classified.batch and session.at_rest:
+            # One request, nothing before it still being read: answered in this task.
+            answered = await session.answer(body)
+            if answered is None:
+                await send_error(send, 404, SESSION_NOT_FOUND, "Session terminated")
+            else:
+                await send_response(send, 200, answered, extra, _JSON)
             return
         stream = session.open_stream(classified.request_ids, json=self.json_response)
         if stream is None:

@@ -15,16 +15,17 @@ import contextlib
 import contextvars
 import logging
 import secrets
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ...connection import current_request_id
-from ...protocol import SessionOptions
+from ...connection import Connection, current_request_id
+from ...protocol import Outgoing, RequestReceived, SessionOptions
 from ...server.app import Server
 from ...server.session import ServerSession
-from ...transports import TransportClosed
+from ...transports import MessagePump, TransportClosed
 from .events import EventStore
 from .streams import Inbox, Item, Outbox, Stream
 
@@ -68,8 +69,9 @@ def close_sse_stream(retry_ms: int | None = None) -> bool:
     return session.close_request_stream(rid, retry_ms)
 
 
-class _Transport:
-    """The in-process transport a ``ServerSession`` runs over (whole messages as bytes)."""
+class _Transport(MessagePump):
+    """The in-process transport a ``ServerSession`` runs over (whole messages as bytes); it
+    pumps (:meth:`HttpSession.pump`), so a POST hands its body to the session directly."""
 
     __slots__ = ("_session",)
 
@@ -88,12 +90,76 @@ class _Transport:
             raise TransportClosed("session terminated")
         return item
 
+    async def pump(self, handler: Callable[[bytes], bool]) -> None:
+        await self._session.pump(handler)
+
     async def aclose(self) -> None:
         self._session.closed = True
 
 
+class _SessionConnection(Connection):
+    """The session's connection, which can also answer a request in the task of the POST
+    that carried it (:meth:`HttpSession.answer`), through the connection's own in-flight
+    table, bounds, cancellation and error mapping (its ``_handle``, ``_handlers``,
+    ``_cancelled``, ``_handler_done``, ``_busy_error``)."""
+
+    async def answer_here(self, data: bytes) -> bytes | None:
+        """Handle one message that is a single request in the calling task instead of a task
+        of its own, and return its encoded answer instead of sending it (``None``: nothing
+        is to be sent, the peer cancelled the request or the connection closed). For a
+        transport that answers each request on a response of its own (Streamable HTTP in
+        JSON mode); call it while the read loop has nothing left to dispatch, so messages
+        stay in order. The same accept step, in-flight bounds, cancellation (an inbound
+        ``notifications/cancelled`` cancels the calling task; that cancellation ends here)
+        and error mapping as a request the read loop starts."""
+        if self._is_closed:
+            return None
+        answer: bytes | None = None
+        for event in self.core.receive(data):
+            kind = type(event)
+            if kind is RequestReceived:
+                answer = await self._run_here(event)  # type: ignore[arg-type]
+            elif kind is Outgoing:
+                answer = event.data  # type: ignore[union-attr]  # refused by the core
+            else:  # pragma: no cover - one request yields one of the two
+                await self._dispatch(event)
+        return answer
+
+    async def _run_here(self, event: RequestReceived) -> bytes | None:
+        shared = self.shared_limit
+        if len(self._handlers) >= self._max_inflight or (
+            shared is not None and shared.count >= shared.limit
+        ):
+            return self._busy_error(event)
+        task = asyncio.current_task()
+        assert task is not None
+        if shared is not None:
+            shared.count += 1
+        self._handlers[event.id] = task
+        token = current_request_id.set(event.id)
+        try:
+            return await self._handle(event)
+        except asyncio.CancelledError:
+            if event.id not in self._cancelled and not self.closed:
+                raise  # not ours to swallow
+            task.uncancel()  # ours: the peer cancelled the request, or the connection ended
+            return None
+        finally:
+            current_request_id.reset(token)
+            self._handler_done(event.id)
+
+
 class HttpSession:
     """The state of one Streamable HTTP session."""
+
+    # Class-level defaults: an idle session holds only what it set (issue 15, memory).
+    #: While the read loop waits in :meth:`pump`: its handler (run in the session's context,
+    #: as the read loop would: a handler task started there inherits it, not the POST's).
+    _push: Callable[[bytes], bool] | None = None
+    _context: contextvars.Context | None = None  # the session task's (set by :meth:`start`)
+    _push_stopped = False
+    _push_failure: BaseException | None = None
+    _answering = 0  # requests answered in their POST's task (:meth:`answer`)
 
     def __init__(
         self,
@@ -123,7 +189,9 @@ class HttpSession:
         #: Finished streams kept for a resume, oldest first (a dict keeps insertion order).
         self._finished: dict[str, None] = {}
         self._by_request: dict[int | str, Stream] = {}
-        self.server_session = ServerSession(server, _Transport(self), options=options)
+        self.server_session = ServerSession(
+            server, _Transport(self), options=options, connection=_SessionConnection
+        )
         self.task: asyncio.Task[None] | None = None
 
     def _next_stream_id(self) -> str:
@@ -134,6 +202,7 @@ class HttpSession:
     def start(self) -> asyncio.Task[None]:
         context = contextvars.copy_context()
         context.run(current_http_session.set, self)
+        self._context = context
         self.task = asyncio.get_running_loop().create_task(self._run(), context=context)
         return self.task
 
@@ -159,7 +228,7 @@ class HttpSession:
     def busy(self) -> bool:
         """A connection is open or a request is still being answered (a JSON-mode request
         has no stream to attach to): the idle timeout does not apply."""
-        return bool(self._by_request) or self.attached
+        return bool(self._by_request) or self._answering > 0 or self.attached
 
     @property
     def initialized(self) -> bool:
@@ -200,9 +269,73 @@ class HttpSession:
 
     # ------------------------------------------------------------------ client -> server
     async def feed(self, body: bytes) -> None:
-        """Hand one POST body (a message or a 2025-03-26 batch) to the session."""
+        """Hand one POST body (a message or a 2025-03-26 batch) to the session: straight to
+        the connection's handler while its read loop waits in :meth:`pump` (a request's
+        handler starts in this step, as it would from the read loop), else queued behind
+        the bodies the read loop has still to take."""
         self.touch()
-        await self.inbound.put(body)
+        push = self._push
+        if push is None or self.closed:
+            await self.inbound.put(body)
+            return
+        assert self._context is not None
+        try:
+            if self._context.run(push, body):
+                return
+        except BaseException as exc:  # the read loop raises it, as it would its own
+            self._push_failure = exc
+        # The rest of this body's events need the read loop: later bodies queue behind it.
+        self._push = None
+        self._push_stopped = True
+        self.inbound.wake()
+
+    @property
+    def at_rest(self) -> bool:
+        """The read loop waits with nothing queued: a request may be answered in place."""
+        return self._push is not None and not self.closed
+
+    async def answer(self, body: bytes) -> bytes | None:
+        """Answer a POST that is one request in the POST's own task, and return the encoded
+        response (``None``: cancelled, or the session ended): for JSON mode, where nothing
+        but the response goes on the POST's stream (what the handler emits goes to the GET
+        stream). Only while :attr:`at_rest`, so requests stay in order with what came
+        before; the connection's in-flight table, limits and cancellation apply as to any
+        request (:meth:`_SessionConnection.answer_here`). The session is :attr:`busy`
+        meanwhile, and touched when the request is answered."""
+        current_http_session.set(self)  # the POST's task runs the handler
+        self._answering += 1
+        try:
+            connection = cast(_SessionConnection, self.server_session.connection)
+            return await connection.answer_here(body)
+        finally:
+            self._answering -= 1
+            self.touch()
+
+    async def pump(self, handler: Callable[[bytes], bool]) -> None:
+        """The session's read loop (``MessagePump``): the queued bodies go to ``handler``,
+        then, while it waits, each POST hands its own to it (:meth:`feed`). Returns once
+        ``handler`` refuses a body (the rest of its events are the read loop's to await)."""
+        inbound = self.inbound
+        while True:
+            while (item := inbound.pop()) is not None:
+                if item is _CLOSED:
+                    inbound.put_nowait(_CLOSED)  # every later pump also ends
+                    raise TransportClosed("session terminated")
+                if not handler(item):
+                    return
+            if self.closed:
+                raise TransportClosed("session terminated")
+            self._push = handler
+            try:
+                await inbound.wait()
+            finally:
+                self._push = None
+            if self._push_failure is not None:
+                failure, self._push_failure = self._push_failure, None
+                raise failure
+            if self._push_stopped:
+                self._push_stopped = False
+                return
 
     def open_stream(self, request_ids: list[int | str], *, json: bool) -> Stream | None:
         """A stream for a POST carrying these requests; ``None`` if an id is already in flight."""

@@ -26,13 +26,14 @@ import msgspec
 from ...protocol import HEADER_MISMATCH, INTERNAL_ERROR, PARSE_ERROR, McpError, SessionOptions
 from ...protocol._wire import encode_error
 from ...protocol.classify import Classified
-from ...protocol.mcp_headers import HeaderPath, RequestHeaders, check_headers, header_params
+from ...protocol.mcp_headers import HeaderPath, check_headers, header_params
 from ...server.app import Server
 from ...server.dispatch import Reply, answer
 from ...server.limits import server_inflight
 from ...server.listen import LISTEN, ListenHub, Subscription
 from ...server.mrtr import Emit
 from ._asgi import Headers, Receive, Scope, Send, send_response
+from .ticks import Ticks, ticks
 
 __all__ = ["StatelessEra"]
 
@@ -123,7 +124,7 @@ class StatelessEra:
         rid, method = classified.request_ids[0], classified.methods[0]
         try:
             reason = check_headers(
-                RequestHeaders(scope["headers"]),
+                headers.request_headers(),
                 headers.get(b"mcp-protocol-version"),
                 method,
                 classified.peek,
@@ -304,19 +305,20 @@ class _Response:
 
 
 #: Seconds a request runs before its client is watched: most (a ``def`` tool's thread
-#: included) are answered sooner, so they cost a timer instead of a watching task.
+#: included) are answered sooner, so they cost an entry on the shared clock (ticks.py), not a
+#: watching task.
 WATCH_AFTER: Final = 0.05
 
 
 class _Watch:
     """Cancels the request's task when the client closes the response (it is cancellation).
 
-    The watching task starts once the request has run for :data:`WATCH_AFTER`: a request
-    answered sooner costs a timer, not a task; one that takes longer is watched from then on
-    (a client gone before then is seen at once).
+    The watching task starts once the request has run for :data:`WATCH_AFTER` (up to a
+    tick of the shared clock more): a request answered sooner costs no task; one that takes
+    longer is watched from then on (a client gone before then is seen at once).
     """
 
-    __slots__ = ("_receive", "_start", "_watcher", "gone", "task")
+    __slots__ = ("_clock", "_receive", "_watcher", "gone", "task")
 
     def __init__(self, receive: Receive) -> None:
         task = asyncio.current_task()
@@ -325,11 +327,11 @@ class _Watch:
         self.gone = False
         self._receive = receive
         self._watcher: asyncio.Task[None] | None = None
-        loop = asyncio.get_running_loop()
-        self._start: asyncio.TimerHandle | None = loop.call_later(WATCH_AFTER, self._begin)
+        self._clock: Ticks | None = ticks()  # the shared clock: no timer of its own
+        self._clock.arm(self, WATCH_AFTER, self._begin)
 
     def _begin(self) -> None:
-        self._start = None
+        self._clock = None
         self._watcher = asyncio.get_running_loop().create_task(self._watch())
 
     async def _watch(self) -> None:
@@ -344,9 +346,9 @@ class _Watch:
             await asyncio.sleep(0)
 
     def stop(self) -> None:
-        if self._start is not None:
-            self._start.cancel()
-            self._start = None
+        if self._clock is not None:
+            self._clock.disarm(self)
+            self._clock = None
         if self._watcher is not None:
             self._watcher.cancel()
 

@@ -119,9 +119,7 @@ class Inbox:
         if len(self._items) >= self.limit:
             raise asyncio.QueueFull
         self._items.append(item)
-        getter = self._getter
-        if getter is not None and not getter.done():
-            getter.set_result(None)
+        self.wake()
 
     async def put(self, item: bytes) -> None:
         while len(self._items) >= self.limit:
@@ -138,11 +136,28 @@ class Inbox:
 
     async def get(self) -> bytes:
         while not self._items:
-            waiter = self._getter = asyncio.get_running_loop().create_future()
-            try:
-                await waiter
-            finally:
-                self._getter = None
+            await self.wait()
+        return self._take()
+
+    def pop(self) -> bytes | None:
+        """The next item, or ``None`` when none is queued (never waits)."""
+        return self._take() if self._items else None
+
+    async def wait(self) -> None:
+        """Until an item is queued or :meth:`wake` is called."""
+        waiter = self._getter = asyncio.get_running_loop().create_future()
+        try:
+            await waiter
+        finally:
+            self._getter = None
+
+    def wake(self) -> None:
+        """End the current :meth:`wait` (if any) without an item."""
+        getter = self._getter
+        if getter is not None and not getter.done():
+            getter.set_result(None)
+
+    def _take(self) -> bytes:
         item = self._items.pop(0)
         while self._putters:  # wake the first putter still waiting (a cancelled one is done)
             putter = self._putters.pop(0)
