@@ -117,6 +117,13 @@ class ToolThreads:
         self._skip_waits = 0  # calls that go the queue's way without a wait (back-off)
         self._skip_next = 1
         self._waited = False  # the loop waited for a call in this iteration of the loop
+        # What clears it at the next iteration: one handle, reused, put straight on asyncio's
+        # ready queue (private ``BaseEventLoop._ready``, a deque of handles; tested in
+        # tests/test_private_apis.py) instead of a call_soon per waited call (four Python
+        # frames and a new handle); other loops (uvloop) get call_soon.
+        ready = getattr(loop, "_ready", None)
+        self._ready: deque[Any] | None = ready if type(ready) is deque else None
+        self._next = asyncio.Handle(self._next_iteration, (), loop)
 
     @property
     def busy(self) -> int:
@@ -159,7 +166,10 @@ class ToolThreads:
         if self._waited:
             return False
         self._waited = True
-        self.loop.call_soon(self._next_iteration)
+        if self._ready is not None:
+            self._ready.append(self._next)
+        else:
+            self.loop.call_soon(self._next_iteration)
         return True
 
     def _next_iteration(self) -> None:
