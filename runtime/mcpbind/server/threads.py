@@ -85,7 +85,11 @@ PATIENCE = 0.01
 
 _IDLE_SECONDS = 10.0
 _MAX_SKIP = 1024
-_Call = tuple[Callable[[], Any], "asyncio.Future[Any]", contextvars.Context, list[None] | None]
+#: A queued call: the function, a box holding its future (made only once the loop does not
+#: wait for the call), the context to run it in, and the claim of a call the loop waits for.
+_Call = tuple[
+    Callable[[], Any], list["asyncio.Future[Any] | None"], contextvars.Context, list[None] | None
+]
 _Done = tuple["asyncio.Future[Any]", Any, BaseException | None]
 
 
@@ -133,19 +137,21 @@ class ToolThreads:
     async def run(self, fn: Callable[[], T], on_cancel: Callable[[], None] | None = None) -> T:
         """``fn()`` in a pool thread; if the awaiting task is cancelled, ``on_cancel()`` runs
         and the call is abandoned (dropped if no thread took it yet)."""
-        done: asyncio.Future[T] = self.loop.create_future()
+        done: asyncio.Future[T] | None
         if (
             self.threads
             and not self.pending
             and not self._skip_waits
             and self._first_this_iteration()
         ):
-            if self._hand_over_and_wait(fn, done):
+            done = self._hand_over_and_wait(fn)
+            if done is None:
                 return self._handed_back()  # type: ignore[no-any-return]
         else:
             if self._skip_waits:
                 self._skip_waits -= 1
-            self._put((fn, done, contextvars.copy_context(), None))
+            done = self.loop.create_future()
+            self._put((fn, [done], contextvars.copy_context(), None))
             self.pending += 1
             if not self.threads:
                 self._start_thread()
@@ -175,26 +181,34 @@ class ToolThreads:
     def _next_iteration(self) -> None:
         self._waited = False
 
-    def _hand_over_and_wait(self, fn: Callable[[], Any], done: asyncio.Future[Any]) -> bool:
+    def _hand_over_and_wait(self, fn: Callable[[], Any]) -> asyncio.Future[Any] | None:
         """Nothing is outstanding, so an idle thread takes this call at once: block the loop
-        up to ``WAIT`` for its outcome. False: it takes longer (it comes back through
-        ``done``), and the next calls skip the wait for a while (doubling back-off)."""
+        up to ``WAIT`` for its outcome (``None``: it was handed back). If it takes longer, its
+        future is made (before the claim is given up: the thread reads it after) and returned
+        to wait on, and the next calls skip the wait for a while (doubling back-off)."""
         claim: list[None] = [None]  # popped first by the thread (finished) or the loop (gave up)
-        self._put((fn, done, contextvars.copy_context(), claim))
+        box: list[asyncio.Future[Any] | None] = [None]
+        self._put((fn, box, contextvars.copy_context(), claim))
         self.pending += 1
         try:
-            if self._met.acquire(True, WAIT) or self._stop_waiting(claim):
-                return True
+            if self._met.acquire(True, WAIT):
+                return None
+            done = box[0] = self.loop.create_future()
+            if self._stop_waiting(claim):
+                return None
         except BaseException:  # interrupted (KeyboardInterrupt): leave the pool consistent
+            future = box[0]
+            if future is None:
+                future = box[0] = self.loop.create_future()
             if self._stop_waiting(claim):
                 self.pending -= 1
                 self._hand_back = (None, None)
             else:
-                done.cancel()  # it comes back through ``done``, which nobody awaits now
+                future.cancel()  # it comes back through its future, which nobody awaits now
             raise
         self._skip_waits = self._skip_next
         self._skip_next = min(2 * self._skip_next, _MAX_SKIP)
-        return False
+        return done
 
     def _stop_waiting(self, claim: list[None]) -> bool:
         """Give up waiting: False if the call will come back through its future; True if the
@@ -306,10 +320,11 @@ def _work(pool: ToolThreads) -> None:
         if call is None:
             return
         pool.taken += 1  # only read as "changed since": a lost update between threads is fine
-        fn, done, context, claim = call
+        fn, box, context, claim = call
         result: Any = None
         error: BaseException | None = None
-        if not done.cancelled():  # a call cancelled while queued is dropped unrun
+        done = box[0]  # None while the loop waits for the call
+        if done is None or not done.cancelled():  # one cancelled while queued is dropped unrun
             try:
                 result = context.run(fn)
             except BaseException as exc:  # SystemExit too: it is the tool's, not this thread's
@@ -322,8 +337,10 @@ def _work(pool: ToolThreads) -> None:
             else:  # the loop still waits for this call (blocked on _met): hand it straight back
                 pool._hand_back = (result, error)
                 pool._met.release()
-                del fn, done, context, result, error, call
+                del fn, box, done, context, result, error, call
                 continue
+            done = box[0]  # made by the loop before it gave the claim up
+        assert done is not None
         finished.append((done, result, error))
         if not pool._delivery_due:
             pool._delivery_due = True
@@ -331,7 +348,7 @@ def _work(pool: ToolThreads) -> None:
                 loop.call_soon_threadsafe(pool._deliver)
             except RuntimeError:
                 return
-        del fn, done, context, result, error, call
+        del fn, box, done, context, result, error, call
 
 
 def _close_pipe(*fds: int) -> None:
