@@ -25,7 +25,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     # the protocol core, and the lazy-import helpers every layer may use (issue 15, cold start)
     frozenset({"protocol", "_lazy"}),
     # root helper modules, and the one asyncio backend module
-    frozenset({"versions", "types", "deadlines", "output_schema", "bindings", "_asyncio"}),
+    frozenset({"versions", "types", "output_schema", "bindings", "_asyncio"}),
     frozenset({"transports"}),  # the Transport interface, memory and stdio
     frozenset({"connection", "peer_errors"}),
     frozenset({"tasks"}),

@@ -11,6 +11,8 @@ rather than in a user's session.
   (``CancelCheck.pending``, the synchronous cancel check on every request).
 - ``asyncio.tasks._current_tasks`` on Python 3.11 only (``start_eager`` and
   ``CancelCheck.pending``; ``asyncio.current_task`` is a C function from 3.12 on).
+- ``asyncio.BaseEventLoop._ready`` (the deque of handles run at the next iteration), where
+  ``mcpbind.server.threads`` puts one reused handle instead of a ``call_soon`` per wait.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import sys
+from collections import deque
 from typing import Any
 
 import anyio
@@ -141,3 +144,26 @@ def test_cancel_check_pending_reads_anyio_scopes_like_anyio_does() -> None:
         return _asyncio.CancelCheck().pending()
 
     assert asyncio.run(outside_any_scope()) is False  # a task anyio has never seen
+
+
+def test_asyncio_ready_queue_runs_a_reused_handle_each_time_it_is_appended() -> None:
+    """``BaseEventLoop._ready`` (``mcpbind.server.threads``: the pool's per-iteration reset):
+    a deque of handles the loop runs at its next iteration, where one handle appended again
+    after it ran runs again."""
+    runs: list[int] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        ready = loop._ready  # type: ignore[attr-defined]
+        assert type(ready) is deque
+        handle = asyncio.Handle(lambda: runs.append(len(runs)), (), loop)
+        ready.append(handle)
+        assert runs == []  # not run at once: at the loop's next iteration
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        ready.append(handle)
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+
+    asyncio.run(main())
+    assert runs == [0, 1]

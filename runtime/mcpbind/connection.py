@@ -13,6 +13,8 @@ import contextlib
 import contextvars
 import inspect
 import itertools
+import math
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +26,6 @@ from mcpbind_types._common import MethodInfo, RequestOptions
 
 from ._asyncio import CancelCheck, Flag, is_cancellation, start_eager
 from ._lazy import LazyModule, lazy_logger
-from .deadlines import Deadlines
 from .peer_errors import ConnectionClosed, PeerError, RequestTimeout, raised_for
 from .protocol import (
     INTERNAL_ERROR,
@@ -85,6 +86,7 @@ class _Waiter(msgspec.Struct):
     future: asyncio.Future[None]
     result: Any = None
     error: McpError | None = None
+    deadline: float = math.inf  # when it times out (loop time), while it has a timeout
     timed_out: bool = False
     done: bool = False  # set once: result, error or timeout
 
@@ -135,8 +137,13 @@ class Connection:
         self._closed = Flag()
         self._is_closed = False  # mirrors _closed, read on every request
         self._tokens = itertools.count(1)
-        self._deadlines: Deadlines[RequestId] = Deadlines(self._expire)
-        self._watching = False  # the deadline watcher task starts with the first deadline
+        #: The loop's clock (``time.monotonic`` itself when the loop reads that: no method frame)
+        self._clock: Callable[[], float] = time.monotonic
+        #: Request timeouts: one timer at the earliest deadline of the requests in flight (when
+        #: it was set), which expires the requests due and sets itself again for the next one;
+        #: a request arms nothing unless its deadline comes before the timer's.
+        self._timer: asyncio.TimerHandle | None = None
+        self._due = math.inf  # when the timer fires
         #: Events of the last message the read loop still has to dispatch, in order.
         self._backlog: list[Event] = []
         self.close_reason: str | None = None
@@ -155,6 +162,8 @@ class Connection:
         # A handler runs as a plain asyncio task: five times cheaper to start than an anyio
         # task, still cancellable, and awaited here before the connection closes.
         self._loop = asyncio.get_running_loop()
+        if type(self._loop).time is not asyncio.BaseEventLoop.time:
+            self._clock = self._loop.time
         transport = self.transport
         if isinstance(transport, MessagePump):
             self._pump = transport
@@ -190,7 +199,7 @@ class Connection:
             raise failure
 
     def _now(self) -> float:
-        return self._loop.time()
+        return self._clock()
 
     def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``fn`` in the connection's task group (it ends with the connection); for work a
@@ -239,15 +248,16 @@ class Connection:
             if options is not None and options.timeout is not None
             else self.default_timeout
         )
-        waiter = _Waiter(
-            method, options, self._loop.time(), timeout, asyncio.Future(loop=self._loop)
-        )
+        started = self._clock()
+        waiter = _Waiter(method, options, started, timeout, asyncio.Future(loop=self._loop))
         self._waiters[request_id] = waiter
         if timeout is not None:
-            if options is None and self._watching:  # _arm(), inlined for the usual case
-                self._deadlines.arm(request_id, waiter.started + timeout)
+            if options is None:  # _arm(), inlined for the usual case
+                waiter.deadline = deadline = started + timeout
+                if deadline < self._due:
+                    self._set_timer(deadline)
             else:
-                self._arm(request_id, waiter, waiter.started)
+                self._arm(waiter, started)
         sent = False
         try:
             try:
@@ -271,8 +281,6 @@ class Connection:
             raise
         finally:
             self._waiters.pop(request_id, None)
-            if timeout is not None:
-                self._deadlines.disarm(request_id)
         if waiter.error is not None:
             raised = raised_for(waiter.error)
             if isinstance(raised, UrlElicitationRequired) and self.on_url_elicitation is not None:
@@ -289,25 +297,40 @@ class Connection:
             ):
                 await self.send(data)
 
-    def _arm(self, request_id: RequestId, waiter: _Waiter, start: float) -> None:
+    def _arm(self, waiter: _Waiter, start: float) -> None:
         """(Re)start the request's timeout from ``start``, never past its total cap."""
         assert waiter.timeout is not None
         deadline = start + waiter.timeout
         opts = waiter.options
         if opts is not None and opts.max_total_timeout is not None:
             deadline = min(deadline, waiter.started + opts.max_total_timeout)
-        self._deadlines.arm(request_id, deadline)
-        if not self._watching and self._tg is not None:
-            # Started on first use: a connection that never sends a request (most server
-            # sessions) has no watcher task.
-            self._watching = True
-            self._tg.start_soon(self._deadlines.run)
+        waiter.deadline = deadline
+        if deadline < self._due:
+            self._set_timer(deadline)
 
-    def _expire(self, request_id: RequestId) -> None:
-        waiter = self._waiters.get(request_id)
-        if waiter is not None and not waiter.done:
-            waiter.timed_out = True
-            waiter.set()
+    def _set_timer(self, when: float) -> None:
+        if self._timer is not None:  # it was due later
+            self._timer.cancel()
+        self._due, self._timer = when, self._loop.call_at(when, self._expire_due)
+
+    def _expire_due(self) -> None:
+        """The timer: time out the requests whose deadline has passed, and set the timer for
+        the earliest deadline still ahead (a scan of the requests in flight, once per
+        earliest deadline: nothing per request)."""
+        self._timer = None
+        self._due = math.inf
+        now = self._clock()
+        ahead = math.inf
+        for waiter in list(self._waiters.values()):
+            if waiter.done:
+                continue
+            if waiter.deadline <= now:
+                waiter.timed_out = True
+                waiter.set()
+            elif waiter.deadline < ahead:
+                ahead = waiter.deadline
+        if ahead < math.inf:
+            self._set_timer(ahead)
 
     async def notify(self, method: str, params: Any = None) -> None:
         if self.closed:
@@ -384,6 +407,9 @@ class Connection:
         return True
 
     def _fail_all(self, reason: str) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer, self._due = None, -math.inf  # no timer is set again
         error = ConnectionClosed(reason)
         for ev in self.core.fail_all(error):
             self._resolve(ev.id, error=ev.error)
@@ -430,7 +456,7 @@ class Connection:
             return
         opts = waiter.options
         if opts.reset_timeout_on_progress and waiter.timeout is not None and not waiter.done:
-            self._arm(rid, waiter, self._now())
+            self._arm(waiter, self._now())
         if opts.on_progress is not None:
             try:
                 await opts.on_progress(event.progress, event.total, event.message)

@@ -11,7 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import gc
+import os
 import threading
+import weakref
 from collections.abc import Callable
 
 import anyio
@@ -199,3 +202,39 @@ async def test_drain_waits_for_outstanding_calls_up_to_the_grace() -> None:
 def _wait_then(gate: threading.Event, value: int) -> int:
     gate.wait(30)
     return value
+
+
+async def test_idle_threads_wake_on_the_pipe_and_the_pool_closes_it() -> None:
+    """Idle threads sleep on the pool's wake-up pipe: calls queued in bursts (several threads
+    busy, bytes as hints, calls taken greedily) all run once and come back; the pipe's two
+    fds are closed with the pool once its threads have ended (no fd per pool kept)."""
+    pool = _pool(max_threads=3)
+    fds = await _bursts_then_stop(pool)
+    collected = weakref.ref(pool)
+    del pool
+    gc.collect()
+    assert collected() is None
+    for fd in fds:
+        with pytest.raises(OSError):
+            os.fstat(fd)
+
+
+async def _bursts_then_stop(pool: ToolThreads) -> tuple[int, int]:
+    before = set(threading.enumerate())
+    gate = threading.Event()
+    blocked = asyncio.ensure_future(pool.run(functools.partial(_wait_then, gate, -1)))
+    await _wait_until(lambda: pool.taken == 1)
+    for burst in range(5):  # the blocked thread holds one; the watchdog adds the others
+        calls = [pool.run(functools.partial(int, burst * 100 + n)) for n in range(50)]
+        with anyio.fail_after(10):
+            assert await asyncio.gather(*calls) == [burst * 100 + n for n in range(50)]
+        await asyncio.sleep(0.02)  # the threads go idle on the pipe between bursts
+    gate.set()
+    with anyio.fail_after(10):
+        assert await blocked == -1
+    started = set(threading.enumerate()) - before
+    for _ in range(pool.threads):
+        pool._idle()  # what a thread idle for _IDLE_SECONDS asks for: one thread ends
+    await _wait_until(lambda: not any(thread.is_alive() for thread in started))
+    await _wait_until(lambda: pool._watchdog is None)  # it stops once nothing is outstanding
+    return pool._wake_r, pool._wake_w

@@ -123,3 +123,28 @@ async def test_server_request_timeout_cancels_the_client_handler(connect: Connec
     message = " ".join(getattr(c, "text", "") for c in result.content)
     assert "sampling/createMessage" in message
     assert "timed out" in message
+
+
+async def test_a_shorter_timeout_behind_longer_ones_still_fires(connect: Connect) -> None:
+    """lifecycle.mdx §Timeouts, per-request timeouts: a call with a short timeout times out
+    while calls with long ones are in flight (their deadlines come later, so the connection's
+    one timer must move earlier for it), and those calls still complete."""
+    long = RequestOptions(timeout=30)
+    results: list[str] = []
+
+    async def slow(label: str) -> None:
+        args = {"seconds": 3, "label": label}
+        results.append(text_of(await client.call("sleep", args, options=long)))
+
+    async with connect("full") as client:
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(slow, "a")
+                tg.start_soon(slow, "b")
+                await anyio.sleep(0.05)
+                with pytest.raises(RequestTimeout):
+                    args = {"seconds": 30, "label": "s"}
+                    await client.call("sleep", args, options=RequestOptions(timeout=0.2))
+                assert results == []  # timed out before the long calls ended
+            await wait_journal(client, _cancelled("s"))
+    assert len(results) == 2

@@ -555,15 +555,16 @@ class _Call:
         return self._fn(**kwargs)
 
 
-async def _in_thread(fn: Callable[[], Any], ctx: Context) -> Any:
-    """A ``def`` tool: in the loop's bounded daemon pool (threads.py) on asyncio."""
+def _in_thread(fn: Callable[[], Any], ctx: Context) -> Awaitable[Any]:
+    """A ``def`` tool: in the loop's bounded daemon pool (threads.py) on asyncio. The pool's
+    coroutine itself is returned for the caller to await (no coroutine of its own here)."""
     try:
         pool = tool_threads()
     except RuntimeError:  # no asyncio loop runs this thread
         import anyio.to_thread  # off asyncio only
 
-        return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
-    return await pool.run(fn, ctx.mark_cancelled)
+        return anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
+    return pool.run(fn, ctx.mark_cancelled)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

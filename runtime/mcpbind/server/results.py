@@ -52,6 +52,11 @@ def _is_content_type(tp: Any) -> bool:
 
 
 def tool_result(value: Any, sig: ToolSignature) -> t.CallToolResult:
+    if type(value) is str:  # the usual plain tool's value: no content-type checks first
+        result = t.CallToolResult(content=[t.TextContent(text=value)])
+        if sig.output_schema is not None:
+            result.structured_content = sig.structured(value)
+        return result
     if isinstance(value, t.CallToolResult):
         return value
     if isinstance(value, _CONTENT):

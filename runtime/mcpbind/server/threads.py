@@ -7,6 +7,11 @@ one (issue 15), while one that blocks never holds up other requests:
   one thread, and while it keeps up, calls that arrive together (32 in flight, many HTTP
   clients) are run one after another by that one thread, with no other thread woken to
   contend for the GIL;
+- an idle thread sleeps on a pipe, and the loop wakes it by writing a byte: ``os.write``
+  lets go of the GIL before the system call that wakes the thread, so the thread finds the
+  GIL free (a queue's lock is released with the GIL held: the woken thread blocks on the GIL
+  at once and has to be woken a second time). A hand-off and back took 3-5 us instead of
+  13-19 us (a thread ping-pong on this 2-CPU VM, pinned to one CPU or not);
 - results go back in batches: a thread queues each result and asks the loop to deliver only
   when no delivery is pending, so one ``call_soon_threadsafe`` (one loop wake-up) serves every
   call that finished meanwhile;
@@ -40,20 +45,21 @@ Contextvars reach the tool: each call runs in a copy of the caller's context.
 from __future__ import annotations
 
 import contextvars
+import os
+import select
 import threading
 import weakref
 from collections import deque
 from collections.abc import Callable
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._lazy import LazyModule
 
 if TYPE_CHECKING:
     import asyncio
-    import queue
 else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
     asyncio = LazyModule("asyncio", globals())
-    queue = LazyModule("queue", globals())
 
 
 __all__ = [
@@ -79,7 +85,11 @@ PATIENCE = 0.01
 
 _IDLE_SECONDS = 10.0
 _MAX_SKIP = 1024
-_Call = tuple[Callable[[], Any], "asyncio.Future[Any]", contextvars.Context, list[None] | None]
+#: A queued call: the function, a box holding its future (made only once the loop does not
+#: wait for the call), the context to run it in, and the claim of a call the loop waits for.
+_Call = tuple[
+    Callable[[], Any], list["asyncio.Future[Any] | None"], contextvars.Context, list[None] | None
+]
 _Done = tuple["asyncio.Future[Any]", Any, BaseException | None]
 
 
@@ -93,7 +103,14 @@ class ToolThreads:
         self.pending = 0  # calls handed over and not yet delivered (queued, running, done)
         self.taken = 0  # written by the threads: calls taken off the queue (progress)
         self._taken_seen = 0
-        self._work: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
+        self._work: deque[_Call | None] = deque()  # appended by the loop, taken by threads
+        #: Idle threads wait for the read end to be readable; a byte written wakes them.
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        # Closed with the pool, which its threads hold while they run (not at exit: a daemon
+        # thread may still poll it then).
+        weakref.finalize(self, _close_pipe, self._wake_r, self._wake_w).atexit = False
         self._done: deque[_Done] = deque()  # appended by the threads
         self._delivery_due = False  # set by a thread that asked the loop to deliver
         self._watchdog: asyncio.TimerHandle | None = None
@@ -104,6 +121,13 @@ class ToolThreads:
         self._skip_waits = 0  # calls that go the queue's way without a wait (back-off)
         self._skip_next = 1
         self._waited = False  # the loop waited for a call in this iteration of the loop
+        # What clears it at the next iteration: one handle, reused, put straight on asyncio's
+        # ready queue (private ``BaseEventLoop._ready``, a deque of handles; tested in
+        # tests/test_private_apis.py) instead of a call_soon per waited call (four Python
+        # frames and a new handle); other loops (uvloop) get call_soon.
+        ready = getattr(loop, "_ready", None)
+        self._ready: deque[Any] | None = ready if type(ready) is deque else None
+        self._next = asyncio.Handle(self._next_iteration, (), loop)
 
     @property
     def busy(self) -> int:
@@ -113,19 +137,21 @@ class ToolThreads:
     async def run(self, fn: Callable[[], T], on_cancel: Callable[[], None] | None = None) -> T:
         """``fn()`` in a pool thread; if the awaiting task is cancelled, ``on_cancel()`` runs
         and the call is abandoned (dropped if no thread took it yet)."""
-        done: asyncio.Future[T] = self.loop.create_future()
+        done: asyncio.Future[T] | None
         if (
             self.threads
             and not self.pending
             and not self._skip_waits
             and self._first_this_iteration()
         ):
-            if self._hand_over_and_wait(fn, done):
+            done = self._hand_over_and_wait(fn)
+            if done is None:
                 return self._handed_back()  # type: ignore[no-any-return]
         else:
             if self._skip_waits:
                 self._skip_waits -= 1
-            self._work.put((fn, done, contextvars.copy_context(), None))
+            done = self.loop.create_future()
+            self._put((fn, [done], contextvars.copy_context(), None))
             self.pending += 1
             if not self.threads:
                 self._start_thread()
@@ -146,32 +172,43 @@ class ToolThreads:
         if self._waited:
             return False
         self._waited = True
-        self.loop.call_soon(self._next_iteration)
+        if self._ready is not None:
+            self._ready.append(self._next)
+        else:
+            self.loop.call_soon(self._next_iteration)
         return True
 
     def _next_iteration(self) -> None:
         self._waited = False
 
-    def _hand_over_and_wait(self, fn: Callable[[], Any], done: asyncio.Future[Any]) -> bool:
+    def _hand_over_and_wait(self, fn: Callable[[], Any]) -> asyncio.Future[Any] | None:
         """Nothing is outstanding, so an idle thread takes this call at once: block the loop
-        up to ``WAIT`` for its outcome. False: it takes longer (it comes back through
-        ``done``), and the next calls skip the wait for a while (doubling back-off)."""
+        up to ``WAIT`` for its outcome (``None``: it was handed back). If it takes longer, its
+        future is made (before the claim is given up: the thread reads it after) and returned
+        to wait on, and the next calls skip the wait for a while (doubling back-off)."""
         claim: list[None] = [None]  # popped first by the thread (finished) or the loop (gave up)
-        self._work.put((fn, done, contextvars.copy_context(), claim))
+        box: list[asyncio.Future[Any] | None] = [None]
+        self._put((fn, box, contextvars.copy_context(), claim))
         self.pending += 1
         try:
-            if self._met.acquire(True, WAIT) or self._stop_waiting(claim):
-                return True
+            if self._met.acquire(True, WAIT):
+                return None
+            done = box[0] = self.loop.create_future()
+            if self._stop_waiting(claim):
+                return None
         except BaseException:  # interrupted (KeyboardInterrupt): leave the pool consistent
+            future = box[0]
+            if future is None:
+                future = box[0] = self.loop.create_future()
             if self._stop_waiting(claim):
                 self.pending -= 1
                 self._hand_back = (None, None)
             else:
-                done.cancel()  # it comes back through ``done``, which nobody awaits now
+                future.cancel()  # it comes back through its future, which nobody awaits now
             raise
         self._skip_waits = self._skip_next
         self._skip_next = min(2 * self._skip_next, _MAX_SKIP)
-        return False
+        return done
 
     def _stop_waiting(self, claim: list[None]) -> bool:
         """Give up waiting: False if the call will come back through its future; True if the
@@ -193,6 +230,14 @@ class ToolThreads:
             raise error
         return result
 
+    def _put(self, call: _Call | None) -> None:
+        """Queue a call (``None``: one thread ends) and wake an idle thread."""
+        self._work.append(call)
+        try:  # noqa: SIM105 - a hot path: no context manager object per call
+            os.write(self._wake_w, b"\0")
+        except BlockingIOError:  # the pipe is full of wake-ups: the threads are awake anyway
+            pass
+
     def _start_thread(self) -> None:
         self.threads += 1
         threading.Thread(
@@ -206,7 +251,7 @@ class ToolThreads:
         if not self.pending:
             return
         taken = self.taken
-        if taken == self._taken_seen and self._work.qsize() and self.threads < self.max_threads:
+        if taken == self._taken_seen and self._work and self.threads < self.max_threads:
             self._start_thread()
         self._taken_seen = taken
         self._watchdog = self.loop.call_later(PATIENCE, self._watch)
@@ -231,7 +276,7 @@ class ToolThreads:
         """On the loop: a thread found no work for ``_IDLE_SECONDS``; one thread ends."""
         if self.threads:
             self.threads -= 1
-            self._work.put(None)
+            self._put(None)
 
     async def drain(self, grace: float) -> int:
         """Wait up to ``grace`` seconds for outstanding calls; how many threads still run one."""
@@ -248,11 +293,25 @@ class ToolThreads:
 
 def _work(pool: ToolThreads) -> None:
     """A pool thread: run queued calls in order; queue each outcome for the loop."""
-    loop, work, finished = pool.loop, pool._work, pool._done
+    loop, work, finished, wake = pool.loop, pool._work, pool._done, pool._wake_r
+    idle = select.poll()  # not select.select: the fd may be above FD_SETSIZE
+    idle.register(wake, select.POLLIN)
+    woken = False  # wake-up bytes may be waiting in the pipe
     while True:
         try:
-            call = work.get(timeout=_IDLE_SECONDS)
-        except queue.Empty:
+            call = work.popleft()
+        except IndexError:
+            # Nothing queued. A byte is a hint, not a call (calls queued meanwhile are taken
+            # all the same), so the bytes are read after the calls they announced ran: the
+            # call that woke this thread starts one system call sooner.
+            if woken:
+                woken = False
+                with suppress(BlockingIOError):  # another thread took them
+                    os.read(wake, 4096)
+                continue
+            if idle.poll(_IDLE_SECONDS * 1000):
+                woken = True
+                continue
             try:  # a closed loop means the server is gone, and so is this thread
                 loop.call_soon_threadsafe(pool._idle)
             except RuntimeError:
@@ -261,10 +320,11 @@ def _work(pool: ToolThreads) -> None:
         if call is None:
             return
         pool.taken += 1  # only read as "changed since": a lost update between threads is fine
-        fn, done, context, claim = call
+        fn, box, context, claim = call
         result: Any = None
         error: BaseException | None = None
-        if not done.cancelled():  # a call cancelled while queued is dropped unrun
+        done = box[0]  # None while the loop waits for the call
+        if done is None or not done.cancelled():  # one cancelled while queued is dropped unrun
             try:
                 result = context.run(fn)
             except BaseException as exc:  # SystemExit too: it is the tool's, not this thread's
@@ -277,8 +337,10 @@ def _work(pool: ToolThreads) -> None:
             else:  # the loop still waits for this call (blocked on _met): hand it straight back
                 pool._hand_back = (result, error)
                 pool._met.release()
-                del fn, done, context, result, error, call
+                del fn, box, done, context, result, error, call
                 continue
+            done = box[0]  # made by the loop before it gave the claim up
+        assert done is not None
         finished.append((done, result, error))
         if not pool._delivery_due:
             pool._delivery_due = True
@@ -286,7 +348,12 @@ def _work(pool: ToolThreads) -> None:
                 loop.call_soon_threadsafe(pool._deliver)
             except RuntimeError:
                 return
-        del fn, done, context, result, error, call
+        del fn, box, done, context, result, error, call
+
+
+def _close_pipe(*fds: int) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 _POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ToolThreads] = (
