@@ -68,6 +68,11 @@ _MRTR = frozenset({"2026-07-28"})
 _INPUT_REQUIRED = b'"input_required"'
 
 
+_HOLDS_RESULT_TYPE: dict[Any, bool] = {}
+"""Per result type of the stateless era: whether it has a ``result_type`` field (one entry
+per type of the method tables)."""
+
+
 def _decode_result(info: MethodInfo[Any, Any], result: Any, mrtr: bool) -> Any:
     """A response's typed result. The wider wire type (``InputRequiredResult | X``) exists
     only in the stateless era, and is resolved after a generic decode; a result that cannot
@@ -79,7 +84,12 @@ def _decode_result(info: MethodInfo[Any, Any], result: Any, mrtr: bool) -> Any:
         return decoder(info.result_type).decode(result)
     if type(result) is msgspec.Raw:
         plain = info.result_type
-        if "result_type" in getattr(plain, "__struct_fields__", ()):
+        holds = _HOLDS_RESULT_TYPE.get(plain)
+        if holds is None:
+            holds = _HOLDS_RESULT_TYPE[plain] = "result_type" in getattr(
+                plain, "__struct_fields__", ()
+            )
+        if holds:
             # The type holds resultType itself: decoded straight, an input_required result is
             # told by its value (no copy of the bytes to search them first).
             try:
