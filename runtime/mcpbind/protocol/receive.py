@@ -330,9 +330,9 @@ class Receiver(SessionBase):
         info, params, meta = decoded
         self._inbound[rid] = _Inbound(method)
         token = meta.raw.get("progressToken")
-        events.append(
-            RequestReceived(rid, method, params, info, token if _is_id(token) else None, meta)
-        )
+        if token is not None and not _is_id(token):
+            token = None
+        events.append(RequestReceived(rid, method, params, info, token, meta))
         return True
 
     def _on_notification(self, method: str, raw: msgspec.Raw | Any, events: list[Event]) -> None:
