@@ -13,7 +13,7 @@ the handshake era, ``InputRequiredResult`` rounds on 2026-07-28; refused unless 
 from __future__ import annotations
 
 import contextlib
-import functools
+import types
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -194,7 +194,7 @@ class Client(ServerMethods):
             self._sendable = set()
             # The stubs' funnel (``self.send_request``) goes straight to the pipeline: one
             # coroutine less on every 2026-07-28 call than through ``send_request`` below.
-            vars(self)["send_request"] = functools.partial(stateless_request, self)
+            vars(self)["send_request"] = types.MethodType(stateless_request, self)
         if self.refresh_lists:
             from . import refresh
 

@@ -69,6 +69,11 @@ async def stateless_request(
             result = await conn.request(name, wire, options)
         except PeerError as exc:
             result = await _retry_round(client, name, wire, options, exc)
+        kind = getattr(result, "result_type", msgspec.UNSET)
+        if kind == "complete" and type(result) not in _LOOKED_AT:  # the usual result
+            if cache is not None and rounds == 0:
+                cache.put(name, params, result)
+            return result
         if isinstance(result, t.InputRequiredResult):
             rounds += 1
             if rounds > client.max_input_rounds:
@@ -92,7 +97,6 @@ async def stateless_request(
                 request_state=result.request_state,
             )
             continue
-        kind = getattr(result, "result_type", msgspec.UNSET)
         if kind != "complete" and kind is not msgspec.UNSET:
             # basic/index.mdx, ResultType: an unrecognized value is invalid.
             raise RemoteProtocolError(
@@ -106,6 +110,9 @@ async def stateless_request(
 
 
 _NOT_SENT_AS_IS: Final = frozenset({"ping", "logging/setLevel"})
+
+_LOOKED_AT: Final = frozenset({t.InputRequiredResult, t.ListToolsResult})
+"""Result types the loop handles itself even when complete (an input round, a tool list)."""
 
 
 async def _special(

@@ -73,15 +73,14 @@ _HOLDS_RESULT_TYPE: dict[Any, bool] = {}
 per type of the method tables)."""
 
 
-def _decode_result(info: MethodInfo[Any, Any], result: Any, mrtr: bool) -> Any:
-    """A response's typed result. The wider wire type (``InputRequiredResult | X``) exists
-    only in the stateless era, and is resolved after a generic decode; a result that cannot
+def _decode_result(info: MethodInfo[Any, Any], result: Any) -> Any:
+    """A stateless-era response's typed result, for a method whose wire result type is wider
+    than its result type (``InputRequiredResult | X``; the caller decodes the others
+    straight), resolved after a generic decode; a result that cannot
     be an ``InputRequiredResult`` (its ``resultType`` is absent, so the text holds no
     ``"input_required"``) is decoded straight into its result type, as on the handshake era.
     One that does not fit it after all gets the wire type's decode and error message."""
     wire = info.wire_result_type
-    if not mrtr or wire is info.result_type:
-        return decoder(info.result_type).decode(result)
     if type(result) is msgspec.Raw:
         plain = info.result_type
         holds = _HOLDS_RESULT_TYPE.get(plain)
@@ -403,7 +402,7 @@ class Receiver(SessionBase):
                 if not mrtr or info.wire_result_type is info.result_type:  # inlined first case
                     value = decoder(info.result_type).decode(result)
                 else:
-                    value = _decode_result(info, result, mrtr)
+                    value = _decode_result(info, result)
             except msgspec.ValidationError as exc:
                 message = f"Invalid result for {method}: {_validation_message(exc, 'result')}"
                 failure = RemoteProtocolError(INTERNAL_ERROR, message)
