@@ -147,7 +147,7 @@ def with_meta(
             return msgspec.structs.replace(params, meta=meta)
         # A copy with the new ``_meta``: the caller's params stay as they were, and are not
         # validated again (``replace`` runs ``__post_init__``).
-        copied: Any = params.__copy__()  # type: ignore[attr-defined]  # (not in msgspec's stubs)
+        copied: Any = params.__copy__()
         copied.meta = meta
         return copied
     if isinstance(params, Mapping):
