@@ -22,7 +22,7 @@ from ..protocol import (
     McpError,
     RemoteProtocolError,
 )
-from ..protocol.meta import LOG_LEVEL, with_meta
+from ..protocol.meta import _SETTABLE_META, LOG_LEVEL, with_meta
 from ..transports.lost import STREAM_LOST
 from .cache import CACHED_METHODS, ResultCache
 from .handlers import answer_inputs
@@ -60,7 +60,12 @@ async def stateless_request(
     # _request_meta(client), inlined for the usual case: the fields encoded for this client.
     cached = client._meta_wire
     if cached is not None and cached[0] is client._meta and cached[1] == client.log_level:
-        wire = with_meta(method, params, cached[2], cached[3])
+        if _SETTABLE_META.get(type(params)) and params.meta is msgspec.UNSET:
+            # with_meta(...), inlined for the usual params: a copy carrying the encoded fields
+            wire = params.__copy__()
+            wire.meta = cached[3]
+        else:
+            wire = with_meta(method, params, cached[2], cached[3])
     else:
         wire = with_meta(method, params, *_request_meta(client))
     rounds = 0
