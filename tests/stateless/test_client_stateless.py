@@ -135,6 +135,13 @@ async def test_handshake_only_methods_fail_clearly() -> None:
     async with Client(build(), protocol_version="2026-07-28") as c:
         with pytest.raises(McpError, match="not part of protocol 2026-07-28"):
             await c.subscribe(t.SubscribeRequestParams(uri="mem://greeting"))
+        # A method is checked once per connection only once it passed: a refused one is
+        # refused again, and a method that passed goes on being sent.
+        await c.list_tools()
+        with pytest.raises(McpError, match="not part of protocol 2026-07-28"):
+            await c.subscribe(t.SubscribeRequestParams(uri="mem://greeting"))
+        assert (await c.list_tools()).tools
+        assert "resources/subscribe" not in c._sendable
 
 
 async def _version_picky_server(transport: Transport) -> None:

@@ -13,7 +13,7 @@ the handshake era, ``InputRequiredResult`` rounds on 2026-07-28; refused unless 
 from __future__ import annotations
 
 import contextlib
-import functools
+import types
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -147,8 +147,10 @@ class Client(ServerMethods):
         #: ``refresh_lists`` on 2026-07-28: the ``subscriptions/listen`` stream feeding it.
         self.lists_subscription: Subscription | None = None
         self._listener: Listener | None = None  # on the first listen()
-        #: The 2026-07-28 request pipeline, once that era is negotiated.
+        #: The 2026-07-28 request pipeline, once that era is negotiated, and the methods it
+        #: found sendable as they are on this connection's version (checked once each).
         self._pipeline: Pipeline | None = None
+        self._sendable: set[str] = set()
         #: URL-mode elicitations seen and not completed yet (elicitation.mdx).
         self._url_elicitations: set[str] = set()
         #: With ``handlers.tasks``, on the handshake era: the tasks run for the server.
@@ -189,9 +191,10 @@ class Client(ServerMethods):
             from .pipeline import stateless_request
 
             self._pipeline = stateless_request
+            self._sendable = set()
             # The stubs' funnel (``self.send_request``) goes straight to the pipeline: one
             # coroutine less on every 2026-07-28 call than through ``send_request`` below.
-            vars(self)["send_request"] = functools.partial(stateless_request, self)
+            vars(self)["send_request"] = types.MethodType(stateless_request, self)
         if self.refresh_lists:
             from . import refresh
 

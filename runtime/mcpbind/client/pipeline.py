@@ -22,7 +22,7 @@ from ..protocol import (
     McpError,
     RemoteProtocolError,
 )
-from ..protocol.meta import LOG_LEVEL, with_meta
+from ..protocol.meta import _SETTABLE_META, LOG_LEVEL, with_meta
 from ..transports.lost import STREAM_LOST
 from .cache import CACHED_METHODS, ResultCache
 from .handlers import answer_inputs
@@ -44,25 +44,41 @@ async def stateless_request(
     conn = client.connection
     if conn is None:
         conn = client._conn()  # raises: not connected
-    if name in _NOT_SENT_AS_IS:
-        return await _special(client, conn, method, params)
-    if method.versions and client.protocol_version not in method.versions:
-        raise McpError(
-            METHOD_NOT_FOUND, f"{name} is not part of protocol {client.protocol_version}"
-        )
+    if name not in client._sendable:  # checked once per method and connection
+        if name in _NOT_SENT_AS_IS:
+            return await _special(client, conn, method, params)
+        if method.versions and client.protocol_version not in method.versions:
+            raise McpError(
+                METHOD_NOT_FOUND, f"{name} is not part of protocol {client.protocol_version}"
+            )
+        client._sendable.add(name)
     cache = client.cache if name in CACHED_METHODS and ResultCache.cacheable(name, params) else None
     if cache is not None:
         hit = cache.get(name, params)
         if hit is not None:
             return hit
-    fields, encoded = _request_meta(client)
-    wire = with_meta(method, params, fields, encoded)
+    # _request_meta(client), inlined for the usual case: the fields encoded for this client.
+    cached = client._meta_wire
+    if cached is not None and cached[0] is client._meta and cached[1] == client.log_level:
+        if _SETTABLE_META.get(type(params)) and params.meta is msgspec.UNSET:
+            # with_meta(...), inlined for the usual params: a copy carrying the encoded fields
+            wire = params.__copy__()
+            wire.meta = cached[3]
+        else:
+            wire = with_meta(method, params, cached[2], cached[3])
+    else:
+        wire = with_meta(method, params, *_request_meta(client))
     rounds = 0
     while True:
         try:
             result = await conn.request(name, wire, options)
         except PeerError as exc:
             result = await _retry_round(client, name, wire, options, exc)
+        kind = getattr(result, "result_type", msgspec.UNSET)
+        if kind == "complete" and type(result) not in _LOOKED_AT:  # the usual result
+            if cache is not None and rounds == 0:
+                cache.put(name, params, result)
+            return result
         if isinstance(result, t.InputRequiredResult):
             rounds += 1
             if rounds > client.max_input_rounds:
@@ -86,13 +102,12 @@ async def stateless_request(
                 request_state=result.request_state,
             )
             continue
-        kind = getattr(result, "result_type", msgspec.UNSET)
-        if kind is not msgspec.UNSET and kind != "complete":
+        if kind != "complete" and kind is not msgspec.UNSET:
             # basic/index.mdx, ResultType: an unrecognized value is invalid.
             raise RemoteProtocolError(
                 INTERNAL_ERROR, f"Unrecognized resultType {kind!r} for {name}"
             )
-        if name == "tools/list" and isinstance(result, t.ListToolsResult):
+        if type(result) is t.ListToolsResult and name == "tools/list":
             result = vet_tools(client, result)
         if cache is not None and rounds == 0:
             cache.put(name, params, result)
@@ -100,6 +115,9 @@ async def stateless_request(
 
 
 _NOT_SENT_AS_IS: Final = frozenset({"ping", "logging/setLevel"})
+
+_LOOKED_AT: Final = frozenset({t.InputRequiredResult, t.ListToolsResult})
+"""Result types the loop handles itself even when complete (an input round, a tool list)."""
 
 
 async def _special(

@@ -108,6 +108,11 @@ def parse_request_meta(meta: Any) -> RequestMeta:
     )
 
 
+_SETTABLE_META: dict[type, bool] = {}
+"""Per params Struct type: whether a copy's ``meta`` can be set (not frozen, has the field);
+one entry per type, found on first use."""
+
+
 def with_meta(
     info: MethodInfo[Any, Any],
     params: Any,
@@ -126,17 +131,23 @@ def with_meta(
             return info.params_type(meta=dict(fields) if encoded is None else encoded)
         except TypeError:
             return {"_meta": dict(fields)}
-    if isinstance(params, msgspec.Struct):  # the usual case (a plain isinstance: no ABC)
+    kind = type(params)
+    settable = _SETTABLE_META.get(kind)
+    if settable is None and isinstance(params, msgspec.Struct):  # a plain isinstance: no ABC
+        settable = _SETTABLE_META[kind] = (
+            not kind.__struct_config__.frozen and "meta" in kind.__struct_fields__
+        )
+    if settable is not None:  # a Struct: the usual case
         current = getattr(params, "meta", msgspec.UNSET)
         if current is msgspec.UNSET or current is None:
             meta: Any = dict(fields) if encoded is None else encoded
         else:
             meta = {**fields, **current}
-        if type(params).__struct_config__.frozen or "meta" not in params.__struct_fields__:
+        if not settable:
             return msgspec.structs.replace(params, meta=meta)
         # A copy with the new ``_meta``: the caller's params stay as they were, and are not
         # validated again (``replace`` runs ``__post_init__``).
-        copied: Any = params.__copy__()  # type: ignore[attr-defined]  # (not in msgspec's stubs)
+        copied: Any = params.__copy__()
         copied.meta = meta
         return copied
     if isinstance(params, Mapping):

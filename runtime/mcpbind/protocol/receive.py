@@ -68,18 +68,27 @@ _MRTR = frozenset({"2026-07-28"})
 _INPUT_REQUIRED = b'"input_required"'
 
 
-def _decode_result(info: MethodInfo[Any, Any], result: Any, mrtr: bool) -> Any:
-    """A response's typed result. The wider wire type (``InputRequiredResult | X``) exists
-    only in the stateless era, and is resolved after a generic decode; a result that cannot
+_HOLDS_RESULT_TYPE: dict[Any, bool] = {}
+"""Per result type of the stateless era: whether it has a ``result_type`` field (one entry
+per type of the method tables)."""
+
+
+def _decode_result(info: MethodInfo[Any, Any], result: Any) -> Any:
+    """A stateless-era response's typed result, for a method whose wire result type is wider
+    than its result type (``InputRequiredResult | X``; the caller decodes the others
+    straight), resolved after a generic decode; a result that cannot
     be an ``InputRequiredResult`` (its ``resultType`` is absent, so the text holds no
     ``"input_required"``) is decoded straight into its result type, as on the handshake era.
     One that does not fit it after all gets the wire type's decode and error message."""
     wire = info.wire_result_type
-    if not mrtr or wire is info.result_type:
-        return decoder(info.result_type).decode(result)
     if type(result) is msgspec.Raw:
         plain = info.result_type
-        if "result_type" in getattr(plain, "__struct_fields__", ()):
+        holds = _HOLDS_RESULT_TYPE.get(plain)
+        if holds is None:
+            holds = _HOLDS_RESULT_TYPE[plain] = "result_type" in getattr(
+                plain, "__struct_fields__", ()
+            )
+        if holds:
             # The type holds resultType itself: decoded straight, an input_required result is
             # told by its value (no copy of the bytes to search them first).
             try:
@@ -320,9 +329,9 @@ class Receiver(SessionBase):
         info, params, meta = decoded
         self._inbound[rid] = _Inbound(method)
         token = meta.raw.get("progressToken")
-        events.append(
-            RequestReceived(rid, method, params, info, token if _is_id(token) else None, meta)
-        )
+        if token is not None and not _is_id(token):
+            token = None
+        events.append(RequestReceived(rid, method, params, info, token, meta))
         return True
 
     def _on_notification(self, method: str, raw: msgspec.Raw | Any, events: list[Event]) -> None:
@@ -393,7 +402,7 @@ class Receiver(SessionBase):
                 if not mrtr or info.wire_result_type is info.result_type:  # inlined first case
                     value = decoder(info.result_type).decode(result)
                 else:
-                    value = _decode_result(info, result, mrtr)
+                    value = _decode_result(info, result)
             except msgspec.ValidationError as exc:
                 message = f"Invalid result for {method}: {_validation_message(exc, 'result')}"
                 failure = RemoteProtocolError(INTERNAL_ERROR, message)

@@ -275,22 +275,24 @@ async def run_request(
     emit: Emit | None,
     principal: str | None = None,
     enc: Encoded | None = None,
+    token: Any = ...,
 ) -> Any:
     """Run the handler of one accepted 2026-07-28 request; its completed result, or the
     :class:`McpError` the client gets raised. ``enc``: the server's :class:`Encoded` when the
-    caller keeps it current (a connection), else looked up."""
+    caller keeps it current (a connection), else looked up; ``token``: the request's progress
+    token when the caller has read it (the receiver has), else read here."""
     if enc is None:
         enc = encoded(server)
-    opts = enc.options
     if method == "server/discover":
-        return _complete(discover_result(server), method, enc, opts)
+        return _complete(discover_result(server), method, enc, enc.options)
     custom = server.custom.get(method)
     handler = custom if custom is not None else server.handlers.get(method)
     if handler is None:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
-    token = meta.raw.get("progressToken")
-    if token is not None and type(token) is not int and type(token) is not str:
-        token = None  # neither a bool nor anything else but an id
+    if token is ...:
+        token = meta.raw.get("progressToken")
+        if token is not None and type(token) is not int and type(token) is not str:
+            token = None  # neither a bool nor anything else but an id
     try:
         if method not in MRTR_METHODS or (
             # No requestState and no way to ask: no round, no state, no runner task.
@@ -305,7 +307,7 @@ async def run_request(
                 progress_token=token,
                 meta=meta.raw,
             )
-            return _complete(await handler(params, ctx), method, enc, opts)
+            return _complete(await handler(params, ctx), method, enc, enc.options)
         return await _answer_mrtr(
             server, enc, method, params, meta, request_id, token, emit, handler, principal
         )
@@ -431,6 +433,17 @@ def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) ->
     stamps = _STAMPS.get(kind)
     if stamps is None:
         stamps = _STAMPS[kind] = _stamps_of(kind)
+    if stamps is _USUAL:  # has _meta, no cache hints, not input_required: the fewest steps
+        if info is None:
+            return msgspec.structs.replace(result, result_type="complete")
+        current = result.meta
+        return msgspec.structs.replace(
+            result,
+            result_type="complete",
+            meta={SERVER_INFO: info}
+            if current is msgspec.UNSET or current is None
+            else {**current, SERVER_INFO: info},
+        )
     if stamps is not _NOT_A_RESULT:
         if stamps.input_required:
             raise _no_input_required(method)
@@ -487,6 +500,9 @@ class _Stamps(NamedTuple):
 _NOT_A_RESULT: Final = _Stamps(False, False, False)
 """Not a Struct with ``result_type``: stamped as a plain object, if at all."""
 
+_USUAL: Final = _Stamps(True, False, False)
+"""A result Struct with ``_meta`` and ``resultType`` only (most of them: tools/call's)."""
+
 _STAMPS: dict[type, _Stamps] = {}
 """Per result type, what it takes (found once per type)."""
 
@@ -495,7 +511,8 @@ def _stamps_of(kind: type) -> _Stamps:
     fields = getattr(kind, "__struct_fields__", None)
     if fields is None or "result_type" not in fields:
         return _NOT_A_RESULT
-    return _Stamps("meta" in fields, "ttl_ms" in fields, issubclass(kind, t.InputRequiredResult))
+    stamps = _Stamps("meta" in fields, "ttl_ms" in fields, issubclass(kind, t.InputRequiredResult))
+    return _USUAL if stamps == _USUAL else stamps
 
 
 def _no_input_required(method: str) -> McpError:

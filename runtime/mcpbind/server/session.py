@@ -280,7 +280,14 @@ class ServerSession:
         rid = event.id
         emit = functools.partial(self._emit, rid)  # a partial: cheaper to make than a closure
         return run_request(
-            self.server, rid, event.method, event.params, meta, emit, enc=self._encoded
+            self.server,
+            rid,
+            event.method,
+            event.params,
+            meta,
+            emit,
+            enc=self._encoded,
+            token=event.progress_token,
         )
 
     async def _emit(self, rid: RequestId, message: bytes) -> None:
