@@ -238,3 +238,55 @@ async def _bursts_then_stop(pool: ToolThreads) -> tuple[int, int]:
     await _wait_until(lambda: not any(thread.is_alive() for thread in started))
     await _wait_until(lambda: pool._watchdog is None)  # it stops once nothing is outstanding
     return pool._wake_r, pool._wake_w
+
+
+async def test_the_watchdog_starts_no_thread_while_one_is_idle() -> None:
+    """A queued call that an idle thread has not taken yet (it waits for the GIL on a busy
+    loop) starts no other thread: another would not take it sooner, and on a loaded machine
+    the pool would grow to its bound for nothing. Only when every thread runs a call does
+    the watchdog add one (the blocked-thread tests above)."""
+    pool = _pool()
+    assert await pool.run(functools.partial(int, 1)) == 1  # one thread, now idle on the pipe
+    await _wait_until(lambda: pool.pending == 0)
+    done = asyncio.get_running_loop().create_future()
+    pool._work.append((functools.partial(int, 2), [done], contextvars.copy_context(), None))
+    pool.pending += 1  # queued, the thread not woken: as if it were slow to wake
+    pool._taken_seen = pool.taken
+    pool._watch()
+    assert pool.threads == 1
+    os.write(pool._wake_w, b"\0")  # the idle thread wakes and takes it
+    with anyio.fail_after(10):
+        assert await done == 2
+    await _wait_until(lambda: pool._watchdog is None)
+
+
+def test_the_pool_of_a_closed_loop_is_released() -> None:
+    """Each loop's pool is held weakly: once its loop closed and its idle threads ended, it
+    goes with its loop and its wake-up pipe (a program that runs ``asyncio.run`` again and
+    again, or a test suite, keeps no pool, loop or file descriptors per loop); only the last
+    pool used is kept, for the next call."""
+    from mcpbind.server import threads
+
+    pools: list[weakref.ref[ToolThreads]] = []
+    fds: list[int] = []
+
+    async def call() -> None:
+        assert await threads.run_in_thread(functools.partial(int, 7)) == 7
+        pool = threads.tool_threads()
+        pools.append(weakref.ref(pool))
+        fds.extend((pool._wake_r, pool._wake_w))
+
+    idle, threads._IDLE_SECONDS = threads._IDLE_SECONDS, 0.05
+    try:
+        for _ in range(3):
+            before = set(threading.enumerate())
+            asyncio.run(call())
+            for thread in set(threading.enumerate()) - before:
+                thread.join(10)  # ends once idle (its loop is closed)
+    finally:
+        threads._IDLE_SECONDS = idle
+    gc.collect()
+    assert [ref() is None for ref in pools] == [True, True, False]  # the last one is kept
+    for fd in fds[:4]:
+        with pytest.raises(OSError):
+            os.fstat(fd)

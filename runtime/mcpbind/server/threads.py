@@ -251,10 +251,23 @@ class ToolThreads:
         if not self.pending:
             return
         taken = self.taken
-        if taken == self._taken_seen and self._work and self.threads < self.max_threads:
+        if (
+            taken == self._taken_seen
+            and self._work
+            and self.threads < self.max_threads
+            and self._running() >= self.threads
+        ):
             self._start_thread()
         self._taken_seen = taken
         self._watchdog = self.loop.call_later(PATIENCE, self._watch)
+
+    def _running(self) -> int:
+        """Calls a thread has taken and not finished (abandoned ones too). While it is below
+        ``threads``, a thread is idle: it has yet to take a queued call (it waits for the
+        GIL), and another thread would not take it sooner."""
+        work = self._work
+        queued = len(work) - work.count(None)  # ``None``: a thread is asked to end
+        return self.pending - queued - len(self._done)
 
     def _deliver(self) -> None:
         """On the loop: hand every finished call's outcome to its awaiting task."""
@@ -356,9 +369,11 @@ def _close_pipe(*fds: int) -> None:
         os.close(fd)
 
 
-_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ToolThreads] = (
-    weakref.WeakKeyDictionary()
-)
+#: Each loop's pool, by ``id(loop)`` (checked against ``pool.loop``: an id is reused once its
+#: loop is gone). Held weakly: a pool lives while its threads, a call or :data:`_last` hold
+#: it, so a closed loop's pool (its loop, its pipe) goes once its idle threads end. (Keyed
+#: weakly by the loop instead, the pool's own reference to its loop would keep both forever.)
+_POOLS: weakref.WeakValueDictionary[int, ToolThreads] = weakref.WeakValueDictionary()
 
 
 _last: ToolThreads | None = None  # the pool used last (a server has one loop)
@@ -370,9 +385,9 @@ def tool_threads(max_threads: int = DEFAULT_MAX_THREADS) -> ToolThreads:
     loop = asyncio.get_running_loop()
     pool = _last
     if pool is None or pool.loop is not loop:
-        pool = _POOLS.get(loop)
-        if pool is None:
-            pool = _POOLS[loop] = ToolThreads(loop, max_threads)
+        pool = _POOLS.get(id(loop))
+        if pool is None or pool.loop is not loop:
+            pool = _POOLS[id(loop)] = ToolThreads(loop, max_threads)
         _last = pool
     return pool
 
@@ -393,5 +408,6 @@ def on_asyncio() -> bool:
 
 async def drain(grace: float) -> int:
     """:meth:`ToolThreads.drain` of the running loop's pool (0 if it has none)."""
-    pool = _POOLS.get(asyncio.get_running_loop())
-    return 0 if pool is None else await pool.drain(grace)
+    loop = asyncio.get_running_loop()
+    pool = _POOLS.get(id(loop))
+    return 0 if pool is None or pool.loop is not loop else await pool.drain(grace)
