@@ -13,6 +13,14 @@ against its RSS at the end of the warm-up; the RSS after every client closed, an
 are printed too. CPU: each process's share of one core between the end of the warm-up and the
 end of the run; a client process near 100 % means the harness, not the server, set the pace.
 
+The server runs the stack ``serve_http`` picks by default (uvloop + httptools when installed,
+with its request-header deadline): what a ``serve_http`` user runs. ``--stack h11`` runs plain
+uvicorn on asyncio + h11 instead; there every closed connection is left as cyclic garbage
+(uvicorn's protocol and its request cycle refer to each other, and on Python 3.11 an asyncio
+transport refers to itself), freed only by the collector's full collections, which come less
+often the fewer objects the server allocates per request: there the RSS follows the
+collector's timing more than the server's own state.
+
 Whatever happens, the run ends: a client process still running ``--grace`` seconds after the
 end reports its hung tasks (await chains on its stderr, printed here) and cancels them; one
 still alive ``--kill-after`` seconds later is asked for its thread stacks (SIGUSR1) and killed, and so is a server that does not stop on
@@ -79,6 +87,7 @@ def start_server(args: argparse.Namespace, work: Path) -> tuple[Proc, str]:
     port = free_port()
     command = [sys.executable, str(HERE / "server.py"), "--port", str(port)]
     command += ["--tick", str(args.tick), "--list-changed", str(args.list_changed)]
+    command += ["--http", args.stack]
     log = work / "server.log"
     with log.open("wb") as stderr:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr)
@@ -234,6 +243,7 @@ def merge(
     }
     return {
         "seconds": args.seconds,
+        "stack": args.stack,
         "clients": args.clients,
         "client_processes": len(clients),
         "think_s": args.think,
@@ -266,6 +276,7 @@ def print_report(report: dict[str, Any]) -> None:
     print(
         f"soak: {report['clients']} clients in {report['client_processes']} processes x "
         f"{report['seconds']:.0f} s (think {report['think_s']:g} s), one uvicorn worker"
+        f" ({report['stack']} stack)"
     )
     print(
         f"  RSS  after warm-up ({report['warmup_s']:g} s) {report['rss_warm_kib'] / mib:.1f} MiB"
@@ -317,6 +328,13 @@ def main() -> int:
         "--inject-hang",
         action="store_true",
         help="the first client process gets a task that never ends (the harness's own test)",
+    )
+    parser.add_argument(
+        "--stack",
+        choices=("serve_http", "h11"),
+        default="serve_http",
+        help="serve_http: the stack serve_http runs by default (uvloop + httptools when "
+        "installed, with its header deadline); h11: plain uvicorn on asyncio + h11",
     )
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args()

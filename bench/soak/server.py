@@ -1,5 +1,6 @@
 """The soak benchmark's server: one mcpbind ``Server`` over Streamable HTTP (both eras), on
-one uvicorn worker (``bench/http/peers/_serve.py``, the HTTP benchmark's runner).
+one uvicorn worker (``bench/http/peers/_serve.py``, the HTTP benchmark's runner; ``run.py``
+picks the stack with ``--http``).
 
 Tools: ``echo`` (the measured call), ``slow`` (cancelled by the clients), ``count`` (a ``def``
 tool, run on the tool-thread pool). A background task marks the resource ``soak://tick``
