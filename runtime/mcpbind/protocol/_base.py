@@ -34,6 +34,7 @@ __all__ = [
     "SessionBase",
     "SessionOptions",
     "has_capability",
+    "progress_token",
 ]
 logger = lazy_logger("mcpbind.protocol")
 
@@ -93,6 +94,13 @@ def custom_method(
         capability=None,
         versions=(),
     )
+
+
+def progress_token(meta: Any) -> RequestId | None:
+    """The ``progressToken`` of a request's ``_meta`` (a dict, or anything else: none); one
+    that is not an id (a bool, a float, an object) counts as none."""
+    token = meta.get("progressToken") if type(meta) is dict else None
+    return token if token is None or _is_id(token) else None
 
 
 def _is_id(value: object) -> bool:

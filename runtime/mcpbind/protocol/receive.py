@@ -15,9 +15,9 @@ from ._base import (
     BATCH_VERSIONS,
     SessionBase,
     _Inbound,
-    _is_id,
     _validation_message,
     logger,
+    progress_token,
 )
 from ._wire import Decoded
 from .accept import StatelessEra, capability_refusal, decode_params, is_modern, peek_meta
@@ -268,10 +268,7 @@ class Receiver(SessionBase):
         if method == "initialize":
             self.set_peer_capabilities(getattr(params, "capabilities", None))
             self._transition(Transition.INIT_REQUEST)
-        meta = getattr(params, "meta", None)
-        token = meta.get("progressToken") if type(meta) is dict else None
-        if token is not None and not _is_id(token):
-            token = None
+        token = progress_token(getattr(params, "meta", None))
         events.append(RequestReceived(rid, method, params, info, token))
 
     def _accept_method(
@@ -328,9 +325,7 @@ class Receiver(SessionBase):
             return False
         info, params, meta = decoded
         self._inbound[rid] = _Inbound(method)
-        token = meta.raw.get("progressToken")
-        if token is not None and not _is_id(token):
-            token = None
+        token = progress_token(meta.raw)
         events.append(RequestReceived(rid, method, params, info, token, meta))
         return True
 

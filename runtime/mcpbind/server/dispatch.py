@@ -45,6 +45,7 @@ from ..protocol import (
     custom_method,
     error_for_exception,
 )
+from ..protocol._base import progress_token
 from ..protocol._wire import encode_error, encode_result
 from ..protocol.accept import MethodTable, StatelessEra, read_meta
 from ..protocol.meta import SERVER_INFO, MalformedMeta, RequestMeta
@@ -236,7 +237,10 @@ async def answer(
             era.request_meta(read_meta(raw))
             raise MalformedMeta("Invalid params: _meta with the protocol fields is required")
         _, params, meta = decoded
-        result = await run_request(server, request_id, method, params, meta, emit, principal, enc)
+        token = progress_token(meta.raw)
+        result = await run_request(
+            server, request_id, method, params, meta, emit, principal, enc, token
+        )
     except McpError as exc:
         return Reply(_encode_error(request_id, exc), exc.code, isinstance(exc, MalformedMeta))
     except BaseException as exc:  # SystemExit from a handler fails its request, not us
@@ -275,12 +279,12 @@ async def run_request(
     emit: Emit | None,
     principal: str | None = None,
     enc: Encoded | None = None,
-    token: Any = ...,
+    token: int | str | None = None,
 ) -> Any:
     """Run the handler of one accepted 2026-07-28 request; its completed result, or the
     :class:`McpError` the client gets raised. ``enc``: the server's :class:`Encoded` when the
     caller keeps it current (a connection), else looked up; ``token``: the request's progress
-    token when the caller has read it (the receiver has), else read here."""
+    token, as the receiver read it (:func:`progress_token`)."""
     if enc is None:
         enc = encoded(server)
     if method == "server/discover":
@@ -289,10 +293,6 @@ async def run_request(
     handler = custom if custom is not None else server.handlers.get(method)
     if handler is None:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
-    if token is ...:
-        token = meta.raw.get("progressToken")
-        if token is not None and type(token) is not int and type(token) is not str:
-            token = None  # neither a bool nor anything else but an id
     try:
         if method not in MRTR_METHODS or (
             # No requestState and no way to ask: no round, no state, no runner task.
@@ -436,25 +436,15 @@ def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) ->
     if stamps is _USUAL:  # has _meta, no cache hints, not input_required: the fewest steps
         if info is None:
             return msgspec.structs.replace(result, result_type="complete")
-        current = result.meta
         return msgspec.structs.replace(
-            result,
-            result_type="complete",
-            meta={SERVER_INFO: info}
-            if current is msgspec.UNSET or current is None
-            else {**current, SERVER_INFO: info},
+            result, result_type="complete", meta=_identified(result.meta, info)
         )
     if stamps is not _NOT_A_RESULT:
         if stamps.input_required:
             raise _no_input_required(method)
         meta: Any = msgspec.UNSET
         if info is not None and stamps.meta:
-            current = result.meta
-            meta = (
-                {SERVER_INFO: info}
-                if current is msgspec.UNSET or current is None
-                else {**current, SERVER_INFO: info}
-            )
+            meta = _identified(result.meta, info)
         if stamps.cache_hints and method in CACHEABLE:
             hint = opts.hint(method)
             updates: dict[str, Any] = {
@@ -486,6 +476,13 @@ def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) ->
     if info is not None:
         value["_meta"] = {**(value.get("_meta") or {}), SERVER_INFO: info}
     return value
+
+
+def _identified(current: Any, info: Any) -> dict[str, Any]:
+    """A result's ``_meta`` with the server's identity added."""
+    if current is msgspec.UNSET or current is None:
+        return {SERVER_INFO: info}
+    return {**current, SERVER_INFO: info}
 
 
 class _Stamps(NamedTuple):

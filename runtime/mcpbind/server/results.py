@@ -52,7 +52,7 @@ def _is_content_type(tp: Any) -> bool:
 
 
 def tool_result(value: Any, sig: ToolSignature) -> t.CallToolResult:
-    if type(value) is str:  # the usual plain tool's value: no content-type checks first
+    if isinstance(value, str):  # the usual plain tool's value: no content-type checks first
         result = t.CallToolResult(content=[t.TextContent(text=value)])
         if sig.output_schema is not None:
             result.structured_content = sig.structured(value)
@@ -64,15 +64,11 @@ def tool_result(value: Any, sig: ToolSignature) -> t.CallToolResult:
     if isinstance(value, list) and value and all(isinstance(v, _CONTENT) for v in value):
         return t.CallToolResult(content=list(value))
     structured = sig.structured(value) if sig.output_schema is not None else None
-    if isinstance(value, str):
-        text = value
-    elif value is None:
-        text = ""
+    if value is None:
+        result = t.CallToolResult(content=[])
     else:
         text = msgspec.json.encode(value, enc_hook=encode_hook).decode()
-    result = t.CallToolResult(
-        content=[t.TextContent(text=text)] if text or value is not None else []
-    )
+        result = t.CallToolResult(content=[t.TextContent(text=text)])
     if structured is not None:
         result.structured_content = structured
     return result
