@@ -73,6 +73,11 @@ RequestHandler = Callable[[RequestReceived], Awaitable[Any]]
 NotificationHandler = Callable[[NotificationReceived], Awaitable[None]]
 
 
+async def _closed_handler(event: RequestReceived) -> Any:
+    """A closed connection's request handler (none runs after close)."""
+    raise ConnectionClosed("Connection closed")  # pragma: no cover - the read loop has ended
+
+
 class _Waiter(msgspec.Struct):
     """One request we sent, waiting for its outcome; a one-shot event: an asyncio future
     (several times cheaper to make than an ``anyio.Event``). A Struct: built in C, no
@@ -195,6 +200,11 @@ class Connection:
             self._fail_all("Connection closed")
             with anyio.CancelScope(shield=True):
                 await self.transport.aclose()
+            # Let go of the owner's handlers (its bound methods): the owner holds this
+            # connection, and that cycle would wait for the collector's next full collection
+            # (minutes apart on a busy server) to be freed, with everything the session held.
+            self._on_request = _closed_handler
+            self._on_notification = None
         if failure is not None:
             raise failure
 

@@ -76,25 +76,35 @@ class _Transport(MessagePump):
     __slots__ = ("_session",)
 
     def __init__(self, session: HttpSession) -> None:
-        self._session = session
+        #: ``None`` once closed: the session holds its connection, which holds this.
+        self._session: HttpSession | None = session
+
+    def _open(self) -> HttpSession:
+        session = self._session
+        if session is None or session.closed:
+            raise TransportClosed("session terminated")
+        return session
 
     async def send(self, message: bytes) -> None:
-        if self._session.closed:
-            raise TransportClosed("session terminated")
-        await self._session.route(message)
+        await self._open().route(message)
 
     async def receive(self) -> bytes:
-        item: bytes = await self._session.inbound.get()
+        session = self._session
+        if session is None:
+            raise TransportClosed("session terminated")
+        item: bytes = await session.inbound.get()
         if item is _CLOSED:
-            self._session.inbound.put_nowait(_CLOSED)  # every later receive also ends
+            session.inbound.put_nowait(_CLOSED)  # every later receive also ends
             raise TransportClosed("session terminated")
         return item
 
     async def pump(self, handler: Callable[[bytes], bool]) -> None:
-        await self._session.pump(handler)
+        await self._open().pump(handler)
 
     async def aclose(self) -> None:
-        self._session.closed = True
+        session, self._session = self._session, None
+        if session is not None:
+            session.closed = True
 
 
 class _SessionConnection(Connection):
@@ -213,6 +223,11 @@ class HttpSession:
             logger.exception("session %s failed", self.id)
         finally:
             self._shutdown()
+            # The task's context holds this session (``current_http_session``): drop the
+            # references back to it, so an ended session is freed when the app lets it go,
+            # not at the collector's next full collection.
+            self._context = None
+            self.task = None
 
     @property
     def version(self) -> str | None:
