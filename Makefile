@@ -9,7 +9,7 @@ PYTHONS := 3.11 3.12 3.13
 NEWEST := $(lastword $(PYTHONS))
 OLDER := $(filter-out $(NEWEST),$(PYTHONS))
 
-.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http bench-tasks bench-cold bench-mem bench-scale conformance pythons test-older fuzz soak
+.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http bench-tasks bench-cold bench-cold-wheel bench-mem bench-scale conformance pythons test-older fuzz soak
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -89,6 +89,11 @@ bench-http: bench/http/loadgen/node_modules bench/http/peers/ts/node_modules  ##
 
 bench-cold:  ## cold start: import and `mcpbind ls` as whole processes, vs the official SDK
 	$(PY) bench/coldstart.py
+
+bench-cold-wheel:  ## cold start of mcpbind as users install it: its wheel in a fresh venv (.venv-wheel)
+	test -x .venv-wheel/bin/python || $(PY) -m venv .venv-wheel
+	.venv-wheel/bin/python -m pip install -q . && .venv-wheel/bin/python -m pip install -q --force-reinstall --no-deps .
+	$(PY) bench/coldstart.py --python .venv-wheel/bin/python
 
 bench-mem: bench/http/loadgen/node_modules bench/http/peers/ts/node_modules  ## RSS of 10,000 idle Streamable HTTP sessions: mcpbind vs official Python SDK vs TypeScript SDK
 	$(PY) bench/memory_sessions.py

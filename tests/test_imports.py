@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import mcpbind
+import mcpbind_types
 
 INIT = Path(mcpbind.__file__)
 
@@ -21,10 +22,17 @@ print(sorted(m for m in {watched!r} if m in sys.modules and m not in before))
 """
 
 
-def _loaded(code: str, watched: list[str]) -> str:
-    """The modules of ``watched`` that ``code`` imports, run in a fresh interpreter."""
+def _loaded(code: str, watched: list[str], *, bare: bool = False) -> str:
+    """The modules of ``watched`` that ``code`` imports, run in a fresh interpreter; ``bare``:
+    without the site module (``-S``), on this process's ``sys.path``."""
     probe = _PROBE.format(code=code, watched=watched)
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    if bare:
+        path = [str(INIT.parents[1]), str(Path(mcpbind_types.__file__).parents[1]), *sys.path]
+        probe = f"import sys; sys.path.extend({path!r})\n{probe}"
+    flags = ["-S"] if bare else []
+    done = subprocess.run(
+        [sys.executable, *flags, "-c", probe], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -67,6 +75,14 @@ def test_client_and_server_import_no_asyncio_logging_or_dataclasses() -> None:
         "mcpbind.transports.stdio",
     ]
     assert _loaded("from mcpbind import Client, Server", watched) == "[]"
+
+
+def test_client_and_server_import_no_pathlib() -> None:
+    """pathlib (with urllib.parse, ipaddress, fnmatch) is read by tool signatures only once
+    their maker imported it. Run without the site module: an older editable install's import
+    hook imports pathlib into every process and would hide it."""
+    watched = ["pathlib", "urllib.parse", "ipaddress", "fnmatch"]
+    assert _loaded("from mcpbind import Client, Server", watched, bare=True) == "[]"
 
 
 def test_the_client_alone_imports_no_server_module() -> None:

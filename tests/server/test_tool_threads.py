@@ -240,6 +240,25 @@ async def _bursts_then_stop(pool: ToolThreads) -> tuple[int, int]:
     return pool._wake_r, pool._wake_w
 
 
+async def test_calls_queued_while_every_thread_is_busy_wake_no_thread() -> None:
+    """Only a sleeping thread is woken: a call queued while every thread runs one writes no
+    byte to the pipe (no system call, and no thread woken to find nothing and contend for
+    the GIL: with 20 HTTP clients on a def tool, 20 system calls per request instead of
+    13.5), and the busy thread takes the queued calls before it would sleep."""
+    pool = _pool(max_threads=1)  # no watchdog thread: the one thread stays busy
+    gate = threading.Event()
+    blocked = asyncio.ensure_future(pool.run(functools.partial(_wait_then, gate, -1)))
+    await _wait_until(lambda: pool.taken == 1)
+    calls = [asyncio.ensure_future(pool.run(functools.partial(int, n))) for n in range(10)]
+    await _wait_until(lambda: pool.pending == 11)
+    with pytest.raises(BlockingIOError):  # nothing was written
+        os.read(pool._wake_r, 1)
+    gate.set()
+    with anyio.fail_after(10):
+        assert await asyncio.gather(*calls) == list(range(10))
+        assert await blocked == -1
+
+
 async def test_the_watchdog_starts_no_thread_while_one_is_idle() -> None:
     """A queued call that an idle thread has not taken yet (it waits for the GIL on a busy
     loop) starts no other thread: another would not take it sooner, and on a loaded machine

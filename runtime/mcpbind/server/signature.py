@@ -49,8 +49,8 @@ import contextlib
 import datetime
 import functools
 import inspect
-import pathlib
 import re
+import sys
 import types
 import typing
 from collections.abc import Callable, Collection, Mapping
@@ -91,8 +91,17 @@ _PATH_SCHEMA: Final = {"type": "string", "minLength": 1}
 SkipPredicate = Callable[[inspect.Parameter], bool]
 
 
+def _pure_path() -> type | None:
+    """``pathlib.PurePath`` once pathlib is imported, else None: a path type or value exists
+    only once its maker imported pathlib, so mcpbind never imports it (with ``urllib.parse``
+    and ``ipaddress``, about 4 ms of a cold start; issue 15)."""
+    pathlib = sys.modules.get("pathlib")
+    return None if pathlib is None else pathlib.PurePath
+
+
 def _is_path(tp: Any) -> bool:
-    return isinstance(tp, type) and issubclass(tp, pathlib.PurePath)
+    base = _pure_path()
+    return base is not None and isinstance(tp, type) and issubclass(tp, base)
 
 
 def _schema_hook(tp: Any) -> dict[str, Any]:
@@ -113,7 +122,8 @@ def _dec_hook(tp: Any, value: Any) -> Any:
 
 def encode_hook(value: Any) -> Any:
     """msgspec ``enc_hook`` for the values tool signatures add: paths become strings."""
-    if isinstance(value, pathlib.PurePath):
+    base = _pure_path()
+    if base is not None and isinstance(value, base):
         return str(value)
     raise TypeError(f"Encoding objects of type {type(value).__name__} is unsupported")
 

@@ -7,7 +7,8 @@ one (issue 15), while one that blocks never holds up other requests:
   one thread, and while it keeps up, calls that arrive together (32 in flight, many HTTP
   clients) are run one after another by that one thread, with no other thread woken to
   contend for the GIL;
-- an idle thread sleeps on a pipe, and the loop wakes it by writing a byte: ``os.write``
+- an idle thread sleeps on a pipe, and the loop wakes it by writing a byte (only while a
+  thread sleeps: a busy one takes queued calls before it sleeps, so it needs none): ``os.write``
   lets go of the GIL before the system call that wakes the thread, so the thread finds the
   GIL free (a queue's lock is released with the GIL held: the woken thread blocks on the GIL
   at once and has to be woken a second time). A hand-off and back took 3-5 us instead of
@@ -112,6 +113,9 @@ class ToolThreads:
         # thread may still poll it then).
         weakref.finalize(self, _close_pipe, self._wake_r, self._wake_w).atexit = False
         self._done: deque[_Done] = deque()  # appended by the threads
+        #: Threads asleep on the pipe (their idents; set.add/discard are atomic): a call is
+        #: announced only while one sleeps, so busy threads cost no write and no wake-up.
+        self._sleeping: set[int] = set()
         self._delivery_due = False  # set by a thread that asked the loop to deliver
         self._watchdog: asyncio.TimerHandle | None = None
         self._drained: asyncio.Event | None = None
@@ -231,8 +235,10 @@ class ToolThreads:
         return result
 
     def _put(self, call: _Call | None) -> None:
-        """Queue a call (``None``: one thread ends) and wake an idle thread."""
+        """Queue a call (``None``: one thread ends) and wake an idle thread, if one sleeps."""
         self._work.append(call)
+        if not self._sleeping:  # every thread is awake: each takes calls until none is left
+            return
         try:  # noqa: SIM105 - a hot path: no context manager object per call
             os.write(self._wake_w, b"\0")
         except BlockingIOError:  # the pipe is full of wake-ups: the threads are awake anyway
@@ -307,6 +313,7 @@ class ToolThreads:
 def _work(pool: ToolThreads) -> None:
     """A pool thread: run queued calls in order; queue each outcome for the loop."""
     loop, work, finished, wake = pool.loop, pool._work, pool._done, pool._wake_r
+    sleeping, me = pool._sleeping, threading.get_ident()
     idle = select.poll()  # not select.select: the fd may be above FD_SETSIZE
     idle.register(wake, select.POLLIN)
     woken = False  # wake-up bytes may be waiting in the pipe
@@ -322,8 +329,15 @@ def _work(pool: ToolThreads) -> None:
                 with suppress(BlockingIOError):  # another thread took them
                     os.read(wake, 4096)
                 continue
-            if idle.poll(_IDLE_SECONDS * 1000):
-                woken = True
+            # Asleep first, then one more look: a call queued before the loop saw this thread
+            # asleep (so it wrote no byte) is found here, not after the idle timeout.
+            sleeping.add(me)
+            if work:
+                sleeping.discard(me)
+                continue
+            woken = bool(idle.poll(_IDLE_SECONDS * 1000))
+            sleeping.discard(me)
+            if woken:
                 continue
             try:  # a closed loop means the server is gone, and so is this thread
                 loop.call_soon_threadsafe(pool._idle)
