@@ -16,6 +16,7 @@ trio is not supported). What is here:
   pinned below 5 and tests/test_private_apis.py fails when they move.
 - :func:`is_cancellation`: whether a handler's exception is the framework's cancellation.
 - :class:`Flag`: an event that costs no waiter queue until a task waits on it.
+- :func:`choose_loop`: the event loop a server runs on, uvloop when installed (``"auto"``).
 """
 
 from __future__ import annotations
@@ -38,12 +39,16 @@ else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold st
 __all__ = [
     "CancelCheck",
     "Flag",
+    "LoopChoice",
     "backend_lookup",
+    "choose_loop",
     "current_tasks",
     "eager_supported",
     "is_cancellation",
     "start_eager",
 ]
+
+LoopChoice = Literal["auto", "asyncio", "uvloop"]
 
 _TaskSwitch = Callable[["asyncio.AbstractEventLoop", "asyncio.Task[Any]"], None]
 
@@ -297,3 +302,34 @@ class Flag:
             if self._set:
                 self._event.set()
         await self._event.wait()
+
+
+# ---------------------------------------------------------------------------- the loop
+
+
+def module_installed(name: str) -> bool:
+    """Whether ``name`` can be imported (found, not imported)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def choose_loop(loop: str = "auto", *, installed: Callable[[str], bool] = module_installed) -> str:
+    """The event loop a server runs on: ``"auto"`` picks uvloop when installed (not on
+    Windows), else asyncio; a forced ``"uvloop"`` that is missing is an error. uvloop's
+    scheduling is C where asyncio's is Python (``call_soon``, a task's steps): a stdio server
+    spends about 13% fewer instructions per ``tools/call`` with 32 in flight, 23% fewer one at
+    a time (callgrind, issue 15)."""
+    if loop not in ("auto", "asyncio", "uvloop"):
+        raise ValueError(f"loop must be 'auto', 'asyncio' or 'uvloop', not {loop!r}")
+    uvloop_ok = sys.platform != "win32" and installed("uvloop")
+    if loop == "auto":
+        return "uvloop" if uvloop_ok else "asyncio"
+    if loop == "uvloop" and not uvloop_ok:
+        raise ImportError(
+            "loop='uvloop' needs uvloop (not on Windows): pip install 'mcpbind[http]'"
+        )
+    return loop
