@@ -146,15 +146,16 @@ class _Resumed(Coroutine[Any, Any, Any]):
 
 
 def start_eager(
-    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, None]
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, None], name: str
 ) -> asyncio.Task[None]:
-    """Create a task for ``coro`` (in a copy of the current context) and run its first step
-    now. Call from a task or a callback running on ``loop``."""
+    """Create a task named ``name`` for ``coro`` (in a copy of the current context) and run its
+    first step now. Call from a task or a callback running on ``loop``. (A name given costs
+    nothing; an unnamed task formats ``Task-<n>``, about 1.5k instructions per request.)"""
     if sys.version_info >= (3, 12):
-        return asyncio.Task(coro, loop=loop, eager_start=True)  # type: ignore[call-arg,unused-ignore]
+        return asyncio.Task(coro, loop=loop, name=name, eager_start=True)  # type: ignore[call-arg,unused-ignore]
     _enter_task, _leave_task = _switch or task_switch()
     if _enter_task is None or _leave_task is None:
-        return loop.create_task(coro)
+        return loop.create_task(coro, name=name)
     global _tasks
     if _tasks is False:
         _tasks = current_tasks()
@@ -164,9 +165,9 @@ def start_eager(
     resumed = _Resumed(coro)
     task: asyncio.Task[None]
     if loop.get_task_factory() is None:  # what create_task does then, minus its checks
-        task = asyncio.Task(resumed, loop=loop, context=context)
+        task = asyncio.Task(resumed, loop=loop, name=name, context=context)
     else:
-        task = loop.create_task(resumed, context=context)
+        task = loop.create_task(resumed, name=name, context=context)
     if current is not None:
         _leave_task(loop, current)
     _enter_task(loop, task)
