@@ -3,7 +3,11 @@
 Runs every available peer configuration with the same call counts, pins the client and
 the server to different CPUs where possible, and prints one table::
 
-    implementation | protocol | transport | mode | calls/s | p50 ms | p99 ms | x TS | x official | x floor
+    implementation | protocol | transport | mode | calls/s | p50 ms | p99 ms | cpu us c+s | x TS
+        | x official | x floor
+
+``cpu us c+s``: the client's and the server's CPU microseconds per call in that run (Python
+clients; see ``harness.py``), hardly moved by outside load, unlike calls/s.
 
 Ratios are throughput ratios (calls/s divided by the reference's calls/s for the same
 protocol version, transport and mode; the median of the ratios of the two configurations'
@@ -434,6 +438,14 @@ def paired_ratio(outcome: Outcome, reference: Outcome, mode: str) -> float:
     return float(outcome.result[mode]["calls_per_s"] / reference.result[mode]["calls_per_s"])
 
 
+def _cpu_cell(numbers: dict[str, Any]) -> str:
+    """Client + server CPU microseconds per call (``-`` where the client does not report it)."""
+    client, server = numbers.get("client_cpu_us"), numbers.get("server_cpu_us")
+    if client is None:
+        return "-"
+    return f"{client:.1f}+{server:.1f}" if server is not None else f"{client:.1f}+-"
+
+
 def render_table(outcomes: Sequence[Outcome]) -> str:
     done = [o for o in outcomes if o.status == "ok"]
 
@@ -452,6 +464,7 @@ def render_table(outcomes: Sequence[Outcome]) -> str:
         "calls/s",
         "p50 ms",
         "p99 ms",
+        "cpu us c+s",
         "x TS",
         "x official",
         "x floor",
@@ -470,6 +483,7 @@ def render_table(outcomes: Sequence[Outcome]) -> str:
                     f"{r['calls_per_s']:,.0f}",
                     f"{r['p50_ms']:.3f}",
                     f"{r['p99_ms']:.3f}",
+                    _cpu_cell(r),
                     ratio(TS_REFERENCE, o, mode),
                     ratio(SDK_REFERENCE, o, mode),
                     ratio(FLOOR_REFERENCE, o, mode),
@@ -478,7 +492,7 @@ def render_table(outcomes: Sequence[Outcome]) -> str:
     # Group rows by transport, mode, then protocol; peer order is kept within a group.
     rows.sort(key=lambda row: (row[2] != "stdio", row[3] != "seq", row[1]))
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-    right = {4, 5, 6, 7, 8, 9}
+    right = {4, 5, 6, 7, 8, 9, 10}
 
     def fmt(cells: Sequence[str]) -> str:
         return "  ".join(
