@@ -69,10 +69,6 @@ current_request_id: contextvars.ContextVar[RequestId | None] = contextvars.Conte
     "mcpbind_current_request_id", default=None
 )
 
-#: The names of the tasks a connection starts: an inbound request's handler, a refusal sent.
-_HANDLER_TASK = "mcpbind request handler"
-_REPLY_TASK = "mcpbind reply"
-
 RequestHandler = Callable[[RequestReceived], Awaitable[Any]]
 NotificationHandler = Callable[[NotificationReceived], Awaitable[None]]
 
@@ -487,7 +483,7 @@ class Connection:
         # finishes at once removes itself again (``_run_handler``'s ``finally``) before this
         # returns.
         self._handlers[event.id] = None
-        task = start_eager(self._loop, self._run_handler(event), _HANDLER_TASK)
+        task = start_eager(self._loop, self._run_handler(event), "mcpbind handler")
         if event.id in self._handlers:
             self._handlers[event.id] = task
 
@@ -543,7 +539,7 @@ class Connection:
         so that it is written in order with the answers around it: the read loop (or the read
         callback, with the pump) goes on reading even while a peer that does not read makes
         the write wait."""
-        task = start_eager(self._loop, self._answer(data), _REPLY_TASK)
+        task = start_eager(self._loop, self._answer(data), "mcpbind reply")
         self._replies.add(task)
         task.add_done_callback(self._replies.discard)
 
