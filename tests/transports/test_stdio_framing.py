@@ -21,6 +21,7 @@ def anyio_backend() -> str:
     bound of the 64 MiB test is not also a bound on uvloop's own pipe buffering."""
     return "asyncio"
 
+
 MiB = 1024 * 1024
 
 
