@@ -290,3 +290,33 @@ def test_the_pool_of_a_closed_loop_is_released() -> None:
     for fd in fds[:4]:
         with pytest.raises(OSError):
             os.fstat(fd)
+
+
+async def test_calls_queued_together_share_a_wake_up_byte(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls queued while a wake-up byte is still unread write none of their own (with 32 in
+    flight, a burst of def calls made one write system call each, issue 15); they all still
+    run and come back, and once the thread is idle again a call wakes it with its own byte."""
+    pool = _pool(max_threads=1)  # no second thread: the queued calls wait for this one
+    gate = threading.Event()
+    blocked = asyncio.ensure_future(pool.run(functools.partial(_wait_then, gate, -1)))
+    await _wait_until(lambda: pool.taken == 1)  # the thread is in the call its byte announced
+    writes: list[int] = []
+    real_write = os.write
+
+    def counting_write(fd: int, data: bytes) -> int:
+        if fd == pool._wake_w:
+            writes.append(len(data))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", counting_write)
+    burst = asyncio.gather(*(pool.run(functools.partial(int, n)) for n in range(32)))
+    await _wait_until(lambda: len(pool._work) == 32)
+    assert writes == []
+    gate.set()
+    with anyio.fail_after(10):
+        assert await burst == list(range(32))
+        assert await blocked == -1
+    await _wait_until(lambda: not pool._wake_pending)  # the thread went idle
+    with anyio.fail_after(10):
+        assert await pool.run(functools.partial(int, 7)) == 7
+    assert writes == [1]

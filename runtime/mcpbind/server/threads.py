@@ -108,6 +108,11 @@ class ToolThreads:
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
+        #: A wake-up byte went into the pipe since a thread last went idle: every idle thread
+        #: will wake, so calls queued meanwhile need no byte of their own (with 32 in flight,
+        #: one write for a read's calls instead of one each). A thread clears it, then looks at
+        #: the queue once more, before it waits.
+        self._wake_pending = False
         # Closed with the pool, which its threads hold while they run (not at exit: a daemon
         # thread may still poll it then).
         weakref.finalize(self, _close_pipe, self._wake_r, self._wake_w).atexit = False
@@ -233,6 +238,9 @@ class ToolThreads:
     def _put(self, call: _Call | None) -> None:
         """Queue a call (``None``: one thread ends) and wake an idle thread."""
         self._work.append(call)
+        if self._wake_pending:
+            return
+        self._wake_pending = True
         try:  # noqa: SIM105 - a hot path: no context manager object per call
             os.write(self._wake_w, b"\0")
         except BlockingIOError:  # the pipe is full of wake-ups: the threads are awake anyway
@@ -322,6 +330,9 @@ def _work(pool: ToolThreads) -> None:
                 with suppress(BlockingIOError):  # another thread took them
                     os.read(wake, 4096)
                 continue
+            pool._wake_pending = False  # from now on a queued call writes a byte
+            if work:
+                continue  # queued before the flag was cleared: it wrote none
             if idle.poll(_IDLE_SECONDS * 1000):
                 woken = True
                 continue
