@@ -27,8 +27,8 @@ Warm-up calls (``--warmup`` sequential, then ``--warmup`` concurrent) are not ti
 
 CPU per call (Linux, Python clients): ``client_cpu_us`` is this process's user + system CPU
 time over the mode divided by its calls (``getrusage``), ``server_cpu_us`` that of the child
-processes (the stdio server; ``/proc``, 10 ms ticks). Unlike calls/s they hardly move with
-outside load, and they show which side limits a configuration with 32 in flight.
+processes (the stdio server; ``/proc``, 10 ms ticks). Outside load moves them far less than
+calls/s, and they show which side limits a configuration with 32 in flight.
 """
 
 from __future__ import annotations

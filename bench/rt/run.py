@@ -7,7 +7,7 @@ the server to different CPUs where possible, and prints one table::
         | x official | x floor
 
 ``cpu us c+s``: the client's and the server's CPU microseconds per call in that run (Python
-clients; see ``harness.py``), hardly moved by outside load, unlike calls/s.
+clients; see ``harness.py``), far less moved by outside load than calls/s.
 
 Ratios are throughput ratios (calls/s divided by the reference's calls/s for the same
 protocol version, transport and mode; the median of the ratios of the two configurations'

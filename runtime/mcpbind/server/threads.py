@@ -109,9 +109,9 @@ class ToolThreads:
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         #: A wake-up byte went into the pipe since a thread last went idle: every idle thread
-        #: will wake, so calls queued meanwhile need no byte of their own (with 32 in flight,
-        #: one write for a read's calls instead of one each). A thread clears it, then looks at
-        #: the queue once more, before it waits.
+        #: will wake, so calls queued meanwhile need no byte of their own (one write system
+        #: call, not one per call, when the loop queues faster than the threads take calls).
+        #: A thread clears it, then looks at the queue once more, before it waits.
         self._wake_pending = False
         # Closed with the pool, which its threads hold while they run (not at exit: a daemon
         # thread may still poll it then).
