@@ -61,8 +61,9 @@ def test_start_eager_runs_the_first_step_at_once_as_the_task(from_task: bool) ->
         started: asyncio.Future[asyncio.Task[Any]] = loop.create_future()
 
         def start() -> None:
-            task = _asyncio.start_eager(loop, handler())  # type: ignore[arg-type]
+            task = _asyncio.start_eager(loop, handler(), "eager")  # type: ignore[arg-type]
             assert seen == [("first", task)]  # ran already, as the task
+            assert task.get_name() == "eager"
             started.set_result(task)
 
         if from_task:
@@ -83,7 +84,7 @@ def test_start_eager_propagates_an_immediate_exception() -> None:
         raise ValueError("boom")
 
     async def main() -> None:
-        task = _asyncio.start_eager(asyncio.get_running_loop(), failing())
+        task = _asyncio.start_eager(asyncio.get_running_loop(), failing(), "failing")
         with pytest.raises(ValueError, match="boom"):
             await task
 

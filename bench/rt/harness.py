@@ -24,6 +24,11 @@ before the next; concurrent mode runs ``inflight`` workers that each loop "call,
 await, call again" off a shared counter, so exactly ``inflight`` requests are
 outstanding until the tail. Percentiles are nearest-rank over every measured call.
 Warm-up calls (``--warmup`` sequential, then ``--warmup`` concurrent) are not timed.
+
+CPU per call (Linux, Python clients): ``client_cpu_us`` is this process's user + system CPU
+time over the mode divided by its calls (``getrusage``), ``server_cpu_us`` that of the child
+processes (the stdio server; ``/proc``, 10 ms ticks). Outside load moves them far less than
+calls/s, and they show which side limits a configuration with 32 in flight.
 """
 
 from __future__ import annotations
@@ -31,10 +36,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import resource
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Any, TypedDict
 
 import anyio
@@ -46,13 +54,41 @@ Connector = Callable[[list[str]], AbstractAsyncContextManager[EchoFn]]
 DEFAULT_TEXT = "hello from the mcpbind round-trip benchmark"
 
 
-class ModeResult(TypedDict):
+class ModeResult(TypedDict, total=False):
     calls: int
     inflight: int
     seconds: float
     calls_per_s: float
     p50_ms: float
     p99_ms: float
+    client_cpu_us: float
+    server_cpu_us: float
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """CPU seconds (user + system) used so far by this process and by its running children
+    (``nan`` for the children where ``/proc`` cannot tell)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    children = 0.0
+    try:
+        tick = os.sysconf("SC_CLK_TCK")
+        for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+            for pid in (task / "children").read_text().split():
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                children += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    except (OSError, ValueError, IndexError):
+        children = math.nan
+    return usage.ru_utime + usage.ru_stime, children
+
+
+def with_cpu(result: ModeResult, before: tuple[float, float]) -> ModeResult:
+    """``result`` with the CPU per call spent since ``before`` (see the module docstring)."""
+    after = cpu_seconds()
+    calls = result["calls"]
+    for key, start, end in zip(("client_cpu_us", "server_cpu_us"), before, after, strict=True):
+        if not math.isnan(end - start):
+            result[key] = round((end - start) / calls * 1e6, 2)  # type: ignore[literal-required]
+    return result
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -129,8 +165,10 @@ async def measure(
         if args.warmup:
             await run_sequential(echo, args.warmup, args.text)
             await run_concurrent(echo, args.warmup, args.inflight, args.text)
-        seq = await run_sequential(echo, args.seq, args.text)
-        conc = await run_concurrent(echo, args.conc, args.inflight, args.text)
+        before = cpu_seconds()
+        seq = with_cpu(await run_sequential(echo, args.seq, args.text), before)
+        before = cpu_seconds()
+        conc = with_cpu(await run_concurrent(echo, args.conc, args.inflight, args.text), before)
     return {"sequential": seq, "concurrent": conc}
 
 

@@ -3,11 +3,17 @@
 Runs every available peer configuration with the same call counts, pins the client and
 the server to different CPUs where possible, and prints one table::
 
-    implementation | protocol | transport | mode | calls/s | p50 ms | p99 ms | x official | x floor
+    implementation | protocol | transport | mode | calls/s | p50 ms | p99 ms | cpu us c+s | x TS
+        | x official | x floor
+
+``cpu us c+s``: the client's and the server's CPU microseconds per call in that run (Python
+clients; see ``harness.py``), far less moved by outside load than calls/s.
 
 Ratios are throughput ratios (calls/s divided by the reference's calls/s for the same
-protocol version, transport and mode): ``x official`` against the official Python SDK,
-``x floor`` against the raw msgspec floor. Handshake-era rows (2025-11-25) divide by
+protocol version, transport and mode; the median of the ratios of the two configurations'
+runs in the same round, see ``paired_ratio``): ``x TS`` against the TypeScript SDK
+(handshake rows only), ``x official`` against the official Python SDK, ``x floor`` against
+the raw msgspec floor. Handshake-era rows (2025-11-25) divide by
 ``official-py`` and ``raw-floor``; the stateless 2026-07-28 rows (stdio only) by
 ``official-py-2026`` and ``raw-floor-2026``. There are no 2026-07-28 in-memory rows (the
 official client skips JSON-RPC for an in-process server, so nothing comparable) and no
@@ -31,6 +37,7 @@ import importlib.util
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -52,6 +59,7 @@ STATELESS = "2026-07-28"
 # transport and mode).
 SDK_REFERENCE = {HANDSHAKE: "official-py", STATELESS: "official-py-2026"}
 FLOOR_REFERENCE = {HANDSHAKE: "raw-floor", STATELESS: "raw-floor-2026"}
+TS_REFERENCE = {HANDSHAKE: "ts-sdk"}  # issue 15's targets are against the TypeScript SDK
 NO_2026_ROWS = (
     "no 2026-07-28 rows in memory (the official client bypasses JSON-RPC for an in-process "
     "server) or for the TypeScript SDK (1.32.2 has no 2026-07-28)"
@@ -295,6 +303,18 @@ def pick_cpus() -> tuple[int, int] | None:
     return cpus[0], cpus[1]
 
 
+def placement_of(round_no: int, cpus: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The (client, server) CPUs of round ``round_no`` (from 1): swapped every other round.
+
+    The implementations do not split their work alike (the raw floor spends about three times
+    the server's instructions in its client, mcpbind about as much on each side), so outside
+    load on one CPU slows them unequally depending on which side runs there; swapping gives
+    every configuration both placements, the same ones in the same rounds."""
+    if cpus is None or round_no % 2:
+        return cpus
+    return cpus[1], cpus[0]
+
+
 def pinned(cmd: Sequence[str], cpu: int | None) -> list[str]:
     """Prefix ``cmd`` so it runs on ``cpu`` (exec-style, so the pid is the command's own)."""
     if cpu is None:
@@ -339,6 +359,7 @@ def run_once(peer: Peer, args: argparse.Namespace, cpus: tuple[int, int] | None)
         tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
         raise RuntimeError(f"exit {proc.returncode}; stderr tail:\n{tail}")
     data: dict[str, Any] = json.loads(lines[-1])
+    data["cpus"] = list(cpus) if cpus else None  # (client, server) of this run
     for mode in MODES:
         if data[mode]["calls"] <= 0 or data[mode]["calls_per_s"] <= 0:
             raise RuntimeError(f"non-positive result for {mode}: {data[mode]}")
@@ -368,19 +389,22 @@ def run_all(
 
     Round-robin (A B C, A B C, ...) rather than A A A B B B spreads each configuration's
     runs over the whole benchmark, so a burst of outside load hits one run of several
-    configurations instead of every run of one.
+    configurations instead of every run of one; and every configuration of one round runs
+    with the same CPU placement (see :func:`placement_of`), so the ratios pair runs of one
+    round (:func:`paired_ratio`).
     """
     outcomes = []
     for peer in chosen:
         reason = peer.available()
         outcomes.append(Outcome(peer, "skipped", reason) if reason else Outcome(peer, "ok"))
     for round_no in range(1, args.repeat + 1):
+        placement = placement_of(round_no, cpus)
         for outcome in outcomes:
             if outcome.status != "ok":
                 continue
             start = time.perf_counter()
             try:
-                outcome.runs.append(run_once(outcome.peer, args, cpus))
+                outcome.runs.append(run_once(outcome.peer, args, placement))
             except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError, KeyError) as exc:
                 outcome.status, outcome.reason = "failed", str(exc)
             elapsed = time.perf_counter() - start
@@ -400,21 +424,37 @@ def run_all(
 # ---- reporting ----------------------------------------------------------------------------
 
 
-def _ratio(value: float, reference: float | None) -> str:
-    if not reference:
+def paired_ratio(outcome: Outcome, reference: Outcome, mode: str) -> float:
+    """``outcome``'s calls/s over ``reference``'s: the median, over the rounds, of the ratio of
+    their runs in the same round (both ran minutes apart at most, with the same CPU placement),
+    so load that comes and goes between rounds cancels out instead of favouring whichever
+    configuration happened to get the quiet minute. Without runs: the shown results' ratio."""
+    pairs = [
+        mine[mode]["calls_per_s"] / theirs[mode]["calls_per_s"]
+        for mine, theirs in zip(outcome.runs, reference.runs, strict=False)
+    ]
+    if pairs:
+        return float(statistics.median(pairs))
+    return float(outcome.result[mode]["calls_per_s"] / reference.result[mode]["calls_per_s"])
+
+
+def _cpu_cell(numbers: dict[str, Any]) -> str:
+    """Client + server CPU microseconds per call (``-`` where the client does not report it)."""
+    client, server = numbers.get("client_cpu_us"), numbers.get("server_cpu_us")
+    if client is None:
         return "-"
-    return f"{value / reference:.2f}x"
+    return f"{client:.1f}+{server:.1f}" if server is not None else f"{client:.1f}+-"
 
 
 def render_table(outcomes: Sequence[Outcome]) -> str:
     done = [o for o in outcomes if o.status == "ok"]
 
-    def reference(references: dict[str, str], peer: Peer, mode: str) -> float | None:
-        impl = references.get(peer.protocol)
+    def ratio(references: dict[str, str], mine: Outcome, mode: str) -> str:
+        impl = references.get(mine.peer.protocol)
         for o in done:
-            if o.peer.impl == impl and o.peer.transport == peer.transport:
-                return float(o.result[mode]["calls_per_s"])
-        return None
+            if o.peer.impl == impl and o.peer.transport == mine.peer.transport:
+                return f"{paired_ratio(mine, o, mode):.2f}x"
+        return "-"
 
     header = (
         "implementation",
@@ -424,6 +464,8 @@ def render_table(outcomes: Sequence[Outcome]) -> str:
         "calls/s",
         "p50 ms",
         "p99 ms",
+        "cpu us c+s",
+        "x TS",
         "x official",
         "x floor",
     )
@@ -441,14 +483,16 @@ def render_table(outcomes: Sequence[Outcome]) -> str:
                     f"{r['calls_per_s']:,.0f}",
                     f"{r['p50_ms']:.3f}",
                     f"{r['p99_ms']:.3f}",
-                    _ratio(r["calls_per_s"], reference(SDK_REFERENCE, o.peer, mode)),
-                    _ratio(r["calls_per_s"], reference(FLOOR_REFERENCE, o.peer, mode)),
+                    _cpu_cell(r),
+                    ratio(TS_REFERENCE, o, mode),
+                    ratio(SDK_REFERENCE, o, mode),
+                    ratio(FLOOR_REFERENCE, o, mode),
                 )
             )
     # Group rows by transport, mode, then protocol; peer order is kept within a group.
     rows.sort(key=lambda row: (row[2] != "stdio", row[3] != "seq", row[1]))
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-    right = {4, 5, 6, 7, 8}
+    right = {4, 5, 6, 7, 8, 9, 10}
 
     def fmt(cells: Sequence[str]) -> str:
         return "  ".join(
@@ -535,7 +579,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         global NODE
         NODE = shutil.which(args.node)
     chosen = select(peers(), args)
-    pin_text = f"client on CPU {cpus[0]}, server on CPU {cpus[1]}" if cpus else "not pinned"
+    pin_text = (
+        f"client on CPU {cpus[0]}, server on CPU {cpus[1]}, swapped every other round"
+        if cpus
+        else "not pinned"
+    )
     print(
         f"bench-rt: seq={args.seq} conc={args.conc} inflight={args.inflight} "
         f"warmup={args.warmup} repeat={args.repeat} ({args.stat}); {pin_text}; "

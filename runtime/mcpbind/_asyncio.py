@@ -16,6 +16,7 @@ trio is not supported). What is here:
   pinned below 5 and tests/test_private_apis.py fails when they move.
 - :func:`is_cancellation`: whether a handler's exception is the framework's cancellation.
 - :class:`Flag`: an event that costs no waiter queue until a task waits on it.
+- :func:`choose_loop`: the event loop a server runs on, uvloop when installed (``"auto"``).
 """
 
 from __future__ import annotations
@@ -38,12 +39,16 @@ else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold st
 __all__ = [
     "CancelCheck",
     "Flag",
+    "LoopChoice",
     "backend_lookup",
+    "choose_loop",
     "current_tasks",
     "eager_supported",
     "is_cancellation",
     "start_eager",
 ]
+
+LoopChoice = Literal["auto", "asyncio", "uvloop"]
 
 _TaskSwitch = Callable[["asyncio.AbstractEventLoop", "asyncio.Task[Any]"], None]
 
@@ -141,15 +146,16 @@ class _Resumed(Coroutine[Any, Any, Any]):
 
 
 def start_eager(
-    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, None]
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, None], name: str
 ) -> asyncio.Task[None]:
-    """Create a task for ``coro`` (in a copy of the current context) and run its first step
-    now. Call from a task or a callback running on ``loop``."""
+    """Create a task named ``name`` for ``coro`` (in a copy of the current context) and run its
+    first step now. Call from a task or a callback running on ``loop``. (A name given costs
+    nothing; an unnamed task formats ``Task-<n>``, about 1.5k instructions per request.)"""
     if sys.version_info >= (3, 12):
-        return asyncio.Task(coro, loop=loop, eager_start=True)  # type: ignore[call-arg,unused-ignore]
+        return asyncio.Task(coro, loop=loop, name=name, eager_start=True)  # type: ignore[call-arg,unused-ignore]
     _enter_task, _leave_task = _switch or task_switch()
     if _enter_task is None or _leave_task is None:
-        return loop.create_task(coro)
+        return loop.create_task(coro, name=name)
     global _tasks
     if _tasks is False:
         _tasks = current_tasks()
@@ -159,9 +165,9 @@ def start_eager(
     resumed = _Resumed(coro)
     task: asyncio.Task[None]
     if loop.get_task_factory() is None:  # what create_task does then, minus its checks
-        task = asyncio.Task(resumed, loop=loop, context=context)
+        task = asyncio.Task(resumed, loop=loop, name=name, context=context)
     else:
-        task = loop.create_task(resumed, context=context)
+        task = loop.create_task(resumed, name=name, context=context)
     if current is not None:
         _leave_task(loop, current)
     _enter_task(loop, task)
@@ -297,3 +303,34 @@ class Flag:
             if self._set:
                 self._event.set()
         await self._event.wait()
+
+
+# ---------------------------------------------------------------------------- the loop
+
+
+def module_installed(name: str) -> bool:
+    """Whether ``name`` can be imported (found, not imported)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def choose_loop(loop: str = "auto", *, installed: Callable[[str], bool] = module_installed) -> str:
+    """The event loop a server runs on: ``"auto"`` picks uvloop when installed (not on
+    Windows), else asyncio; a forced ``"uvloop"`` that is missing is an error. uvloop's
+    scheduling is C where asyncio's is Python (``call_soon``, a task's steps): a stdio server
+    spends about 13% fewer instructions per ``tools/call`` with 32 in flight, 23% fewer one at
+    a time (callgrind, issue 15)."""
+    if loop not in ("auto", "asyncio", "uvloop"):
+        raise ValueError(f"loop must be 'auto', 'asyncio' or 'uvloop', not {loop!r}")
+    uvloop_ok = sys.platform != "win32" and installed("uvloop")
+    if loop == "auto":
+        return "uvloop" if uvloop_ok else "asyncio"
+    if loop == "uvloop" and not uvloop_ok:
+        raise ImportError(
+            "loop='uvloop' needs uvloop (not on Windows): pip install 'mcpbind[http]'"
+        )
+    return loop

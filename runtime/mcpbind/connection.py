@@ -493,7 +493,7 @@ class Connection:
         # finishes at once removes itself again (``_run_handler``'s ``finally``) before this
         # returns.
         self._handlers[event.id] = None
-        task = start_eager(self._loop, self._run_handler(event))
+        task = start_eager(self._loop, self._run_handler(event), "mcpbind handler")
         if event.id in self._handlers:
             self._handlers[event.id] = task
 
@@ -549,7 +549,7 @@ class Connection:
         so that it is written in order with the answers around it: the read loop (or the read
         callback, with the pump) goes on reading even while a peer that does not read makes
         the write wait."""
-        task = start_eager(self._loop, self._answer(data))
+        task = start_eager(self._loop, self._answer(data), "mcpbind reply")
         self._replies.add(task)
         task.add_done_callback(self._replies.discard)
 

@@ -170,3 +170,33 @@ def test_ratios_divide_by_same_protocol_reference() -> None:
     assert rows["mcpbind-2026"][1] == "2026-07-28"
     assert rows["mcpbind-2026"][-2:] == ["2.00x", "0.50x"]  # 400 / 200, 400 / 800
     assert rows["official-py-2026"][-2:] == ["1.00x", "0.25x"]
+
+
+def test_ratios_pair_the_runs_of_one_round() -> None:
+    """The ratio columns are medians of same-round ratios: a reference's lucky quiet round does
+    not set a row's ratio (best over best would read 700 / 2000 = 0.35x here), and every
+    configuration of a round runs with the same CPU placement, swapped every other round."""
+    run = _load_run_module()
+    by_impl = {p.impl: p for p in run.peers() if p.transport == "stdio"}
+
+    def outcome(impl: str, rates: list[float]) -> Any:
+        numbers = [{"calls_per_s": rate, "p50_ms": 1.0, "p99_ms": 2.0} for rate in rates]
+        runs = [
+            {"sequential": {**n, "inflight": 1}, "concurrent": {**n, "inflight": 32}}
+            for n in numbers
+        ]
+        result = run.pick_run(runs, "best")
+        return run.Outcome(by_impl[impl], "ok", runs=runs, result=result)
+
+    floor = outcome("raw-floor", [1000.0, 2000.0, 1000.0])
+    mine = outcome("mcpbind", [600.0, 700.0, 620.0])
+    ts = outcome("ts-sdk", [300.0, 350.0, 310.0])
+    assert run.paired_ratio(mine, floor, "concurrent") == pytest.approx(0.6)
+    table = run.render_table([ts, floor, mine])
+    rows = {line.split()[0]: line.split() for line in table.splitlines()[2:] if "seq" in line}
+    assert rows["mcpbind"][4] == "700"  # calls/s: the best run
+    assert rows["mcpbind"][-3:] == ["2.00x", "-", "0.60x"]  # x TS, x official, x floor
+    assert run.placement_of(1, (0, 1)) == (0, 1)
+    assert run.placement_of(2, (0, 1)) == (1, 0)
+    assert run.placement_of(3, (0, 1)) == (0, 1)
+    assert run.placement_of(2, None) is None

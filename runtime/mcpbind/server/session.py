@@ -21,7 +21,7 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
 from mcpbind_types.unified import methods as m
 
-from .._asyncio import Flag
+from .._asyncio import Flag, LoopChoice, choose_loop
 from .._lazy import lazy_logger
 from ..connection import Connection, ConnectionClosed, current_request_id
 from ..protocol import (
@@ -331,11 +331,16 @@ async def serve(server: Server, transport: Transport, **options: Any) -> None:
             )
 
 
-def serve_stdio(server: Server, *, max_message_size: int | None = None) -> None:
+def serve_stdio(
+    server: Server, *, max_message_size: int | None = None, loop: LoopChoice = "auto"
+) -> None:
     """Serve ``server`` over stdin/stdout (the stdio transport); returns on stdin EOF.
     ``max_message_size``: the longest message line read (default 16 MiB); the client's cap
-    (``StdioClientTransport.spawn(max_message_size=...)``) bounds what it reads back."""
+    (``StdioClientTransport.spawn(max_message_size=...)``) bounds what it reads back.
+    ``loop``: the event loop, as for ``serve_http`` (``"auto"``: uvloop when installed)."""
     from ..transports import DEFAULT_MAX_MESSAGE_SIZE, StdioServerTransport
+
+    use_uvloop = choose_loop(loop) == "uvloop"
 
     async def main() -> None:
         transport = StdioServerTransport(
@@ -344,6 +349,6 @@ def serve_stdio(server: Server, *, max_message_size: int | None = None) -> None:
         await serve(server, transport)
 
     try:
-        anyio.run(main)
+        anyio.run(main, backend_options={"use_uvloop": use_uvloop})
     except KeyboardInterrupt:  # pragma: no cover - interactive
         sys.exit(130)

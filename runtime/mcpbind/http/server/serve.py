@@ -9,11 +9,10 @@ fast stack (uvloop + httptools) when installed: h11 costs 250-300 us more per re
 
 from __future__ import annotations
 
-import importlib.util
 import socket
-import sys
 from typing import Any, Literal
 
+from ..._asyncio import LoopChoice, choose_loop, module_installed
 from ...server.app import Server
 from ._header_deadline import header_deadline_protocol
 from .app import StreamableHTTPApp
@@ -22,14 +21,7 @@ from .legacy_sse import with_legacy_sse
 __all__ = ["choose_stack", "header_deadline_protocol", "serve_http"]
 
 HttpChoice = Literal["auto", "h11", "httptools"]
-LoopChoice = Literal["auto", "asyncio", "uvloop"]
-
-
-def _installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
+_installed = module_installed  # one name to replace in tests
 
 
 def choose_stack(http: str = "auto", loop: str = "auto") -> tuple[str, str]:
@@ -37,19 +29,11 @@ def choose_stack(http: str = "auto", loop: str = "auto") -> tuple[str, str]:
     (uvloop not on Windows), else h11 / asyncio; a forced one that is missing is an error."""
     if http not in ("auto", "h11", "httptools"):
         raise ValueError(f"http must be 'auto', 'h11' or 'httptools', not {http!r}")
-    if loop not in ("auto", "asyncio", "uvloop"):
-        raise ValueError(f"loop must be 'auto', 'asyncio' or 'uvloop', not {loop!r}")
+    loop = choose_loop(loop, installed=_installed)
     if http == "auto":
         http = "httptools" if _installed("httptools") else "h11"
     elif http == "httptools" and not _installed("httptools"):
         raise ImportError("http='httptools' needs httptools: pip install 'mcpbind[http]'")
-    uvloop_ok = sys.platform != "win32" and _installed("uvloop")
-    if loop == "auto":
-        loop = "uvloop" if uvloop_ok else "asyncio"
-    elif loop == "uvloop" and not uvloop_ok:
-        raise ImportError(
-            "loop='uvloop' needs uvloop (not on Windows): pip install 'mcpbind[http]'"
-        )
     return http, loop
 
 

@@ -55,6 +55,9 @@ class FdReader:
     def __init__(self, fd: int, *, nonblocking: bool) -> None:
         self.fd = fd
         self._read_first = nonblocking
+        #: An inherited fd that is blocking stays so: uvloop (libuv) makes a watched fd
+        #: non-blocking, which other holders of a shared stdin would see.
+        self._keep_blocking = not nonblocking and _is_blocking(fd)
         self._watchable = True  # False once the loop refused the fd
         self._closed = False
         self._expired = False
@@ -126,6 +129,8 @@ class FdReader:
             except (NotImplementedError, OSError, ValueError):
                 self._watchable = False
                 return
+            if self._keep_blocking:
+                os.set_blocking(self.fd, True)
             self._loop = loop
         self._waiter = waiter = loop.create_future()
         try:
@@ -337,6 +342,13 @@ def _write_all(fd: int, data: memoryview) -> None:
             data = data[os.write(fd, data) :]
         except BlockingIOError:  # the parent handed us a non-blocking fd
             select.select([], [fd], [])
+
+
+def _is_blocking(fd: int) -> bool:
+    try:
+        return os.get_blocking(fd)
+    except OSError:
+        return False
 
 
 def make_nonblocking(fd: int) -> bool:
