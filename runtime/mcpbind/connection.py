@@ -1,9 +1,8 @@
 """The async driver of one connection: the sans-I/O core plus a transport plus tasks.
 
 ``Connection`` reads messages in one task, hands them to the core, resolves waiting callers,
-runs inbound requests as concurrent tasks (each in its own cancel scope, so an inbound
-``notifications/cancelled`` interrupts exactly that handler), and fails every pending call at
-once when the transport closes. Every cancellation path is explicit: a caller's cancel scope,
+runs inbound requests as concurrent tasks (an inbound ``notifications/cancelled`` interrupts
+exactly that one), and fails every pending call at once when the transport closes. Every cancellation path is explicit: a caller's cancel scope,
 a timeout, an inbound cancel, and the peer going away.
 """
 
@@ -62,9 +61,8 @@ __all__ = [
 
 logger = lazy_logger("mcpbind.connection")
 
-#: The id of the inbound request whose handler is running in this task (``None`` outside one).
-#: A transport that multiplexes streams (Streamable HTTP) reads it to send what a handler
-#: emits (progress, logs, requests to the client) on that request's own response stream.
+#: The id of the inbound request whose handler runs in this task (``None`` outside one): a
+#: transport that multiplexes streams (Streamable HTTP) sends what the handler emits on it.
 current_request_id: contextvars.ContextVar[RequestId | None] = contextvars.ContextVar(
     "mcpbind_current_request_id", default=None
 )
@@ -73,15 +71,13 @@ RequestHandler = Callable[[RequestReceived], Awaitable[Any]]
 NotificationHandler = Callable[[NotificationReceived], Awaitable[None]]
 
 
-async def _closed_handler(event: RequestReceived) -> Any:
-    """A closed connection's request handler (none runs after close)."""
-    raise ConnectionClosed("Connection closed")  # pragma: no cover - the read loop has ended
+async def _closed_handler(event: RequestReceived) -> Any:  # pragma: no cover - none after close
+    raise ConnectionClosed("Connection closed")
 
 
 class _Waiter(msgspec.Struct):
-    """One request we sent, waiting for its outcome; a one-shot event: an asyncio future
-    (several times cheaper to make than an ``anyio.Event``). A Struct: built in C, no
-    ``__init__`` frame per request."""
+    """One request we sent, awaiting its outcome on an asyncio future (cheaper than an
+    ``anyio.Event``); a Struct: built in C, no ``__init__`` frame per request."""
 
     method: str
     options: RequestOptions | None
@@ -200,11 +196,8 @@ class Connection:
             self._fail_all("Connection closed")
             with anyio.CancelScope(shield=True):
                 await self.transport.aclose()
-            # Let go of the owner's handlers (its bound methods): the owner holds this
-            # connection, and that cycle would wait for the collector's next full collection
-            # (minutes apart on a busy server) to be freed, with everything the session held.
-            self._on_request = _closed_handler
-            self._on_notification = None
+            # The owner holds this connection: drop its bound handlers (a cycle otherwise).
+            self._on_request, self._on_notification = _closed_handler, None
         if failure is not None:
             raise failure
 
@@ -488,10 +481,9 @@ class Connection:
             return
         if shared is not None:
             shared.count += 1
-        # The handle exists before the handler starts, so a cancellation that arrives right
-        # behind its request (same read buffer) still finds it; an eager handler that
-        # finishes at once removes itself again (``_run_handler``'s ``finally``) before this
-        # returns.
+        # The handle exists before the handler starts, so a cancellation right behind its
+        # request (same read buffer) still finds it; an eager handler that finishes at once
+        # removes itself again (``_run_handler``'s ``finally``) before this returns.
         self._handlers[event.id] = None
         task = start_eager(self._loop, self._run_handler(event), "mcpbind handler")
         if event.id in self._handlers:
