@@ -7,6 +7,7 @@ import os
 import pty
 import re
 import select
+import signal
 import sys
 import time
 from pathlib import Path
@@ -60,6 +61,9 @@ def spawn_host(config: Path, history: Path | None = None) -> tuple[int, int]:
     env["MCPBIND_HOST_HISTORY"] = str(history or config.with_name("history"))
     pid, fd = pty.fork()
     if pid == 0:  # the child: becomes the host
+        # Ctrl-C is SIGINT, which a test run started as a background job ignores (and its
+        # children inherit that): the host must get the terminal's default.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.execve(sys.executable, argv, env)
     return pid, fd
 

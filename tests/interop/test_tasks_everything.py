@@ -8,6 +8,7 @@ handler; Ctrl-C cancels the task (§Cancelling Tasks)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -43,6 +44,9 @@ def _cli(*args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        # The test sends SIGINT, which a test run started as a background job ignores (and
+        # its children would inherit that).
+        preexec_fn=functools.partial(signal.signal, signal.SIGINT, signal.SIG_DFL),
     )
 
 
