@@ -20,6 +20,7 @@ from mcpbind import Server
 from mcpbind.http import StreamableHTTPApp
 
 from ._raw import asgi_call
+from ._support import init_body
 
 pytestmark = pytest.mark.anyio
 
@@ -57,17 +58,9 @@ def echo_server() -> Server:
 
 async def open_session(app: StreamableHTTPApp) -> list[tuple[str, str]]:
     """initialize, initialized and one tools/call; the headers of the session."""
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    status, headers, _ = await asgi_call(app, headers=HEADERS, chunks=[json.dumps(init).encode()])
+    status, headers, _ = await asgi_call(
+        app, headers=HEADERS, chunks=[json.dumps(init_body("2025-11-25")).encode()]
+    )
     assert status == 200
     session = [
         *HEADERS,
