@@ -1,9 +1,9 @@
 """The async driver of one connection: the sans-I/O core plus a transport plus tasks.
 
 ``Connection`` reads messages in one task, hands them to the core, resolves waiting callers,
-runs inbound requests as concurrent tasks (an inbound ``notifications/cancelled`` interrupts
-exactly that one), and fails every pending call at once when the transport closes. Every cancellation path is explicit: a caller's cancel scope,
-a timeout, an inbound cancel, and the peer going away.
+runs inbound requests as concurrent tasks (a ``notifications/cancelled`` stops exactly that one),
+fails every pending call at once when the transport closes. Every cancellation path is explicit:
+a caller's cancel scope, a timeout, an inbound cancel, and the peer going away.
 """
 
 from __future__ import annotations
