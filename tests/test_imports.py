@@ -179,3 +179,64 @@ def test_a_lazy_module_binds_the_real_module_at_first_use() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "OK"
+
+
+def test_a_lazy_module_may_be_bound_under_another_name() -> None:
+    """``bound_as``: ``m = LazyModule("...methods", globals(), "m")`` rebinds ``m``."""
+    probe = (
+        "import sys\n"
+        "from mcpbind._lazy import LazyModule\n"
+        "space = {}\n"
+        "space['q'] = stand_in = LazyModule('queue', space, 'q')\n"
+        "assert 'queue' not in sys.modules\n"
+        "assert stand_in.SimpleQueue is sys.modules['queue'].SimpleQueue\n"
+        "assert space['q'] is sys.modules['queue'] and 'queue' not in space\n"
+        "print('OK')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "OK"
+
+
+def test_client_and_server_import_no_generated_types() -> None:
+    """The generated types (196 Struct classes) and the method table are imported by the first
+    session or the first use of a type, not with the classes (mcpbind_types._lazy)."""
+    watched = ["mcpbind_types.unified.types", "mcpbind_types.unified.methods"]
+    assert _loaded("from mcpbind import Client, Server", watched) == "[]"
+
+
+_TYPES_PROBE = """
+import sys
+import mcpbind_types.unified as u
+import mcpbind_types.unified.stubs
+assert "mcpbind_types.unified.types" not in sys.modules
+assert not hasattr(u, "_private") and not hasattr(u, "methods")
+tool = u.Tool  # the first use imports the types and binds them all in the package
+types = sys.modules["mcpbind_types.unified.types"]
+assert tool is types.Tool and u.__dict__["CallToolResult"] is types.CallToolResult
+assert u.__all__ == types.__all__
+space = {}
+exec("from mcpbind_types.unified import *", space)
+assert all(space[name] is getattr(types, name) for name in types.__all__)
+try:
+    u.NoSuchType
+except AttributeError as exc:
+    assert "NoSuchType" in str(exc)
+else:
+    raise AssertionError("no AttributeError")
+from mcpbind_types.unified import methods
+assert {v for info in methods.METHODS for v in info.versions} == set(u.VERSIONS)
+print("OK")
+"""
+
+
+def test_generated_types_are_imported_at_their_first_use() -> None:
+    """A generated package re-exports its types lazily (``reexport_lazily``): the first read of
+    any of them, or ``import *``, imports them all, the same objects as the module's; stubs
+    read the method table at their first call. Every version in ``VERSIONS`` has methods in
+    the table (the session's known versions are ``VERSIONS``)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _TYPES_PROBE], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "OK"

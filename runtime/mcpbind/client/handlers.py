@@ -20,9 +20,10 @@ from ..protocol.subcaps import subcapability_refusal
 
 __all__ = ["ClientHandlers", "answer_inputs", "capabilities_of"]
 
-SamplingHandler = Callable[[t.CreateMessageRequestParams], Awaitable[t.CreateMessageResult]]
-ElicitationHandler = Callable[[Any], Awaitable[t.ElicitResult]]
-LoggingHandler = Callable[[t.LoggingMessageNotificationParams], Awaitable[None]]
+# The types quoted: they are imported at their first use, not with mcpbind (issue 15).
+SamplingHandler = Callable[["t.CreateMessageRequestParams"], Awaitable["t.CreateMessageResult"]]
+ElicitationHandler = Callable[[Any], Awaitable["t.ElicitResult"]]
+LoggingHandler = Callable[["t.LoggingMessageNotificationParams"], Awaitable[None]]
 NotificationCallback = Callable[[str, Any], Awaitable[None]]
 
 

@@ -13,8 +13,8 @@ import msgspec
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import RequestOptions
-from mcpbind_types.unified import methods as m
 
+from .._lazy import LazyModule
 from ..connection import PeerError, RequestTimeout
 from ..protocol import UNSUPPORTED_PROTOCOL_VERSION, McpError, Session, State
 from ..protocol.meta import (
@@ -34,7 +34,11 @@ from ..versions import (
 )
 
 if TYPE_CHECKING:
+    from mcpbind_types.unified import methods as m
+
     from .client import Client
+else:  # the method table (and the types) imported at the first use (issue 15)
+    m = LazyModule("mcpbind_types.unified.methods", globals(), "m")
 
 __all__ = ["UnsupportedVersion", "negotiate", "probes"]
 

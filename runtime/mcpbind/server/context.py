@@ -9,17 +9,22 @@ client: progress for this request, log messages to this client, requests back to
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
-from mcpbind_types.unified import methods as m
 
+from .._lazy import LazyModule
 from ..connection import current_request_id
 from ..protocol import LocalProtocolError
 from .principal import Principal, current_principal
+
+if TYPE_CHECKING:
+    from mcpbind_types.unified import methods as m
+else:  # the method table (and the types) imported at the first use (issue 15, cold start)
+    m = LazyModule("mcpbind_types.unified.methods", globals(), "m")
 
 __all__ = ["Context", "Peer"]
 
