@@ -47,8 +47,6 @@ from __future__ import annotations
 
 import contextvars
 import os
-import select
-import threading
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -59,8 +57,12 @@ from .._lazy import LazyModule
 
 if TYPE_CHECKING:
     import asyncio
-else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
+    import select
+    import threading
+else:  # imported when a loop (or the first def tool) first uses it, not with mcpbind (issue 15)
     asyncio = LazyModule("asyncio", globals())
+    select = LazyModule("select", globals())
+    threading = LazyModule("threading", globals())
 
 
 __all__ = [
