@@ -198,6 +198,21 @@ def test_a_lazy_module_may_be_bound_under_another_name() -> None:
     assert done.stdout.strip() == "OK"
 
 
+def test_client_and_server_import_no_session_anyio_or_threading() -> None:
+    """The server session (dispatch, input rounds, listen) is imported by ``serve``, anyio by
+    the first connection or serve, threading and select by the first ``def`` tool."""
+    watched = [
+        "mcpbind.server.session",
+        "mcpbind.server.dispatch",
+        "mcpbind.server.mrtr",
+        "anyio",
+        "anyio.abc",
+        "threading",
+        "select",
+    ]
+    assert _loaded("from mcpbind import Client, Server", watched) == "[]"
+
+
 def test_client_and_server_import_no_generated_types() -> None:
     """The generated types (196 Struct classes) and the method table are imported by the first
     session or the first use of a type, not with the classes (mcpbind_types._lazy)."""
