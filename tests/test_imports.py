@@ -200,15 +200,18 @@ def test_a_lazy_module_may_be_bound_under_another_name() -> None:
 
 def test_client_and_server_import_no_session_anyio_or_threading() -> None:
     """The server session (dispatch, input rounds, listen) is imported by ``serve``, anyio by
-    the first connection or serve, threading and select by the first ``def`` tool."""
+    the first connection or serve, the def-tool threads (threading, select, weakref) by the
+    first ``def`` tool."""
     watched = [
         "mcpbind.server.session",
         "mcpbind.server.dispatch",
         "mcpbind.server.mrtr",
+        "mcpbind.server.threads",
         "anyio",
         "anyio.abc",
         "threading",
         "select",
+        "weakref",
     ]
     assert _loaded("from mcpbind import Client, Server", watched) == "[]"
 

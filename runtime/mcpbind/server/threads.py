@@ -47,6 +47,8 @@ from __future__ import annotations
 
 import contextvars
 import os
+import select
+import threading
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -57,12 +59,8 @@ from .._lazy import LazyModule
 
 if TYPE_CHECKING:
     import asyncio
-    import select
-    import threading
-else:  # imported when a loop (or the first def tool) first uses it, not with mcpbind (issue 15)
+else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
     asyncio = LazyModule("asyncio", globals())
-    select = LazyModule("select", globals())
-    threading = LazyModule("threading", globals())
 
 
 __all__ = [
