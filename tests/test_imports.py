@@ -199,14 +199,19 @@ def test_a_lazy_module_may_be_bound_under_another_name() -> None:
 
 
 def test_client_and_server_import_no_session_anyio_or_threading() -> None:
-    """The server session (dispatch, input rounds, listen) is imported by ``serve``, anyio by
-    the first connection or serve, the def-tool threads (threading, select, weakref) by the
+    """The server session (dispatch, input rounds, listen) is imported by ``serve``, the
+    connection and the protocol core (and anyio) by the first connection or serve, the def-tool
+    threads (threading, select, weakref) by the
     first ``def`` tool."""
     watched = [
         "mcpbind.server.session",
         "mcpbind.server.dispatch",
         "mcpbind.server.mrtr",
         "mcpbind.server.threads",
+        "mcpbind.connection",
+        "mcpbind.protocol.core",
+        "mcpbind.protocol._base",
+        "mcpbind.protocol.receive",
         "anyio",
         "anyio.abc",
         "threading",
@@ -258,3 +263,27 @@ def test_generated_types_are_imported_at_their_first_use() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "OK"
+
+
+def test_the_protocol_package_resolves_each_name_from_its_module() -> None:
+    """mcpbind.protocol imports a name's module at its first use: its table agrees with the
+    ``TYPE_CHECKING`` imports type checkers read, and ``__all__`` lists exactly those names."""
+    import importlib
+
+    import mcpbind.protocol as protocol
+
+    tree = ast.parse(Path(protocol.__file__).read_text())
+    block = next(n for n in tree.body if isinstance(n, ast.If))
+    seen = {
+        alias.asname or alias.name: f".{node.module}"
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    homes = {name: module for module, names in protocol._HOMES.items() for name in names}
+    assert seen == homes
+    assert sorted(protocol.__all__) == sorted(homes)
+    for name, module in homes.items():
+        value = getattr(protocol, name)
+        assert value is getattr(importlib.import_module(module, protocol.__name__), name)
+        assert protocol.__dict__[name] is value  # bound once found

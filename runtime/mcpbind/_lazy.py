@@ -20,15 +20,22 @@ if TYPE_CHECKING:
 __all__ = ["LazyModule", "lazy_attributes", "lazy_logger"]
 
 
-def lazy_attributes(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
+def lazy_attributes(
+    package: str, homes: Mapping[str, str], namespace: dict[str, Any] | None = None
+) -> Callable[[str], Any]:
     """A package's ``__getattr__`` (PEP 562): each name of ``homes`` is read from its module
-    (relative to ``package`` when it starts with a dot), imported at the first use."""
+    (relative to ``package`` when it starts with a dot), imported at the first use; with
+    ``namespace`` (the package's ``globals()``) bound there once found, so later reads of it
+    are plain attribute reads."""
 
     def __getattr__(name: str) -> Any:
         module = homes.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(import_module(module, package), name)
+        value = getattr(import_module(module, package), name)
+        if namespace is not None:
+            namespace[name] = value
+        return value
 
     return __getattr__
 

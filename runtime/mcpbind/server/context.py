@@ -17,7 +17,6 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
 
 from .._lazy import LazyModule
-from ..connection import current_request_id
 from ..protocol import LocalProtocolError
 from .principal import Principal, current_principal
 
@@ -182,6 +181,8 @@ class Context(msgspec.Struct):
         params = t.ElicitationCompleteNotificationParams(elicitation_id=elicitation_id)
 
         async def complete() -> None:
+            from ..connection import current_request_id  # imported with a connection
+
             # Not on this request's response stream, which may be gone by then.
             token = current_request_id.set(None)
             try:
