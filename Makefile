@@ -31,7 +31,7 @@ gen-check: schema  ## regenerate in memory and fail on any difference from gener
 
 lint:  ## ruff lint (all code) and format check (hand-written code)
 	ruff check codegen generated runtime tests bench examples conformance
-	ruff format --check codegen runtime tests bench examples conformance generated/mcpbind_types/_common.py
+	ruff format --check codegen runtime tests bench examples conformance generated/mcpbind_types/_common.py generated/mcpbind_types/_lazy.py
 
 typecheck:  ## mypy --strict over the three layers and the examples
 	mypy --strict -p mcpbind_codegen -p mcpbind_types -p mcpbind -p examples

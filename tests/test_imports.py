@@ -165,7 +165,8 @@ def test_ls_spawns_the_server_before_importing_the_client() -> None:
 
 def test_a_lazy_module_binds_the_real_module_at_first_use() -> None:
     """mcpbind._lazy: the stand-in imports the module at the first attribute read and puts
-    the module itself in the importing namespace, so later reads cost a plain module read."""
+    the module itself in the importing namespace (under its name, or ``bound_as``), so later
+    reads cost a plain module read."""
     probe = (
         "import sys\n"
         "from mcpbind._lazy import LazyModule\n"
@@ -174,8 +175,101 @@ def test_a_lazy_module_binds_the_real_module_at_first_use() -> None:
         "assert 'queue' not in sys.modules\n"
         "assert stand_in.SimpleQueue is sys.modules['queue'].SimpleQueue\n"
         "assert space['queue'] is sys.modules['queue']\n"
+        "space['q'] = stand_in = LazyModule('json', space, 'q')\n"  # bound under another name
+        "assert stand_in.dumps is sys.modules['json'].dumps and space['q'] is sys.modules['json']\n"
         "print('OK')\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "OK"
+
+
+def test_client_and_server_import_no_session_anyio_or_threading() -> None:
+    """The server session (dispatch, input rounds, listen) is imported by ``serve``, the
+    connection and the protocol core (and anyio) by the first connection or serve, the def-tool
+    threads (threading, select, weakref) by the
+    first ``def`` tool."""
+    watched = [
+        "mcpbind.server.session",
+        "mcpbind.server.dispatch",
+        "mcpbind.server.mrtr",
+        "mcpbind.server.threads",
+        "mcpbind.connection",
+        "mcpbind.protocol.core",
+        "mcpbind.protocol._base",
+        "mcpbind.protocol.receive",
+        "anyio",
+        "anyio.abc",
+        "threading",
+        "select",
+        "weakref",
+    ]
+    assert _loaded("from mcpbind import Client, Server", watched) == "[]"
+
+
+def test_client_and_server_import_no_generated_types() -> None:
+    """The generated types (196 Struct classes) and the method table are imported by the first
+    session or the first use of a type, not with the classes (mcpbind_types._lazy)."""
+    watched = ["mcpbind_types.unified.types", "mcpbind_types.unified.methods"]
+    assert _loaded("from mcpbind import Client, Server", watched) == "[]"
+
+
+_TYPES_PROBE = """
+import sys
+import mcpbind_types.unified as u
+import mcpbind_types.unified.stubs
+assert "mcpbind_types.unified.types" not in sys.modules
+assert not hasattr(u, "_private") and not hasattr(u, "methods")
+tool = u.Tool  # the first use imports the types and binds them all in the package
+types = sys.modules["mcpbind_types.unified.types"]
+assert tool is types.Tool and u.__dict__["CallToolResult"] is types.CallToolResult
+assert u.__all__ == types.__all__
+space = {}
+exec("from mcpbind_types.unified import *", space)
+assert all(space[name] is getattr(types, name) for name in types.__all__)
+try:
+    u.NoSuchType
+except AttributeError as exc:
+    assert "NoSuchType" in str(exc)
+else:
+    raise AssertionError("no AttributeError")
+from mcpbind_types.unified import methods
+assert {v for info in methods.METHODS for v in info.versions} == set(u.VERSIONS)
+print("OK")
+"""
+
+
+def test_generated_types_are_imported_at_their_first_use() -> None:
+    """A generated package re-exports its types lazily (``reexport_lazily``): the first read of
+    any of them, or ``import *``, imports them all, the same objects as the module's; stubs
+    read the method table at their first call. Every version in ``VERSIONS`` has methods in
+    the table (the session's known versions are ``VERSIONS``)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _TYPES_PROBE], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "OK"
+
+
+def test_the_protocol_package_resolves_each_name_from_its_module() -> None:
+    """mcpbind.protocol imports a name's module at its first use: its table agrees with the
+    ``TYPE_CHECKING`` imports type checkers read, and ``__all__`` lists exactly those names."""
+    import importlib
+
+    import mcpbind.protocol as protocol
+
+    tree = ast.parse(Path(protocol.__file__).read_text())
+    block = next(n for n in tree.body if isinstance(n, ast.If))
+    seen = {
+        alias.asname or alias.name: f".{node.module}"
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    homes = {name: module for module, names in protocol._HOMES.items() for name in names}
+    assert seen == homes
+    assert sorted(protocol.__all__) == sorted(homes)
+    for name, module in homes.items():
+        value = getattr(protocol, name)
+        assert value is getattr(importlib.import_module(module, protocol.__name__), name)
+        assert protocol.__dict__[name] is value  # bound once found

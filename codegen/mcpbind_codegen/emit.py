@@ -40,6 +40,8 @@ _PRIM = {
 #: not generated). Imported by absolute name, so a package ``generate`` writes elsewhere shares
 #: them (and the runtime's ``RequestSender``) instead of carrying a copy.
 COMMON = "mcpbind_types._common"
+#: The hand-written lazy-import helpers (standard library only: no msgspec at import).
+LAZY = "mcpbind_types._lazy"
 
 
 def header(model: Model, what: str) -> str:
@@ -463,13 +465,28 @@ def emit_stubs(model: Model) -> str:
         "",
         "from __future__ import annotations",
         "",
+        "from typing import TYPE_CHECKING",
+        "",
         f"from {COMMON} import RequestOptions, RequestSender",
         "",
-        "from . import methods as m",
+        "if TYPE_CHECKING:",
+        "    from . import methods as m",
     ]
     if used:
-        out += ["from .types import (", *[f"    {n}," for n in sorted(used, key=_isort_key)], ")"]
-    out += ["", '__all__ = ["ClientMethods", "ServerMethods"]', *classes]
+        out += [
+            "    from .types import (",
+            *[f"        {n}," for n in sorted(used, key=_isort_key)],
+            "    )",
+        ]
+    out += [
+        "else:  # the method table (and with it the types) imported by the first call",
+        f"    from {LAZY} import LazyModule",
+        "",
+        '    m = LazyModule(f"{__package__}.methods", globals(), "m")',
+        "",
+        '__all__ = ["ClientMethods", "ServerMethods"]',
+        *classes,
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -503,8 +520,15 @@ def emit_package_init(model: Model) -> str:
             header(model, "Package: re-exports the types; methods and stubs are submodules."),
             '"""MCP bindings ' + _label(model) + '. DO NOT EDIT."""',
             "",
-            "from .types import *  # noqa: F403",
-            "from .types import __all__ as __all__",
+            "from typing import TYPE_CHECKING",
+            "",
+            "if TYPE_CHECKING:",
+            "    from .types import *  # noqa: F403",
+            "    from .types import __all__ as __all__",
+            "else:  # the types imported at the first use of any of them",
+            f"    from {LAZY} import reexport_lazily",
+            "",
+            '    __getattr__ = reexport_lazily(__name__, "types", globals(), frozenset(("methods", "stubs", "types")))',
             "",
             f'PROTOCOL_VERSION = "{model.version}"',
             "VERSIONS: tuple[str, ...] = ("

@@ -121,7 +121,7 @@ def write_files(files: dict[Path, str]) -> None:
 
 #: The hand-written modules of the package root, kept beside the generated ones (as lsprotocol
 #: keeps ``_hooks.py``): never written, removed or compared by the generator.
-HAND_WRITTEN = ("_common.py",)
+HAND_WRITTEN = ("_common.py", "_lazy.py")
 
 
 def stray_files(files: dict[Path, str], out_dir: Path) -> list[Path]:

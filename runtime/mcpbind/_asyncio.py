@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextvars
 import sys
-import weakref
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -31,10 +30,12 @@ from ._lazy import LazyModule
 
 if TYPE_CHECKING:
     import asyncio
+    import weakref
 
     from anyio.abc import AsyncBackend
 else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
     asyncio = LazyModule("asyncio", globals())
+    weakref = LazyModule("weakref", globals())
 
 __all__ = [
     "CancelCheck",

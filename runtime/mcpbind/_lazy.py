@@ -12,39 +12,30 @@ from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from mcpbind_types._lazy import LazyModule
+
 if TYPE_CHECKING:
     import logging
 
 __all__ = ["LazyModule", "lazy_attributes", "lazy_logger"]
 
 
-class LazyModule:
-    """Stands for the module ``name`` bound as ``name`` in ``namespace`` (the importing
-    module's ``globals()``): the first attribute read imports it and binds the module itself
-    there, so from then on that module's code reads the real module, at no extra cost."""
-
-    __slots__ = ("_name", "_namespace")
-
-    def __init__(self, name: str, namespace: dict[str, Any]) -> None:
-        self._name = name
-        self._namespace = namespace
-
-    def __getattr__(self, attr: str) -> Any:
-        module = import_module(self._name)
-        if self._namespace.get(self._name) is self:
-            self._namespace[self._name] = module
-        return getattr(module, attr)
-
-
-def lazy_attributes(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
+def lazy_attributes(
+    package: str, homes: Mapping[str, str], namespace: dict[str, Any] | None = None
+) -> Callable[[str], Any]:
     """A package's ``__getattr__`` (PEP 562): each name of ``homes`` is read from its module
-    (relative to ``package`` when it starts with a dot), imported at the first use."""
+    (relative to ``package`` when it starts with a dot), imported at the first use; with
+    ``namespace`` (the package's ``globals()``) bound there once found, so later reads of it
+    are plain attribute reads."""
 
     def __getattr__(name: str) -> Any:
         module = homes.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(import_module(module, package), name)
+        value = getattr(import_module(module, package), name)
+        if namespace is not None:
+            namespace[name] = value
+        return value
 
     return __getattr__
 

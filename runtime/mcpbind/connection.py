@@ -17,9 +17,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import msgspec
-from anyio.abc import TaskGroup
 
 from mcpbind_types._common import MethodInfo, RequestOptions
 
@@ -45,8 +43,10 @@ from .transports import MessagePump, MessageTooLarge, Transport, TransportClosed
 
 if TYPE_CHECKING:
     import asyncio
+
+    import anyio
 else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
-    asyncio = LazyModule("asyncio", globals())
+    asyncio, anyio = LazyModule("asyncio", globals()), LazyModule("anyio", globals())
 
 __all__ = [
     "Connection",
@@ -133,7 +133,7 @@ class Connection:
         self._cancelled: set[RequestId] = set()
         self._loop: asyncio.AbstractEventLoop  # set on entry (``async with``)
         self._check_cancelled = CancelCheck()
-        self._tg: TaskGroup | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
         self._reader: asyncio.Task[None] | None = None  # the read loop
         self._closed = Flag()
         self._is_closed = False  # mirrors _closed, read on every request

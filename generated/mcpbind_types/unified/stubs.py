@@ -12,55 +12,62 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mcpbind_types._common import RequestOptions, RequestSender
 
-from . import methods as m
-from .types import (
-    CallToolRequestParams,
-    CallToolResult,
-    CancelledNotificationParams,
-    CancelTaskRequestParams,
-    CancelTaskResult,
-    CompleteRequestParams,
-    CompleteResult,
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    DiscoverResult,
-    ElicitationCompleteNotificationParams,
-    ElicitRequestParams,
-    ElicitResult,
-    EmptyResult,
-    GetPromptRequestParams,
-    GetPromptResult,
-    GetTaskPayloadRequestParams,
-    GetTaskPayloadResult,
-    GetTaskRequestParams,
-    GetTaskResult,
-    InitializeRequestParams,
-    InitializeResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListRootsRequestParams,
-    ListRootsResult,
-    ListTasksResult,
-    ListToolsResult,
-    LoggingMessageNotificationParams,
-    NotificationParams,
-    PaginatedRequestParams,
-    ProgressNotificationParams,
-    ReadResourceRequestParams,
-    ReadResourceResult,
-    RequestParams,
-    ResourceUpdatedNotificationParams,
-    SetLevelRequestParams,
-    SubscribeRequestParams,
-    SubscriptionsAcknowledgedNotificationParams,
-    SubscriptionsListenRequestParams,
-    SubscriptionsListenResult,
-    TaskStatusNotificationParams,
-    UnsubscribeRequestParams,
-)
+if TYPE_CHECKING:
+    from . import methods as m
+    from .types import (
+        CallToolRequestParams,
+        CallToolResult,
+        CancelledNotificationParams,
+        CancelTaskRequestParams,
+        CancelTaskResult,
+        CompleteRequestParams,
+        CompleteResult,
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        DiscoverResult,
+        ElicitationCompleteNotificationParams,
+        ElicitRequestParams,
+        ElicitResult,
+        EmptyResult,
+        GetPromptRequestParams,
+        GetPromptResult,
+        GetTaskPayloadRequestParams,
+        GetTaskPayloadResult,
+        GetTaskRequestParams,
+        GetTaskResult,
+        InitializeRequestParams,
+        InitializeResult,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ListRootsRequestParams,
+        ListRootsResult,
+        ListTasksResult,
+        ListToolsResult,
+        LoggingMessageNotificationParams,
+        NotificationParams,
+        PaginatedRequestParams,
+        ProgressNotificationParams,
+        ReadResourceRequestParams,
+        ReadResourceResult,
+        RequestParams,
+        ResourceUpdatedNotificationParams,
+        SetLevelRequestParams,
+        SubscribeRequestParams,
+        SubscriptionsAcknowledgedNotificationParams,
+        SubscriptionsListenRequestParams,
+        SubscriptionsListenResult,
+        TaskStatusNotificationParams,
+        UnsubscribeRequestParams,
+    )
+else:  # the method table (and with it the types) imported by the first call
+    from mcpbind_types._lazy import LazyModule
+
+    m = LazyModule(f"{__package__}.methods", globals(), "m")
 
 __all__ = ["ClientMethods", "ServerMethods"]
 

@@ -7,8 +7,15 @@
 
 """MCP bindings for protocol version 2024-11-05. DO NOT EDIT."""
 
-from .types import *  # noqa: F403
-from .types import __all__ as __all__
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .types import *  # noqa: F403
+    from .types import __all__ as __all__
+else:  # the types imported at the first use of any of them
+    from mcpbind_types._lazy import reexport_lazily
+
+    __getattr__ = reexport_lazily(__name__, "types", globals(), frozenset(("methods", "stubs", "types")))
 
 PROTOCOL_VERSION = "2024-11-05"
 VERSIONS: tuple[str, ...] = ("2024-11-05",)

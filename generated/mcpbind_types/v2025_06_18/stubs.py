@@ -9,42 +9,49 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mcpbind_types._common import RequestOptions, RequestSender
 
-from . import methods as m
-from .types import (
-    CallToolRequestParams,
-    CallToolResult,
-    CancelledNotificationParams,
-    CompleteRequestParams,
-    CompleteResult,
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    ElicitRequestParams,
-    ElicitResult,
-    EmptyResult,
-    GetPromptRequestParams,
-    GetPromptResult,
-    InitializeRequestParams,
-    InitializeResult,
-    ListPromptsRequestParams,
-    ListPromptsResult,
-    ListResourcesRequestParams,
-    ListResourcesResult,
-    ListResourceTemplatesRequestParams,
-    ListResourceTemplatesResult,
-    ListRootsResult,
-    ListToolsRequestParams,
-    ListToolsResult,
-    LoggingMessageNotificationParams,
-    ProgressNotificationParams,
-    ReadResourceRequestParams,
-    ReadResourceResult,
-    ResourceUpdatedNotificationParams,
-    SetLevelRequestParams,
-    SubscribeRequestParams,
-    UnsubscribeRequestParams,
-)
+if TYPE_CHECKING:
+    from . import methods as m
+    from .types import (
+        CallToolRequestParams,
+        CallToolResult,
+        CancelledNotificationParams,
+        CompleteRequestParams,
+        CompleteResult,
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        ElicitRequestParams,
+        ElicitResult,
+        EmptyResult,
+        GetPromptRequestParams,
+        GetPromptResult,
+        InitializeRequestParams,
+        InitializeResult,
+        ListPromptsRequestParams,
+        ListPromptsResult,
+        ListResourcesRequestParams,
+        ListResourcesResult,
+        ListResourceTemplatesRequestParams,
+        ListResourceTemplatesResult,
+        ListRootsResult,
+        ListToolsRequestParams,
+        ListToolsResult,
+        LoggingMessageNotificationParams,
+        ProgressNotificationParams,
+        ReadResourceRequestParams,
+        ReadResourceResult,
+        ResourceUpdatedNotificationParams,
+        SetLevelRequestParams,
+        SubscribeRequestParams,
+        UnsubscribeRequestParams,
+    )
+else:  # the method table (and with it the types) imported by the first call
+    from mcpbind_types._lazy import LazyModule
+
+    m = LazyModule(f"{__package__}.methods", globals(), "m")
 
 __all__ = ["ClientMethods", "ServerMethods"]
 

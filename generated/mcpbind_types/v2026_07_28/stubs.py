@@ -9,34 +9,41 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mcpbind_types._common import RequestOptions, RequestSender
 
-from . import methods as m
-from .types import (
-    CallToolRequestParams,
-    CallToolResult,
-    CancelledNotificationParams,
-    CompleteRequestParams,
-    CompleteResult,
-    DiscoverResult,
-    GetPromptRequestParams,
-    GetPromptResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsResult,
-    LoggingMessageNotificationParams,
-    NotificationParams,
-    PaginatedRequestParams,
-    ProgressNotificationParams,
-    ReadResourceRequestParams,
-    ReadResourceResult,
-    RequestParams,
-    ResourceUpdatedNotificationParams,
-    SubscriptionsAcknowledgedNotificationParams,
-    SubscriptionsListenRequestParams,
-    SubscriptionsListenResult,
-)
+if TYPE_CHECKING:
+    from . import methods as m
+    from .types import (
+        CallToolRequestParams,
+        CallToolResult,
+        CancelledNotificationParams,
+        CompleteRequestParams,
+        CompleteResult,
+        DiscoverResult,
+        GetPromptRequestParams,
+        GetPromptResult,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ListToolsResult,
+        LoggingMessageNotificationParams,
+        NotificationParams,
+        PaginatedRequestParams,
+        ProgressNotificationParams,
+        ReadResourceRequestParams,
+        ReadResourceResult,
+        RequestParams,
+        ResourceUpdatedNotificationParams,
+        SubscriptionsAcknowledgedNotificationParams,
+        SubscriptionsListenRequestParams,
+        SubscriptionsListenResult,
+    )
+else:  # the method table (and with it the types) imported by the first call
+    from mcpbind_types._lazy import LazyModule
+
+    m = LazyModule(f"{__package__}.methods", globals(), "m")
 
 __all__ = ["ClientMethods", "ServerMethods"]
 

@@ -23,19 +23,15 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, P, R, RequestOptions, json_object
 from mcpbind_types.unified.stubs import ServerMethods
 
+from .. import protocol
 from .._lazy import lazy_logger
-from ..connection import Connection
 from ..output_schema import OutputSchema
 from ..protocol import (
     METHOD_NOT_FOUND,
     McpError,
     NotificationReceived,
     RequestReceived,
-    Session,
-    SessionOptions,
     UrlElicitationRequired,
-    custom_method,
-    has_capability,
 )
 from ..versions import AUTO, LATEST_STATELESS
 from .cache import INVALIDATES, ResultCache
@@ -44,6 +40,7 @@ from .handlers import ClientHandlers, capabilities_of
 from .negotiation import UnsupportedVersion, negotiate, probes
 
 if TYPE_CHECKING:
+    from ..connection import Connection
     from ..launch import ServerLocation
     from ..server.app import Server
     from ..tasks.receiver import TaskReceiver
@@ -112,7 +109,7 @@ class Client(ServerMethods):
         self._info = t.Implementation(name=name, version=version)
         self._offer = protocol_version
         self._timeout = timeout
-        self._options = SessionOptions(enforce_capabilities=enforce_capabilities)
+        self._options = protocol.SessionOptions(enforce_capabilities=enforce_capabilities)
         self._stack = contextlib.AsyncExitStack()
         self._roots: list[t.Root] = list(self.handlers.roots or [])
         self.connection: Connection | None = None
@@ -175,7 +172,11 @@ class Client(ServerMethods):
             assert self._target is not None
             transport = await open_target(self._target, self._stack)
         self._transport = transport
-        core = Session("client", LATEST_STATELESS if probes(self._offer) else None, self._options)
+        from ..connection import Connection  # the session machinery, with the first connection
+
+        core = protocol.Session(
+            "client", LATEST_STATELESS if probes(self._offer) else None, self._options
+        )
         core.set_local_capabilities(self.capabilities())
         self.connection = Connection(
             core,
@@ -297,7 +298,7 @@ class Client(ServerMethods):
         """Low level: send any request, custom methods included; the result is plain JSON."""
         conn = self._conn()
         if method not in conn.core._outbound:
-            conn.core.register_method(custom_method(method, "client_to_server"))
+            conn.core.register_method(protocol.custom_method(method, "client_to_server"))
         if self.era == "stateless":
             params = {
                 **(params or {}),
@@ -393,7 +394,7 @@ class Client(ServerMethods):
             await self.handlers.notification(event.method, event.params)
 
     def peer_has_capability(self, path: tuple[str, ...]) -> bool:
-        return has_capability(self._conn().core.peer_capabilities, path)
+        return protocol.has_capability(self._conn().core.peer_capabilities, path)
 
 
 def _page(cursor: str | None) -> t.PaginatedRequestParams | None:

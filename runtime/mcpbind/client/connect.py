@@ -10,12 +10,16 @@ import contextlib
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
-import anyio
+from .._lazy import LazyModule
 
 if TYPE_CHECKING:
+    import anyio
+
     from ..launch import ServerLocation
     from ..server.app import Server
     from ..transports.base import Transport
+else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
+    anyio = LazyModule("anyio", globals())
 
 __all__ = ["open_location", "open_target", "parse_location"]
 

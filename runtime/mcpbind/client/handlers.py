@@ -9,20 +9,26 @@ client did not declare.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from mcpbind_types import unified as t
 
+from .._lazy import LazyModule
 from ..protocol import INVALID_PARAMS, INVALID_REQUEST, McpError
-from ..protocol.subcaps import subcapability_refusal
+
+if TYPE_CHECKING:
+    from ..protocol import subcaps
+else:  # it reads the session's capability checks: imported by the first input request
+    subcaps = LazyModule("mcpbind.protocol.subcaps", globals(), "subcaps")
 
 __all__ = ["ClientHandlers", "answer_inputs", "capabilities_of"]
 
-SamplingHandler = Callable[[t.CreateMessageRequestParams], Awaitable[t.CreateMessageResult]]
-ElicitationHandler = Callable[[Any], Awaitable[t.ElicitResult]]
-LoggingHandler = Callable[[t.LoggingMessageNotificationParams], Awaitable[None]]
+# The types quoted: they are imported at their first use, not with mcpbind (issue 15).
+SamplingHandler = Callable[["t.CreateMessageRequestParams"], Awaitable["t.CreateMessageResult"]]
+ElicitationHandler = Callable[[Any], Awaitable["t.ElicitResult"]]
+LoggingHandler = Callable[["t.LoggingMessageNotificationParams"], Awaitable[None]]
 NotificationCallback = Callable[[str, Any], Awaitable[None]]
 
 
@@ -82,7 +88,7 @@ async def answer_inputs(
     for key, request in requests.items():
         tag = getattr(getattr(type(request), "__struct_config__", None), "tag", None)
         method = tag if isinstance(tag, str) else type(request).__name__
-        refusal = subcapability_refusal(method, getattr(request, "params", None), caps)
+        refusal = subcaps.subcapability_refusal(method, getattr(request, "params", None), caps)
         if caps is not None and refusal is not None:
             raise McpError(INVALID_PARAMS, f"Invalid params: input {key!r}: {refusal[1]}")
         if isinstance(request, t.ElicitRequest) and elicitation is not None:

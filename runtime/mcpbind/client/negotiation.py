@@ -13,10 +13,10 @@ import msgspec
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import RequestOptions
-from mcpbind_types.unified import methods as m
 
-from ..connection import PeerError, RequestTimeout
-from ..protocol import UNSUPPORTED_PROTOCOL_VERSION, McpError, Session, State
+from .._lazy import LazyModule
+from ..peer_errors import PeerError, RequestTimeout
+from ..protocol import UNSUPPORTED_PROTOCOL_VERSION, McpError, State
 from ..protocol.meta import (
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
@@ -34,7 +34,12 @@ from ..versions import (
 )
 
 if TYPE_CHECKING:
+    from mcpbind_types.unified import methods as m
+
+    from ..protocol import Session
     from .client import Client
+else:  # the method table (and the types) imported at the first use (issue 15)
+    m = LazyModule("mcpbind_types.unified.methods", globals(), "m")
 
 __all__ = ["UnsupportedVersion", "negotiate", "probes"]
 

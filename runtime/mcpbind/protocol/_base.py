@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import msgspec
 
 from mcpbind_types._common import MethodInfo, decoder, join_error_path
-from mcpbind_types.unified.methods import CLIENT_TO_SERVER, METHODS, SERVER_TO_CLIENT
+from mcpbind_types.unified import VERSIONS
 
-from .._lazy import lazy_logger
+from .._lazy import LazyModule, lazy_logger
 from . import _wire
 from .depth import DEFAULT_MAX_DEPTH, DEFAULT_MAX_META_BYTES
 from .errors import (
@@ -26,7 +26,11 @@ from .events import (
 )
 
 if TYPE_CHECKING:
+    from mcpbind_types.unified import methods as m
+
     from .accept import StatelessEra
+else:  # the method table (and the types) imported by the first session (issue 15, cold start)
+    m = LazyModule("mcpbind_types.unified.methods", globals(), "m")
 from .state import ALLOWED_REQUESTS, Role, State, Transition, next_state
 
 __all__ = [
@@ -41,7 +45,7 @@ logger = lazy_logger("mcpbind.protocol")
 BATCH_VERSIONS: Final = frozenset({"2025-03-26"})
 """JSON-RPC batches exist only in 2025-03-26 (added there, removed in 2025-06-18)."""
 
-_KNOWN_VERSIONS: Final = frozenset(v for m in METHODS for v in m.versions)
+_KNOWN_VERSIONS: Final = frozenset(VERSIONS)  # every one has methods in the table
 _FIRST_BYTE = re.compile(rb"[ \t\r\n]*(.)", re.DOTALL)
 _EMPTY_OBJECT = b"{}"
 
@@ -155,10 +159,10 @@ class SessionBase:
         self.version: str | None = version
         self.state: State = State.AWAITING_INIT if version is None else State.OPERATING
         self._outbound: Mapping[str, MethodInfo[Any, Any]] = (
-            CLIENT_TO_SERVER if role == "client" else SERVER_TO_CLIENT
+            m.CLIENT_TO_SERVER if role == "client" else m.SERVER_TO_CLIENT
         )
         self._inbound_table: Mapping[str, MethodInfo[Any, Any]] = (
-            SERVER_TO_CLIENT if role == "client" else CLIENT_TO_SERVER
+            m.SERVER_TO_CLIENT if role == "client" else m.CLIENT_TO_SERVER
         )
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}

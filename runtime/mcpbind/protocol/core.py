@@ -11,8 +11,8 @@ from typing import Any
 
 import msgspec
 
+from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo
-from mcpbind_types.unified.types import CancelledNotificationParams, ProgressNotificationParams
 
 from . import _wire
 from ._base import (
@@ -121,7 +121,7 @@ class Session(Receiver):
         message: str | None = None,
     ) -> bytes:
         """A ``notifications/progress`` for a token the peer gave in one of its requests."""
-        params = ProgressNotificationParams(
+        params = t.ProgressNotificationParams(
             progress_token=token,
             progress=progress,
             total=msgspec.UNSET if total is None else total,
@@ -182,7 +182,7 @@ class Session(Receiver):
         if pending.info.method == "initialize":
             self._transition(Transition.INIT_FAILED)
             return None
-        params = CancelledNotificationParams(
+        params = t.CancelledNotificationParams(
             request_id=request_id, reason=msgspec.UNSET if reason is None else reason
         )
         return _wire.encode_notification("notifications/cancelled", params)

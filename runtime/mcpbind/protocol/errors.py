@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import msgspec
 
-from mcpbind_types.unified.types import ElicitRequestURLParams
+from mcpbind_types import unified as t
 
 __all__ = [
     "CONNECTION_CLOSED",
@@ -102,13 +102,13 @@ class UrlElicitationRequired(McpError):
         super().__init__(URL_ELICITATION_REQUIRED, message, {"elicitations": items})
 
     @property
-    def elicitations(self) -> list[ElicitRequestURLParams]:
+    def elicitations(self) -> list[t.ElicitRequestURLParams]:
         """The URL-mode elicitations listed in ``data`` (entries of another shape are left out)."""
         raw = self.data.get("elicitations") if isinstance(self.data, Mapping) else None
-        found: list[ElicitRequestURLParams] = []
+        found: list[t.ElicitRequestURLParams] = []
         for item in raw if isinstance(raw, list) else ():
             try:
-                found.append(msgspec.convert(item, ElicitRequestURLParams))
+                found.append(msgspec.convert(item, t.ElicitRequestURLParams))
             except msgspec.ValidationError:
                 continue
         return found

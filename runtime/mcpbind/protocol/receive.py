@@ -6,8 +6,8 @@ from typing import Any
 
 import msgspec
 
+from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, decoder
-from mcpbind_types.unified.types import CancelledNotificationParams, ProgressNotificationParams
 
 from . import _wire
 from ._base import (
@@ -339,9 +339,9 @@ class Receiver(SessionBase):
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
             logger.warning("dropped %r: invalid params: %s", method, exc)
             return
-        if isinstance(params, CancelledNotificationParams):
+        if isinstance(params, t.CancelledNotificationParams):
             self._on_cancelled(params, events)
-        elif isinstance(params, ProgressNotificationParams):
+        elif isinstance(params, t.ProgressNotificationParams):
             token = params.progress_token
             events.append(
                 ProgressReceived(
@@ -357,7 +357,7 @@ class Receiver(SessionBase):
                 self._transition(Transition.INITIALIZED)
             events.append(NotificationReceived(method, params, info))
 
-    def _on_cancelled(self, params: CancelledNotificationParams, events: list[Event]) -> None:
+    def _on_cancelled(self, params: t.CancelledNotificationParams, events: list[Event]) -> None:
         rid = params.request_id
         entry = None if isinstance(rid, msgspec.UnsetType) else self._inbound.get(rid)
         if (

@@ -28,15 +28,16 @@ from .extension import ServerExtension
 from .options import StatelessOptions
 from .results import prompt_result, resource_contents, returns_content, tool_result
 from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
-from .threads import tool_threads
 from .tool_errors import tool_failure
 
 if TYPE_CHECKING:  # imported on first template registration: its regexes cost at import
     import asyncio
 
+    from . import threads
     from .uritemplate import UriTemplate
-else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
+else:  # imported when a loop (or the first def tool) first uses it, not with mcpbind (issue 15)
     asyncio = LazyModule("asyncio", globals())
+    threads = LazyModule("mcpbind.server.threads", globals(), "threads")
 
 __all__ = ["Handler", "Server", "ServerExtension"]
 
@@ -559,7 +560,7 @@ def _in_thread(fn: Callable[[], Any], ctx: Context) -> Awaitable[Any]:
     """A ``def`` tool: in the loop's bounded daemon pool (threads.py) on asyncio. The pool's
     coroutine itself is returned for the caller to await (no coroutine of its own here)."""
     try:
-        pool = tool_threads()
+        pool = threads.tool_threads()
     except RuntimeError:  # no asyncio loop runs this thread
         import anyio.to_thread  # off asyncio only
 

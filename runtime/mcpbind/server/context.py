@@ -9,17 +9,21 @@ client: progress for this request, log messages to this client, requests back to
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
-from mcpbind_types.unified import methods as m
 
-from ..connection import current_request_id
+from .._lazy import LazyModule
 from ..protocol import LocalProtocolError
 from .principal import Principal, current_principal
+
+if TYPE_CHECKING:
+    from mcpbind_types.unified import methods as m
+else:  # the method table (and the types) imported at the first use (issue 15, cold start)
+    m = LazyModule("mcpbind_types.unified.methods", globals(), "m")
 
 __all__ = ["Context", "Peer"]
 
@@ -177,6 +181,8 @@ class Context(msgspec.Struct):
         params = t.ElicitationCompleteNotificationParams(elicitation_id=elicitation_id)
 
         async def complete() -> None:
+            from ..connection import current_request_id  # imported with a connection
+
             # Not on this request's response stream, which may be gone by then.
             token = current_request_id.set(None)
             try:

@@ -28,10 +28,9 @@ import msgspec
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, decoder
-from mcpbind_types.unified.methods import CLIENT_TO_SERVER
 
 from .._asyncio import is_cancellation
-from .._lazy import lazy_logger
+from .._lazy import LazyModule, lazy_logger
 from ..protocol import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -57,7 +56,11 @@ from .request_state import RoundState, StateCodec, binding_for, field_of
 from .sessionless import run_sessionless, sessionless_capabilities
 
 if TYPE_CHECKING:
+    from mcpbind_types.unified import methods as m
+
     from .app import Server
+else:  # the method table (and the types) imported at the first use (issue 15)
+    m = LazyModule("mcpbind_types.unified.methods", globals(), "m")
 
 __all__ = [
     "CACHEABLE",
@@ -131,7 +134,7 @@ class Encoded:
             else None
         )
         versions = self.options.versions
-        table: dict[str, MethodInfo[Any, Any]] = dict(CLIENT_TO_SERVER)
+        table: dict[str, MethodInfo[Any, Any]] = dict(m.CLIENT_TO_SERVER)
         # A custom handler takes any JSON object; a listen request is checked by its hub
         # (extension filter keys included), so both keep their params as a plain object.
         for name in (*server.custom, _LISTEN):
@@ -149,9 +152,9 @@ class Encoded:
         """What the 2025 sessionless mode accepts at ``version`` (built on first use)."""
         table = self._sessionless.get(version)
         if table is None:
-            methods: dict[str, MethodInfo[Any, Any]] = dict(CLIENT_TO_SERVER)
+            methods: dict[str, MethodInfo[Any, Any]] = dict(m.CLIENT_TO_SERVER)
             for name in server.custom:
-                if name not in CLIENT_TO_SERVER:
+                if name not in m.CLIENT_TO_SERVER:
                     methods[name] = custom_method(name, "client_to_server")
             caps = msgspec.to_builtins(sessionless_capabilities(server))
             table = self._sessionless[version] = MethodTable(methods, (version,), caps)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from mcpbind_types import unified as t
+from mcpbind_types._common import decoder
 
 from .._lazy import LazyModule
 from ..protocol import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, McpError
@@ -49,8 +50,6 @@ _CORE_KEYS: Final = frozenset(
     {"toolsListChanged", "promptsListChanged", "resourcesListChanged", "resourceSubscriptions"}
 )
 """The filter keys of the core protocol; any other agreed key is an extension's."""
-
-_PARAMS = msgspec.json.Decoder(t.SubscriptionsListenRequestParams)
 
 
 class Subscription:
@@ -187,7 +186,7 @@ class ListenHub:
 
     def _agree(self, raw: msgspec.Raw | bytes) -> dict[str, Any]:
         try:
-            params = _PARAMS.decode(raw)
+            params = decoder(t.SubscriptionsListenRequestParams).decode(raw)
         except msgspec.ValidationError as exc:
             meta = _meta_of(raw)
             parse_request_meta(meta)  # a missing _meta is reported as such first

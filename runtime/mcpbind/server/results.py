@@ -24,8 +24,6 @@ else:  # imported at first use, not with mcpbind (issue 15, cold start)
 
 __all__ = ["prompt_result", "resource_contents", "returns_content", "tool_result"]
 
-_CONTENT = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.EmbeddedResource)
-
 
 def returns_content(fn: Callable[..., Any]) -> bool:
     """Whether the return annotation is MCP content (blocks, a list of them, a CallToolResult)."""
@@ -47,7 +45,7 @@ def returns_content(fn: Callable[..., Any]) -> bool:
 def _is_content_type(tp: Any) -> bool:
     members = typing.get_args(tp) or (tp,)
     return all(
-        isinstance(m, type) and issubclass(m, (*_CONTENT, t.CallToolResult)) for m in members
+        isinstance(m, type) and issubclass(m, t.ContentBlock | t.CallToolResult) for m in members
     )
 
 
@@ -59,9 +57,9 @@ def tool_result(value: Any, sig: ToolSignature) -> t.CallToolResult:
         return result
     if isinstance(value, t.CallToolResult):
         return value
-    if isinstance(value, _CONTENT):
+    if isinstance(value, t.ContentBlock):
         return t.CallToolResult(content=[value])
-    if isinstance(value, list) and value and all(isinstance(v, _CONTENT) for v in value):
+    if isinstance(value, list) and value and all(isinstance(v, t.ContentBlock) for v in value):
         return t.CallToolResult(content=list(value))
     structured = sig.structured(value) if sig.output_schema is not None else None
     if value is None:

@@ -12,17 +12,16 @@ import contextvars
 import functools
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
-from mcpbind_types.unified import methods as m
 
 from .._asyncio import Flag, LoopChoice, choose_loop
-from .._lazy import lazy_logger
+from .._lazy import LazyModule, lazy_logger
 from ..connection import Connection, ConnectionClosed, current_request_id
 from ..protocol import (
     METHOD_NOT_FOUND,
@@ -47,6 +46,11 @@ from .options import options_of
 from .principal import Principal, current_principal
 from .sessionless import initialize_result
 
+if TYPE_CHECKING:
+    from mcpbind_types.unified import methods as m
+else:  # the method table (and the types) imported at the first use (issue 15, cold start)
+    m = LazyModule("mcpbind_types.unified.methods", globals(), "m")
+
 __all__ = ["ServerSession", "serve", "serve_stdio"]
 
 logger = lazy_logger("mcpbind.server")
@@ -57,9 +61,9 @@ THREAD_GRACE = 2.0
 """Seconds ``serve`` waits, once the client is gone, for ``def`` tools still running."""
 
 _LIST_CHANGED = {
-    "tools": m.S2C_TOOL_LIST_CHANGED,
-    "resources": m.S2C_RESOURCE_LIST_CHANGED,
-    "prompts": m.S2C_PROMPT_LIST_CHANGED,
+    "tools": "notifications/tools/list_changed",
+    "resources": "notifications/resources/list_changed",
+    "prompts": "notifications/prompts/list_changed",
 }
 
 
@@ -216,7 +220,7 @@ class ServerSession:
             # is invisible to this client until it reconnects.
             if has_capability(declared, (what, "listChanged")) and not self.connection.closed:
                 try:
-                    await self.connection.notify(_LIST_CHANGED[what].method, None)
+                    await self.connection.notify(_LIST_CHANGED[what], None)
                 except ConnectionClosed:
                     return  # the session ended meanwhile (found by the soak benchmark)
 
