@@ -278,7 +278,9 @@ def test_json_response_mode() -> None:
     (Content-Type: application/json); then Accept: application/json suffices. A request
     still being answered keeps its session from being reaped as idle (there is no stream
     to show the client is there)."""
-    app = StreamableHTTPApp(make_server(), json_response=True, idle_timeout=0.3, path="/mcp")
+    # The idle timeout is shorter than the slow call below, and long enough that a loaded
+    # machine's pauses between this test's requests do not reap the session (0.3 s did).
+    app = StreamableHTTPApp(make_server(), json_response=True, idle_timeout=1.0, path="/mcp")
     server = LiveServer(app).start()
     try:
         with httpx2.Client(timeout=10) as client:
@@ -297,7 +299,7 @@ def test_json_response_mode() -> None:
             assert r.json()["result"]["content"][0]["text"] == "j"
             r = client.post(
                 server.url,
-                json=tool_call(4, "slow", {"seconds": 0.8}),
+                json=tool_call(4, "slow", {"seconds": 1.5}),
                 headers=headers(sid, accept="application/json"),
             )
             assert r.status_code == 200 and r.json()["id"] == 4, r.text
