@@ -199,3 +199,49 @@ async def test_capabilities_follow_registrations_on_2026() -> None:
 
         after = await wire.call(2, "prompts/list", wire.params())
         assert [p["name"] for p in after["result"]["prompts"]] == ["hello"]
+
+
+async def test_usual_2026_results_are_completed_on_a_connection_as_answer_completes_them() -> None:
+    """basic/index.mdx (resultType, serverInfo in every result's _meta) and caching.mdx (cache
+    hints): a 2026-07-28 request on a connection runs as its handler's own coroutine and its
+    result is completed as the connection encodes it; the response is the one ``answer()``
+    (the HTTP path, run_request) gives, refusals included (mrtr.mdx: input_required only on
+    tools/call, prompts/get and resources/read)."""
+    from mcpbind.server.dispatch import answer
+
+    server = make_server(Probe())
+
+    @server.method("acme/ask")
+    async def ask(params: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        return {"resultType": "input_required", "inputRequests": {}}
+
+    requests = [
+        ("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}),
+        ("tools/list", {}),
+        ("acme/echo", {"text": "hi"}),
+        ("acme/ask", {}),
+    ]
+    client_end, server_end = memory_pair()
+    wire = Wire(client_end, LATEST_STATELESS)
+    on_connection = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ServerSession(server, server_end).run)
+        for rid, (method, params) in enumerate(requests, 1):
+            on_connection.append(await wire.call(rid, method, wire.params(params)))
+        await client_end.aclose()
+        tg.cancel_scope.cancel()
+    by_answer = []
+    for rid, (method, params) in enumerate(requests, 1):
+        raw = msgspec.Raw(msgspec.json.encode(wire.params(params)))
+        by_answer.append(msgspec.json.decode((await answer(server, rid, method, raw)).data))
+    assert on_connection == by_answer
+    called, listed, echoed, asked = on_connection
+    assert called["result"]["resultType"] == "complete"
+    assert called["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "one-path"
+    assert "ttlMs" in listed["result"] and listed["result"]["resultType"] == "complete"
+    assert echoed["result"] == {
+        "echo": "hi",
+        "resultType": "complete",
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "one-path", "version": "1.0"}},
+    }
+    assert "cannot answer input_required" in asked["error"]["message"]
