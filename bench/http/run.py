@@ -475,13 +475,13 @@ def _cpu_busy(cpu: int) -> tuple[float, float]:
     return 0.0, 0.0
 
 
-def _stop(proc: subprocess.Popen[Any]) -> None:
-    """Stops a process we started, by its PID: SIGTERM, then SIGKILL after 5 s."""
+def _stop(proc: subprocess.Popen[Any], grace: float = 5.0) -> None:
+    """Stops a process we started, by its PID: SIGTERM, then SIGKILL after ``grace`` s."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, signal.SIGTERM)
         try:
-            proc.wait(timeout=5)
+            proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(proc.pid, signal.SIGKILL)
@@ -509,8 +509,16 @@ class BenchError(RuntimeError):
 
 
 @contextlib.contextmanager
-def running(target: Target, node: str, cpu: int | None, verbose: bool) -> Iterator[RunningServer]:
-    """Binds 127.0.0.1:0, starts the server on that socket, waits for ``ready``, stops it."""
+def running(
+    target: Target,
+    node: str,
+    cpu: int | None,
+    verbose: bool,
+    wrap: Sequence[str] = (),
+    slow: float = 1.0,
+) -> Iterator[RunningServer]:
+    """Binds 127.0.0.1:0, starts the server on that socket (its command after ``wrap``, e.g.
+    valgrind's, which makes it ``slow`` times slower), waits for ``ready``, stops it."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -518,7 +526,7 @@ def running(target: Target, node: str, cpu: int | None, verbose: bool) -> Iterat
     port = sock.getsockname()[1]
     fd = sock.fileno()
     os.set_inheritable(fd, True)
-    cmd = _pinned(target.command(fd, node), cpu)
+    cmd = _pinned([*wrap, *target.command(fd, node)], cpu)
     if verbose:
         print("  $", " ".join(cmd), file=sys.stderr)
     log = tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed in the finally below
@@ -529,7 +537,7 @@ def running(target: Target, node: str, cpu: int | None, verbose: bool) -> Iterat
     server = RunningServer(proc, port, log)
     try:
         assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        ready, _, _ = select.select([proc.stdout], [], [], 60 * slow)
         line = proc.stdout.readline() if ready else ""
         if not line.startswith("ready"):
             raise BenchError(
@@ -537,7 +545,7 @@ def running(target: Target, node: str, cpu: int | None, verbose: bool) -> Iterat
             )
         yield server
     finally:
-        _stop(proc)
+        _stop(proc, 5 * slow)
         if proc.stdout is not None:
             proc.stdout.close()
         log.close()
