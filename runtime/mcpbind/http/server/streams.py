@@ -82,6 +82,15 @@ class Outbox:
         if w is not None and not w.done():
             w.set_result(None)
 
+    def take(self) -> Item | None:
+        """The next queued item, or ``None`` when none is queued (never waits)."""
+        return self._items.popleft() if self._items else None
+
+    @property
+    def drained(self) -> bool:
+        """Closed, with nothing left to take: the writer ends the response."""
+        return self.closed and not self._items
+
     async def get(self, timeout: float | None = None) -> Item | Timeout | None:
         """The next item; ``None`` once closed and drained; ``TIMEOUT`` after ``timeout``."""
         while not self._items:

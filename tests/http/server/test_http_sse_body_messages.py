@@ -1,0 +1,135 @@
+"""How a POST's SSE stream is written: every event queued by the time the writer looks goes
+out in one ASGI body message, and the last one also ends the stream, so a response made at
+once (an ``async def`` tool that does not wait) costs one body message after the start, as a
+JSON response does; events a tool emits while it runs still leave as they come, in order.
+
+Spec: 2025-11-25 basic/transports.mdx §Streamable HTTP, "Sending Messages to the Server"
+(the SSE stream carries the request's messages, then its response, then closes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from mcpbind import Context, Server
+from mcpbind.http import StreamableHTTPApp
+
+from ._support import LATEST, init_body, sse_events
+
+pytestmark = pytest.mark.anyio
+
+HOST = [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json")]
+ACCEPT = [(b"accept", b"application/json, text/event-stream")]
+
+
+def _server() -> Server:
+    server = Server("sse-writes-test", "1.0.0")
+
+    @server.tool()
+    async def now(text: str) -> str:
+        return text
+
+    @server.tool()
+    def blocking(text: str) -> str:
+        return text.upper()
+
+    @server.tool()
+    async def chatty(n: int, ctx: Context) -> str:
+        for i in range(1, n + 1):
+            await ctx.report_progress(i, n)
+            await asyncio.sleep(0.01)
+        return f"sent {n}"
+
+    return server
+
+
+async def _post(
+    app: StreamableHTTPApp, message: dict[str, Any], extra: list[tuple[bytes, bytes]]
+) -> list[dict[str, Any]]:
+    """One POST through the app; the ASGI messages it sent."""
+    body = json.dumps(message).encode()
+    delivered = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.Event().wait()  # the client stays connected
+        raise AssertionError("unreachable")
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": HOST + ACCEPT + extra}
+    await app(scope, receive, send)
+    return sent
+
+
+async def _session(app: StreamableHTTPApp) -> list[tuple[bytes, bytes]]:
+    sent = await _post(app, init_body(), [])
+    session = dict(sent[0]["headers"])[b"mcp-session-id"]
+    extra = [(b"mcp-session-id", session), (b"mcp-protocol-version", LATEST.encode())]
+    await _post(app, {"jsonrpc": "2.0", "method": "notifications/initialized"}, extra)
+    return extra
+
+
+def _call(rid: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+
+
+def _events(sent: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of an SSE response, after checking it ends exactly once."""
+    assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 200
+    bodies = sent[1:]
+    assert [m.get("more_body", False) for m in bodies] == [True] * (len(bodies) - 1) + [False]
+    text = b"".join(m["body"] for m in bodies).decode()
+    return [json.loads(e["data"]) for e in sse_events(iter(text.split("\n"))) if "data" in e]
+
+
+async def test_a_response_made_at_once_is_one_body_message() -> None:
+    app = StreamableHTTPApp(_server())
+    try:
+        extra = await _session(app)
+        await _post(app, _call(2, "now", {"text": "first"}), extra)  # the session is at rest
+        sent = await _post(app, _call(3, "now", {"text": "hi"}), extra)
+        assert len(sent) == 2  # the start, then the event and the end of the stream together
+        (reply,) = _events(sent)
+        assert reply["id"] == 3 and reply["result"]["content"][0]["text"] == "hi"
+    finally:
+        await app.aclose()
+
+
+async def test_a_def_tool_answer_ends_the_stream_in_the_message_that_carries_it() -> None:
+    app = StreamableHTTPApp(_server())
+    try:
+        extra = await _session(app)
+        sent = await _post(app, _call(2, "blocking", {"text": "hi"}), extra)
+        assert len(sent) <= 3  # start, the opening (written while the tool runs), answer + end
+        (reply,) = _events(sent)
+        assert reply["result"]["content"][0]["text"] == "HI"
+    finally:
+        await app.aclose()
+
+
+async def test_events_emitted_while_a_tool_runs_leave_in_order_before_its_answer() -> None:
+    app = StreamableHTTPApp(_server())
+    try:
+        extra = await _session(app)
+        call = _call(2, "chatty", {"n": 3})
+        call["params"]["_meta"] = {"progressToken": "p"}
+        sent = await _post(app, call, extra)
+        events = _events(sent)
+        progress = [e["params"]["progress"] for e in events if e.get("method")]
+        assert progress == [1, 2, 3]
+        assert events[-1]["id"] == 2 and events[-1]["result"]["content"][0]["text"] == "sent 3"
+        assert len(sent) > 2  # the progress went out while the tool ran, not with its answer
+    finally:
+        await app.aclose()
