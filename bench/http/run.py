@@ -3,8 +3,10 @@
 Starts each server on a listening socket it binds on 127.0.0.1 (passed to the server as a
 file descriptor), pins the server to one CPU and the load generator to another, and runs the
 same load generator (``loadgen/loadgen.mjs``: Node + undici, one keep-alive connection and
-one MCP session per client) against it with 1, 10 and 50 concurrent clients. Each cell is a
-warm-up, then a fixed timed window; ``--best-of N`` repeats every cell N times round-robin
+one MCP session per client) against it with 1, 10 and 50 concurrent clients. Each new server
+is first primed with untimed load (``--prime``, 3 s), so no peer's first cell is measured
+while it warms up (V8 compiling the TS SDK's hot paths). Each cell is a warm-up, then a fixed
+timed window; ``--best-of N`` repeats every cell N times round-robin
 (outside load only ever slows a run down) and keeps the fastest. Prints one table::
 
     server | runs on | mode | clients | req/s | p50 ms | p99 ms | srv CPU us/req | srv % | ...
@@ -22,6 +24,9 @@ load generator's ``--sessionless``, initialize then POSTs without a session id; 
 official SDK's ``stateless_http=True`` and the TS SDK's stateless server) and on 2026-07-28;
 ``mcpbind (README defaults)`` is the README's server (def tool, sessions, SSE, ``serve_http``'s
 stack). Each has its own ratio tables (see ``COMPARISONS``).
+The report ends with where each side ran: the threads of the server and of the load
+generator and the CPUs they may use, read from /proc (every thread of a server, Node's V8
+and libuv threads included, is held to the server's CPU).
 ``srv CPU us/req`` is the server process's CPU time (user+system, all threads) over the timed
 window divided by the requests served: unlike req/s it barely moves with outside load.
 
