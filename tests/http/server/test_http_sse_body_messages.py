@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -18,12 +19,16 @@ import pytest
 from mcpbind import Context, Server
 from mcpbind.http import StreamableHTTPApp
 
+from ._raw import asgi_messages
 from ._support import LATEST, init_body, sse_events
 
 pytestmark = pytest.mark.anyio
 
-HOST = [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json")]
-ACCEPT = [(b"accept", b"application/json, text/event-stream")]
+HEADERS = [
+    ("host", "127.0.0.1:8000"),
+    ("content-type", "application/json"),
+    ("accept", "application/json, text/event-stream"),
+]
 
 
 def _server() -> Server:
@@ -48,34 +53,25 @@ def _server() -> Server:
 
 
 async def _post(
-    app: StreamableHTTPApp, message: dict[str, Any], extra: list[tuple[bytes, bytes]]
+    app: StreamableHTTPApp, message: dict[str, Any], extra: list[tuple[str, str]]
 ) -> list[dict[str, Any]]:
     """One POST through the app; the ASGI messages it sent."""
-    body = json.dumps(message).encode()
-    delivered = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await asyncio.Event().wait()  # the client stays connected
-        raise AssertionError("unreachable")
-
-    sent: list[dict[str, Any]] = []
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": HOST + ACCEPT + extra}
-    await app(scope, receive, send)
-    return sent
+    return await asgi_messages(app, "POST", HEADERS + extra, [json.dumps(message).encode()])
 
 
-async def _session(app: StreamableHTTPApp) -> list[tuple[bytes, bytes]]:
+@pytest.fixture
+async def app() -> AsyncIterator[StreamableHTTPApp]:
+    served = StreamableHTTPApp(_server())
+    try:
+        yield served
+    finally:
+        await served.aclose()
+
+
+async def _session(app: StreamableHTTPApp) -> list[tuple[str, str]]:
     sent = await _post(app, init_body(), [])
-    session = dict(sent[0]["headers"])[b"mcp-session-id"]
-    extra = [(b"mcp-session-id", session), (b"mcp-protocol-version", LATEST.encode())]
+    session = dict(sent[0]["headers"])[b"mcp-session-id"].decode()
+    extra = [("mcp-session-id", session), ("mcp-protocol-version", LATEST)]
     await _post(app, {"jsonrpc": "2.0", "method": "notifications/initialized"}, extra)
     return extra
 
@@ -94,42 +90,34 @@ def _events(sent: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [json.loads(e["data"]) for e in sse_events(iter(text.split("\n"))) if "data" in e]
 
 
-async def test_a_response_made_at_once_is_one_body_message() -> None:
-    app = StreamableHTTPApp(_server())
-    try:
-        extra = await _session(app)
-        await _post(app, _call(2, "now", {"text": "first"}), extra)  # the session is at rest
-        sent = await _post(app, _call(3, "now", {"text": "hi"}), extra)
-        assert len(sent) == 2  # the start, then the event and the end of the stream together
-        (reply,) = _events(sent)
-        assert reply["id"] == 3 and reply["result"]["content"][0]["text"] == "hi"
-    finally:
-        await app.aclose()
+async def test_a_response_made_at_once_is_one_body_message(app: StreamableHTTPApp) -> None:
+    extra = await _session(app)
+    await _post(app, _call(2, "now", {"text": "first"}), extra)  # the session is at rest
+    sent = await _post(app, _call(3, "now", {"text": "hi"}), extra)
+    assert len(sent) == 2  # the start, then the event and the end of the stream together
+    (reply,) = _events(sent)
+    assert reply["id"] == 3 and reply["result"]["content"][0]["text"] == "hi"
 
 
-async def test_a_def_tool_answer_ends_the_stream_in_the_message_that_carries_it() -> None:
-    app = StreamableHTTPApp(_server())
-    try:
-        extra = await _session(app)
-        sent = await _post(app, _call(2, "blocking", {"text": "hi"}), extra)
-        assert len(sent) <= 3  # start, the opening (written while the tool runs), answer + end
-        (reply,) = _events(sent)
-        assert reply["result"]["content"][0]["text"] == "HI"
-    finally:
-        await app.aclose()
+async def test_a_def_tool_answer_ends_the_stream_in_the_message_that_carries_it(
+    app: StreamableHTTPApp,
+) -> None:
+    extra = await _session(app)
+    sent = await _post(app, _call(2, "blocking", {"text": "hi"}), extra)
+    assert len(sent) <= 3  # start, the opening (written while the tool runs), answer + end
+    (reply,) = _events(sent)
+    assert reply["result"]["content"][0]["text"] == "HI"
 
 
-async def test_events_emitted_while_a_tool_runs_leave_in_order_before_its_answer() -> None:
-    app = StreamableHTTPApp(_server())
-    try:
-        extra = await _session(app)
-        call = _call(2, "chatty", {"n": 3})
-        call["params"]["_meta"] = {"progressToken": "p"}
-        sent = await _post(app, call, extra)
-        events = _events(sent)
-        progress = [e["params"]["progress"] for e in events if e.get("method")]
-        assert progress == [1, 2, 3]
-        assert events[-1]["id"] == 2 and events[-1]["result"]["content"][0]["text"] == "sent 3"
-        assert len(sent) > 2  # the progress went out while the tool ran, not with its answer
-    finally:
-        await app.aclose()
+async def test_events_emitted_while_a_tool_runs_leave_in_order_before_its_answer(
+    app: StreamableHTTPApp,
+) -> None:
+    extra = await _session(app)
+    call = _call(2, "chatty", {"n": 3})
+    call["params"]["_meta"] = {"progressToken": "p"}
+    sent = await _post(app, call, extra)
+    events = _events(sent)
+    progress = [e["params"]["progress"] for e in events if e.get("method")]
+    assert progress == [1, 2, 3]
+    assert events[-1]["id"] == 2 and events[-1]["result"]["content"][0]["text"] == "sent 3"
+    assert len(sent) > 2  # the progress went out while the tool ran, not with its answer
