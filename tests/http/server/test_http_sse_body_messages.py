@@ -31,6 +31,9 @@ HEADERS = [
 ]
 
 
+GATE = asyncio.Event()
+
+
 def _server() -> Server:
     server = Server("sse-writes-test", "1.0.0")
 
@@ -41,6 +44,12 @@ def _server() -> Server:
     @server.tool()
     def blocking(text: str) -> str:
         return text.upper()
+
+    @server.tool()
+    async def gated(ctx: Context) -> str:
+        await ctx.report_progress(1, 2)
+        await GATE.wait()
+        return "opened"
 
     @server.tool()
     async def chatty(n: int, ctx: Context) -> str:
@@ -121,3 +130,35 @@ async def test_events_emitted_while_a_tool_runs_leave_in_order_before_its_answer
     assert progress == [1, 2, 3]
     assert events[-1]["id"] == 2 and events[-1]["result"]["content"][0]["text"] == "sent 3"
     assert len(sent) > 2  # the progress went out while the tool ran, not with its answer
+
+
+async def test_an_event_leaves_while_its_tool_still_runs(app: StreamableHTTPApp) -> None:
+    """The request is answered in its POST's task, yet what the tool emits is written at
+    once: the progress is on the wire while the tool still waits."""
+    extra = await _session(app)
+    await _post(app, _call(2, "now", {"text": "first"}), extra)  # the session is at rest
+    GATE.clear()
+    call = _call(3, "gated", {})
+    call["params"]["_meta"] = {"progressToken": "g"}
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": json.dumps(call).encode(), "more_body": False}
+
+    headers = [(k.encode(), v.encode()) for k, v in HEADERS + extra]
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+    task = asyncio.create_task(app(scope, receive, send))
+    for _ in range(500):
+        if any(b"notifications/progress" in m.get("body", b"") for m in sent):
+            break
+        await asyncio.sleep(0.01)
+    assert any(b"notifications/progress" in m.get("body", b"") for m in sent), sent
+    assert not task.done()  # the tool is still waiting
+    GATE.set()
+    await task
+    events = _events(sent)
+    assert events[0]["method"] == "notifications/progress"
+    assert events[-1]["id"] == 3 and events[-1]["result"]["content"][0]["text"] == "opened"
