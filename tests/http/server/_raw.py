@@ -86,16 +86,10 @@ async def asgi_messages(
     return sent
 
 
-async def asgi_call(
-    app: Any,
-    method: str = "POST",
-    headers: Iterable[tuple[str, str]] = (),
-    chunks: Iterable[bytes] = (b"",),
-    server: tuple[str, int] = ("127.0.0.1", 8000),
-    client: tuple[str, int] | None = None,
-) -> tuple[int, dict[str, str], bytes]:
-    """One in-process ASGI HTTP request (:func:`asgi_messages`): status, headers and body."""
-    sent = await asgi_messages(app, method, headers, chunks, server, client)
+async def asgi_call(app: Any, *args: Any, **kwargs: Any) -> tuple[int, dict[str, str], bytes]:
+    """One in-process ASGI HTTP request (:func:`asgi_messages`'s arguments): status, headers
+    and body."""
+    sent = await asgi_messages(app, *args, **kwargs)
     start = sent[0]
     body = b"".join(m.get("body", b"") for m in sent[1:])
     return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, body
