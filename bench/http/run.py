@@ -3,8 +3,10 @@
 Starts each server on a listening socket it binds on 127.0.0.1 (passed to the server as a
 file descriptor), pins the server to one CPU and the load generator to another, and runs the
 same load generator (``loadgen/loadgen.mjs``: Node + undici, one keep-alive connection and
-one MCP session per client) against it with 1, 10 and 50 concurrent clients. Each cell is a
-warm-up, then a fixed timed window; ``--best-of N`` repeats every cell N times round-robin
+one MCP session per client) against it with 1, 10 and 50 concurrent clients. Each new server
+is first primed with untimed load (``--prime``, 3 s), so no peer's first cell is measured
+while it warms up (V8 compiling the TS SDK's hot paths). Each cell is a warm-up, then a fixed
+timed window; ``--best-of N`` repeats every cell N times round-robin
 (outside load only ever slows a run down) and keeps the fastest. Prints one table::
 
     server | runs on | mode | clients | req/s | p50 ms | p99 ms | srv CPU us/req | srv % | ...
@@ -22,6 +24,9 @@ load generator's ``--sessionless``, initialize then POSTs without a session id; 
 official SDK's ``stateless_http=True`` and the TS SDK's stateless server) and on 2026-07-28;
 ``mcpbind (README defaults)`` is the README's server (def tool, sessions, SSE, ``serve_http``'s
 stack). Each has its own ratio tables (see ``COMPARISONS``).
+The report ends with where each side ran: the threads of the server and of the load
+generator and the CPUs they may use, read from /proc (every thread of a server, Node's V8
+and libuv threads included, is held to the server's CPU).
 ``srv CPU us/req`` is the server process's CPU time (user+system, all threads) over the timed
 window divided by the requests served: unlike req/s it barely moves with outside load.
 
@@ -463,6 +468,23 @@ def _proc_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _placement(pid: int) -> str:
+    """How many threads a process has and the CPUs they may run on, from /proc (all of a
+    pinned process's threads inherit its pinning: Node's V8 and libuv threads, the def-tool
+    pool's threads): e.g. ``7 threads on CPU 1``."""
+    allowed: dict[str, int] = {}
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/status") as f:
+                for line in f:
+                    if line.startswith("Cpus_allowed_list:"):
+                        cpus = line.split(":", 1)[1].strip()
+                        allowed[cpus] = allowed.get(cpus, 0) + 1
+    except OSError:
+        return "?"
+    return ", ".join(f"{n} thread{'s' * (n > 1)} on CPU {cpus}" for cpus, n in allowed.items())
+
+
 def _cpu_busy(cpu: int) -> tuple[float, float]:
     """(busy, total) jiffies of one CPU since boot, from /proc/stat."""
     with open("/proc/stat") as f:
@@ -475,13 +497,13 @@ def _cpu_busy(cpu: int) -> tuple[float, float]:
     return 0.0, 0.0
 
 
-def _stop(proc: subprocess.Popen[Any]) -> None:
-    """Stops a process we started, by its PID: SIGTERM, then SIGKILL after 5 s."""
+def _stop(proc: subprocess.Popen[Any], grace: float = 5.0) -> None:
+    """Stops a process we started, by its PID: SIGTERM, then SIGKILL after ``grace`` s."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, signal.SIGTERM)
         try:
-            proc.wait(timeout=5)
+            proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(proc.pid, signal.SIGKILL)
@@ -509,8 +531,16 @@ class BenchError(RuntimeError):
 
 
 @contextlib.contextmanager
-def running(target: Target, node: str, cpu: int | None, verbose: bool) -> Iterator[RunningServer]:
-    """Binds 127.0.0.1:0, starts the server on that socket, waits for ``ready``, stops it."""
+def running(
+    target: Target,
+    node: str,
+    cpu: int | None,
+    verbose: bool,
+    wrap: Sequence[str] = (),
+    slow: float = 1.0,
+) -> Iterator[RunningServer]:
+    """Binds 127.0.0.1:0, starts the server on that socket (its command after ``wrap``, e.g.
+    valgrind's, which makes it ``slow`` times slower), waits for ``ready``, stops it."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -518,7 +548,7 @@ def running(target: Target, node: str, cpu: int | None, verbose: bool) -> Iterat
     port = sock.getsockname()[1]
     fd = sock.fileno()
     os.set_inheritable(fd, True)
-    cmd = _pinned(target.command(fd, node), cpu)
+    cmd = _pinned([*wrap, *target.command(fd, node)], cpu)
     if verbose:
         print("  $", " ".join(cmd), file=sys.stderr)
     log = tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed in the finally below
@@ -529,7 +559,7 @@ def running(target: Target, node: str, cpu: int | None, verbose: bool) -> Iterat
     server = RunningServer(proc, port, log)
     try:
         assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        ready, _, _ = select.select([proc.stdout], [], [], 60 * slow)
         line = proc.stdout.readline() if ready else ""
         if not line.startswith("ready"):
             raise BenchError(
@@ -537,7 +567,7 @@ def running(target: Target, node: str, cpu: int | None, verbose: bool) -> Iterat
             )
         yield server
     finally:
-        _stop(proc)
+        _stop(proc, 5 * slow)
         if proc.stdout is not None:
             proc.stdout.close()
         log.close()
@@ -561,6 +591,8 @@ class Cell:
     others_pct: float  # the server CPU's busy time not spent by the server, %
     server_cpu_us_min: float = 0.0  # lowest server_cpu_us over the runs (set on best cells)
     protocol: str = HANDSHAKE  # the protocol version the load generator spoke
+    #: The CPUs each side's threads may run on, read at the window's end (``_placement``).
+    placement: str = ""
 
 
 def run_cell(
@@ -595,6 +627,7 @@ def run_cell(
     watchdog = threading.Timer(args.warmup + args.duration + 90, _stop, (gen,))
     watchdog.start()
     marks: list[tuple[float, float, float]] = []  # (wall, server cpu s, server-core busy s)
+    placement = ""
     result: dict[str, Any] | None = None
     try:
         assert gen.stdout is not None
@@ -602,6 +635,11 @@ def run_cell(
             if line.startswith("# "):
                 busy = _cpu_busy(srv_cpu)[0] if srv_cpu is not None else 0.0
                 marks.append((time.perf_counter(), _proc_cpu_seconds(server.proc.pid), busy))
+                if line.startswith("# done"):
+                    placement = (
+                        f"server {_placement(server.proc.pid)}, load generator "
+                        f"{_placement(gen.pid)}"
+                    )
             elif line.strip():
                 result = json.loads(line)
         gen.wait(timeout=30)
@@ -635,6 +673,7 @@ def run_cell(
         loadgen_pct=float(result["cpu_pct"]),
         others_pct=max(0.0, (b1 - b0) - used) / wall * 100 if srv_cpu is not None else 0.0,
         protocol=str(result.get("protocol_version") or target.protocol),
+        placement=placement,
     )
 
 
@@ -713,6 +752,7 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
         "loadavg_start": os.getloadavg(),
         "duration": args.duration,
         "warmup": args.warmup,
+        "prime": args.prime,
         "best_of": args.best_of,
         "clients": args.clients,
     }
@@ -727,6 +767,12 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
                 print(f"[run {rep + 1}/{args.best_of}] {target.key}", file=sys.stderr)
             try:
                 with running(target, node, srv_cpu, args.verbose) as server:
+                    if args.prime > 0:  # untimed: every server meets its first cell warm
+                        primer = argparse.Namespace(**{**vars(args), "warmup": 0.0})
+                        primer.duration = args.prime
+                        run_cell(
+                            server, target, max(args.clients), primer, node, (gen_cpu, srv_cpu)
+                        )
                     for clients in args.clients:
                         cell = run_cell(server, target, clients, args, node, (gen_cpu, srv_cpu))
                         runs.append(cell)
@@ -781,7 +827,8 @@ def report(data: dict[str, Any]) -> str:
         "stateless requests (no initialize, no session; _meta and Mcp-* headers on each call)",
         f"python {env['python']}, node {env['node']}, {env['cpus']} CPUs, pinning: {env['pinning']}",
         "packages: " + ", ".join(f"{k} {v}" for k, v in env["packages"].items()),
-        f"warm-up {env['warmup']} s + {env['duration']} s timed per cell, best of "
+        f"each server primed {env.get('prime', 0)} s untimed; warm-up {env['warmup']} s + "
+        f"{env['duration']} s timed per cell, best of "
         f"{env['best_of']} (by req/s); load average {env['loadavg_start'][0]:.2f} at start, "
         f"{env['loadavg_end'][0]:.2f} at end",
         "",
@@ -840,6 +887,10 @@ def report(data: dict[str, Any]) -> str:
                     set(range(2, 2 + len(clients))),
                 )
             )
+    placements = {f"{c['target']} [{c['runs_on']}]": c.get("placement", "") for c in data["best"]}
+    if any(placements.values()):
+        lines += ["", "Where each side ran (threads and the CPUs they may use, at a window's end):"]
+        lines += [f"  {key}: {where}" for key, where in placements.items() if where]
     for key, reason in data["skipped"].items():
         lines.append(f"skipped {key}: {reason}")
     for key, reason in data["failed"].items():
@@ -950,6 +1001,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--best-of", type=int, help="runs per cell, best kept (3; quick 1)")
     parser.add_argument(
+        "--prime",
+        type=float,
+        help="untimed seconds of load on each newly started server before its first cell, "
+        "at the highest client count (3; quick 0.5): Node's JIT compiles the TS SDK's hot "
+        "code only after thousands of calls, and a cell measured before that is not its speed",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="smoke run: 0.5 s cells, 0.2 s warm-up, 1 run (unless given explicitly)",
@@ -970,8 +1028,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.duration = args.duration if args.duration is not None else (0.5 if quick else 3.0)
     args.warmup = args.warmup if args.warmup is not None else (0.2 if quick else 1.0)
     args.best_of = args.best_of if args.best_of is not None else (1 if quick else 3)
-    if args.best_of < 1 or args.duration <= 0 or args.warmup < 0:
-        parser.error("--best-of >= 1, --duration > 0 and --warmup >= 0")
+    args.prime = args.prime if args.prime is not None else (0.5 if quick else 3.0)
+    if args.best_of < 1 or args.duration <= 0 or args.warmup < 0 or args.prime < 0:
+        parser.error("--best-of >= 1, --duration > 0, --warmup >= 0 and --prime >= 0")
     return args
 
 

@@ -56,6 +56,7 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str
     only = ",".join((FLOOR, OFFICIAL, MCPBIND, TS, OFFICIAL_2026, MCPBIND_2026, TS_2026))
     # Short cells: the file must stay well under 30 s on a loaded 2-core machine.
     cmd = [sys.executable, str(RUN), "--quick", "--duration", "0.3", "--warmup", "0.1"]
+    cmd += ["--prime", "0.2"]
     cmd += ["--clients", "1,10", "--only", only]
     proc = subprocess.Popen(
         [*cmd, "--json", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -87,6 +88,25 @@ def _check(data: dict[str, Any], key: str, mode: str) -> None:
         assert 0 < cell["p50_ms"] <= cell["p99_ms"], cell
         assert cell["mode"] == mode, cell
         assert cell["server_cpu_us_min"] > 0, cell
+        _check_placement(cell, data["env"]["pinning"])
+
+
+def _ratio(line: str) -> bool:
+    """A line of a ratio table (not the placement lines, which name the rows too)."""
+    return "threads on CPU" not in line
+
+
+def _check_placement(cell: dict[str, Any], pinning: str) -> None:
+    """Every thread of the server is held to the server's CPU and every thread of the load
+    generator to its own (Node's V8 and libuv threads too), as the header says."""
+    server, _, loadgen = cell["placement"].partition(", load generator ")
+    if pinning == "none":
+        assert server.startswith("server ") and loadgen, cell
+        return
+    gen_cpu, srv_cpu = (part.split()[-1] for part in pinning.split(", "))
+    assert server.startswith("server ") and server.endswith(f"on CPU {srv_cpu}"), cell
+    assert server.count(" on CPU ") == 1 and loadgen.count(" on CPU ") == 1, cell
+    assert loadgen.endswith(f"on CPU {gen_cpu}"), cell
 
 
 def test_floor_and_official_sdk_have_numbers(quick: tuple[dict[str, Any], str]) -> None:
@@ -131,7 +151,7 @@ def test_2026_rows_have_numbers_and_ratios_to_the_official_sdk(
     _check(data, MCPBIND_2026, "json")
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("2026-07-28 throughput"))
-    ratio_lines = [line for line in lines[start:] if OFFICIAL_2026 in line]
+    ratio_lines = [line for line in lines[start:] if OFFICIAL_2026 in line and _ratio(line)]
     assert len(ratio_lines) >= 2, stdout  # req/s and CPU-efficiency tables
     for line in ratio_lines:
         values = [float(v[:-1]) for v in line.split()[-len(CLIENTS) :]]
@@ -146,6 +166,33 @@ def test_mcpbind_has_numbers_and_ratios(quick: tuple[dict[str, Any], str]) -> No
     _check(data, MCPBIND, "json")
     assert "Throughput ratios" in stdout, stdout
     ratio_lines = [
-        line for line in stdout.splitlines() if "official-py [uvicorn asyncio+h11]" in line
+        line
+        for line in stdout.splitlines()
+        if "official-py [uvicorn asyncio+h11]" in line and _ratio(line)
     ]
     assert ratio_lines and all(line.rstrip().endswith("x") for line in ratio_lines), stdout
+
+
+def test_loadgen_makes_a_fixed_number_of_calls_when_asked(tmp_path: Path) -> None:
+    """``loadgen.mjs --calls N`` (what ``bench/http/instructions.py`` counts instructions
+    over): exactly N echo calls per client, every one checked, then it exits."""
+    if not LOADGEN_MODULES.is_dir():
+        pytest.skip("load generator not installed: run `npm ci --prefix bench/http/loadgen`")
+    sys.path.insert(0, str(HTTP))
+    try:
+        import run as bench
+    finally:
+        sys.path.remove(str(HTTP))
+    node = bench._node_binary(None)
+    assert node is not None
+    floor = next(t for t in bench.targets() if t.key == FLOOR)
+    with bench.running(floor, node, None, False) as server:
+        cmd = [node, str(HTTP / "loadgen" / "loadgen.mjs"), "--url", server.url]
+        done = subprocess.run(
+            [*cmd, "--clients", "3", "--calls", "7"], capture_output=True, text=True, timeout=60
+        )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:2] == ["# measuring", "# done"], done.stdout
+    result = json.loads(lines[-1])
+    assert result["requests"] == 21 and result["clients"] == 3, result

@@ -1,7 +1,7 @@
 // Load generator for mcpbind's Streamable HTTP benchmark: N concurrent MCP sessions.
 //
 //   node loadgen.mjs --url http://127.0.0.1:PORT/mcp [--clients N] [--warmup S] [--duration S]
-//                    [--text STR] [--protocol-version V] [--sessionless]
+//                    [--text STR] [--protocol-version V] [--sessionless] [--calls N]
 //
 // Handshake era (--protocol-version 2025-11-25, the default; any version before 2026-07-28):
 // each client is a real MCP session on its own keep-alive connection (one undici `Client`):
@@ -26,6 +26,10 @@
 // must echo the text and say resultType "complete" (a result without resultType counts as
 // complete, as the spec tells clients to treat older servers' results).
 //
+// --calls N: no time window; each client makes exactly N calls after its session is open, and
+// all of them are counted (for counting the server's instructions per request under
+// callgrind, where the server is too slow for a timed window: bench/http/instructions.py).
+//
 // Prints `# measuring` when the timed window opens and `# done` when it closes (so the driver
 // can sample the server's CPU time over the same window), then one JSON line: {"clients", "requests", "seconds", "rps", "p50_ms", "p99_ms", "mode",
 // "errors", "cpu_pct", "protocol_version"}; cpu_pct is this process's CPU time over the timed
@@ -49,6 +53,7 @@ const ACCEPT = 'application/json, text/event-stream';
 // Protocol versions are dates: 2026-07-28 and later are the stateless era.
 const STATELESS = PROTOCOL_VERSION >= '2026-07-28';
 const SESSIONLESS = process.argv.includes('--sessionless');
+const CALLS = Number(option('--calls', '0'));
 const CLIENT_INFO = { name: 'mcpbind-bench-http', version: '1.0.0' };
 const META = {
     'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
@@ -195,7 +200,7 @@ async function main() {
     let stopping = false;
     let cpu0;
     let cpu;
-    const window = new Promise((resolve) => {
+    const timed = () => new Promise((resolve) => {
         setTimeout(() => {
             t0 = now();
             cpu0 = process.cpuUsage();
@@ -226,10 +231,29 @@ async function main() {
         }
     }
 
-    const workers = Promise.all(sessions.map(worker));
-    workers.catch(fail); // a failed call ends the run at once
-    await window;
-    await workers;
+    async function fixed(session) {
+        for (let i = 0; i < CALLS; i++) {
+            const begin = now();
+            await session.echo();
+            latencies[count++] = now() - begin; // CALLS * clients is at most 1 << 16
+        }
+    }
+
+    if (CALLS > 0) {
+        if (CALLS * clients > latencies.length) throw new BenchError('--calls: at most 65536 in all');
+        t0 = now();
+        cpu0 = process.cpuUsage();
+        process.stdout.write('# measuring\n');
+        await Promise.all(sessions.map(fixed));
+        t1 = now();
+        cpu = process.cpuUsage(cpu0);
+        process.stdout.write('# done\n');
+    } else {
+        const workers = Promise.all(sessions.map(worker));
+        workers.catch(fail); // a failed call ends the run at once
+        await timed();
+        await workers;
+    }
     const wall = t1 - t0;
     const modes = new Set(sessions.flatMap((s) => [...s.modes]));
     await Promise.all(sessions.map((s) => s.close()));

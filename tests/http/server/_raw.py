@@ -49,15 +49,16 @@ def post_head(
     return b"\r\n".join(lines)
 
 
-async def asgi_call(
+async def asgi_messages(
     app: Any,
     method: str = "POST",
     headers: Iterable[tuple[str, str]] = (),
     chunks: Iterable[bytes] = (b"",),
     server: tuple[str, int] = ("127.0.0.1", 8000),
     client: tuple[str, int] | None = None,
-) -> tuple[int, dict[str, str], bytes]:
-    """One in-process ASGI HTTP request; the body is delivered as ``chunks``."""
+) -> list[dict[str, Any]]:
+    """One in-process ASGI HTTP request; the body is delivered as ``chunks``. The ASGI
+    messages the app sent, in order."""
     it = iter(chunks)
     pending = next(it, b"")
     sent: list[dict[str, Any]] = []
@@ -82,6 +83,13 @@ async def asgi_call(
     if client is not None:
         scope["client"] = client
     await app(scope, receive, send)
+    return sent
+
+
+async def asgi_call(app: Any, *args: Any, **kwargs: Any) -> tuple[int, dict[str, str], bytes]:
+    """One in-process ASGI HTTP request (:func:`asgi_messages`'s arguments): status, headers
+    and body."""
+    sent = await asgi_messages(app, *args, **kwargs)
     start = sent[0]
     body = b"".join(m.get("body", b"") for m in sent[1:])
     return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, body

@@ -175,8 +175,9 @@ async def read_body(receive: Receive, limit: int, timeout: float | None) -> byte
     size = 0
     deadline = clock = None
     if timeout is not None:  # on the shared clock: a timer per request costs more (ticks.py)
-        deadline = _Deadline()
-        clock = ticks()
+        loop = asyncio.get_running_loop()  # once: each lookup is a getpid() on 3.11
+        deadline = _Deadline(loop)
+        clock = ticks(loop)
         clock.arm(deadline, timeout, deadline.expire)
     try:
         while True:
@@ -208,8 +209,8 @@ class _Deadline:
 
     __slots__ = ("expired", "task")
 
-    def __init__(self) -> None:
-        task = asyncio.current_task()
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        task = asyncio.current_task(loop)
         assert task is not None
         self.task = task
         self.expired = False

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ...protocol import BATCH_VERSIONS, INVALID_REQUEST, SessionOptions
@@ -35,7 +35,7 @@ from .events import EventStore, format_event_id, parse_event_id
 from .responses import SESSION_NOT_FOUND, refuse_new_session, reply_json, reply_sse
 from .security import HostPolicy, refusal
 from .session import HttpSession, new_session_id
-from .streams import MAX_PENDING, Outbox, Stream
+from .streams import MAX_PENDING, Outbox, OutboxOnDemand, Stream
 
 if TYPE_CHECKING:
     from .stateless_era import StatelessEra
@@ -348,7 +348,8 @@ class StreamableHTTPApp:
                 session.cancel_request(rid)
             await send_response(send, 202, b"", extra)
             return
-        if self.json_response and not classified.batch and session.at_rest:
+        here = not classified.batch and session.at_rest
+        if self.json_response and here:
             # One request, nothing before it still being read: answered in this task.
             answered = await session.answer(body)
             if answered is None:
@@ -360,6 +361,11 @@ class StreamableHTTPApp:
         if stream is None:
             await send_error(send, 400, INVALID_REQUEST, "Invalid Request: request id in use")
             return
+        version = session.version or classified.requested_version or _DEFAULT_VERSION
+        priming = self.event_store is not None and version >= _PRIMING_FROM
+        if here and not self.json_response:
+            await self._sse_here(session, stream, send, receive, body, extra, priming)
+            return
         outbox = Outbox()
         session.attach(stream, outbox)
         await session.feed(body)
@@ -368,9 +374,42 @@ class StreamableHTTPApp:
         if self.json_response:
             await reply_json(session, stream, outbox, send, extra, classified.batch)
         else:
-            version = session.version or classified.requested_version or _DEFAULT_VERSION
-            priming = self.event_store is not None and version >= _PRIMING_FROM
             await self._reply_sse(session, stream, outbox, send, receive, extra, priming=priming)
+
+    async def _sse_here(
+        self,
+        session: HttpSession,
+        stream: Stream,
+        send: Send,
+        receive: Receive,
+        body: bytes,
+        extra: list[tuple[bytes, bytes]],
+        priming: bool,
+    ) -> None:
+        """One request on a session at rest, SSE: its handler runs in this task, as in JSON
+        mode. What it emits goes to its stream, whose writer task starts with the first event
+        (or the stream's closing), so events leave as they come; else it is answered here."""
+
+        def write() -> Coroutine[Any, Any, None]:
+            return self._reply_sse(session, stream, outbox, send, receive, extra, priming=priming)
+
+        writers: list[asyncio.Task[None]] = []  # started by the first event or the closing
+        outbox = OutboxOnDemand(lambda: writers.append(asyncio.ensure_future(write())))
+        session.attach(stream, outbox)
+        try:
+            answered = await session.answer(body)
+            outbox.start = None  # the answer, queued next, is written below if no writer runs
+            if answered is None:
+                outbox.close()  # cancelled, or the session ended: no answer comes
+            else:
+                await session.route(answered)  # to the stream (closing it) and the event store
+            if not writers:
+                await write()
+        finally:
+            for writer in writers:
+                if not outbox.closed:
+                    writer.cancel()  # left by an exception: the response ends here
+                await asyncio.gather(writer, return_exceptions=True)
 
     async def _reply_sse(
         self,

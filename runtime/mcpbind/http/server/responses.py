@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from ...protocol.errors import INVALID_REQUEST
 from ._asgi import Receive, Send, send_error, send_response
 from .session import HttpSession
-from .streams import Outbox, Stream, Timeout, sse_frame
+from .streams import Item, Outbox, Stream, Timeout, sse_frame
 
 __all__ = ["SESSION_NOT_FOUND", "refuse_new_session", "reply_json", "reply_sse"]
 
@@ -97,28 +97,44 @@ async def reply_sse(
         for n, message in replay:
             head += sse_frame(stream.id, n, message)
             last = n
-        await send({"type": "http.response.body", "body": head, "more_body": True})
-        while True:
+        # Each body message carries every event queued by then, and the last one the end of
+        # the stream: a response already made when the POST gets here (an async def tool
+        # that did not wait) is one message after the start, as in JSON mode, not three.
+        chunk, last = _queued(outbox, stream.id, head, last)
+        while not outbox.drained:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
             item = await outbox.get(keepalive)
             if item is None:
+                chunk = b""
                 break
             if isinstance(item, Timeout):
                 chunk = b": keepalive\n\n"
             else:
-                n, message = item
-                if n and n <= last:
-                    continue  # already replayed from the store
-                last = n or last
-                chunk = sse_frame(stream.id, n, message)
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                chunk, last = _queued(outbox, stream.id, b"", last, item)
         tail = b"retry: %d\n\n" % outbox.retry_ms if outbox.retry_ms is not None else b""
-        await send({"type": "http.response.body", "body": tail, "more_body": False})
+        await send({"type": "http.response.body", "body": chunk + tail, "more_body": False})
     except OSError:
         logger.debug("client left stream %s", stream.id)
     finally:
         if watcher is not None:
             watcher.cancel()
         session.detach(stream, outbox)
+
+
+def _queued(
+    outbox: Outbox, stream_id: str, chunk: bytes, last: int, item: Item | None = None
+) -> tuple[bytes, int]:
+    """``chunk`` followed by ``item`` and every event queued now, as SSE, skipping those the
+    client already has (numbered ``last`` or below, replayed from the store); and the
+    highest event number written."""
+    while item is not None or (item := outbox.take()) is not None:
+        n, message = item
+        item = None
+        if n and n <= last:
+            continue  # already replayed from the store
+        last = n or last
+        chunk += sse_frame(stream_id, n, message)
+    return chunk, last
 
 
 async def _watch_disconnect(receive: Receive, outbox: Outbox) -> None:

@@ -141,7 +141,7 @@ class _SessionConnection(Connection):
             shared is not None and shared.count >= shared.limit
         ):
             return self._busy_error(event)
-        task = asyncio.current_task()
+        task = asyncio.current_task(self._loop)  # its loop given: no getpid() on 3.11
         assert task is not None
         if shared is not None:
             shared.count += 1

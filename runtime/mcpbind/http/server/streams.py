@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from typing import Final
 
 from .events import format_event_id
@@ -21,6 +22,7 @@ __all__ = [
     "Inbox",
     "Item",
     "Outbox",
+    "OutboxOnDemand",
     "Stream",
     "Timeout",
     "sse_frame",
@@ -82,6 +84,15 @@ class Outbox:
         if w is not None and not w.done():
             w.set_result(None)
 
+    def take(self) -> Item | None:
+        """The next queued item, or ``None`` when none is queued (never waits)."""
+        return self._items.popleft() if self._items else None
+
+    @property
+    def drained(self) -> bool:
+        """Closed, with nothing left to take: the writer ends the response."""
+        return self.closed and not self._items
+
     async def get(self, timeout: float | None = None) -> Item | Timeout | None:
         """The next item; ``None`` once closed and drained; ``TIMEOUT`` after ``timeout``."""
         while not self._items:
@@ -99,6 +110,25 @@ class Outbox:
             if not self._items and not self.closed and handle is not None:
                 return TIMEOUT
         return self._items.popleft()
+
+
+class OutboxOnDemand(Outbox):
+    """An :class:`Outbox` nobody reads yet: the first item queued (or its closing) calls
+    ``start`` once, which starts the writer that reads it. For a POST answered in its own
+    task (:meth:`StreamableHTTPApp._sse_here`): a handler that emits nothing before its
+    answer needs no writer task; one that emits gets its events written as they come."""
+
+    __slots__ = ("start",)
+
+    def __init__(self, start: Callable[[], None]) -> None:
+        super().__init__()
+        self.start: Callable[[], None] | None = start
+
+    def _wake(self) -> None:
+        start, self.start = self.start, None
+        if start is not None:
+            start()
+        super()._wake()
 
 
 class Inbox:

@@ -54,10 +54,12 @@ class Ticks:
 _current: Ticks | None = None
 
 
-def ticks() -> Ticks:
-    """The running loop's :class:`Ticks` (a new one when the loop changed)."""
+def ticks(loop: asyncio.AbstractEventLoop | None = None) -> Ticks:
+    """The running loop's :class:`Ticks` (a new one when the loop changed); ``loop``: the
+    running loop, when the caller has it already."""
     global _current
-    loop = asyncio.get_running_loop()
+    if loop is None:
+        loop = asyncio.get_running_loop()
     current = _current
     if current is None or current.loop is not loop:
         current = _current = Ticks(loop)
