@@ -204,7 +204,10 @@ def test_client_and_server_import_no_session_anyio_or_threading() -> None:
         "select",
         "weakref",
     ]
-    assert _loaded("from mcpbind import Client, Server", watched) == "[]"
+    # What msgspec's own import brings (Python 3.13's imports weakref) is not ours to defer.
+    assert _loaded("from mcpbind import Client, Server", watched) == _loaded(
+        "import msgspec", watched
+    )
 
 
 def test_client_and_server_import_no_generated_types() -> None:
