@@ -295,9 +295,11 @@ async def run(args: argparse.Namespace, stats: Stats) -> None:
             work = partial(worker, n, args.url, deadline, args.think, stats, http)
             jobs.append((f"client {n}", work))
             if n % 5 in (2, 4):
-                kind, job = ("listener", listener) if n % 5 == 2 else ("slow reader", slow_reader)
+                kind, stream = (
+                    ("listener", listener) if n % 5 == 2 else ("slow reader", slow_reader)
+                )
                 http = await pools.enter_async_context(pool())
-                jobs.append((f"{kind} {n}", partial(job, n, args.url, deadline, stats, http)))
+                jobs.append((f"{kind} {n}", partial(stream, n, args.url, deadline, stats, http)))
         await anyio.sleep(max(0.0, args.start - time.monotonic()))
         async with anyio.create_task_group() as tg:
             for name, job in jobs:
