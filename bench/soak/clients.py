@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import faulthandler
 import json
 import random
@@ -29,6 +30,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -134,23 +136,24 @@ async def worker(
         stats.running[me] = "closing its session"
 
 
-async def slow_reader(n: int, url: str, deadline: float, stats: Stats) -> None:
+async def slow_reader(
+    n: int, url: str, deadline: float, stats: Stats, http: httpx2.AsyncClient
+) -> None:
     """A stream read 256 bytes a second off its socket: a listen stream (odd n) or a GET
     stream. The server outpaces it, so its writes block and its queue must stay bounded."""
     me = f"slow reader {n}"
-    async with pool() as http:
-        while time.monotonic() < deadline:
-            stats.running[me] = "reading"
-            until = min(deadline, time.monotonic() + STREAM_SECONDS)
-            try:
-                if n % 2:
-                    await _listen_slowly(url, until, stats)
-                else:
-                    await _get_slowly(http, url, until, stats)
-            except Exception as exc:
-                stats.error("slow reader", exc)
-                await anyio.sleep(1)
-        stats.running[me] = "closing"
+    while time.monotonic() < deadline:
+        stats.running[me] = "reading"
+        until = min(deadline, time.monotonic() + STREAM_SECONDS)
+        try:
+            if n % 2:
+                await _listen_slowly(url, until, stats)
+            else:
+                await _get_slowly(http, url, until, stats)
+        except Exception as exc:
+            stats.error("slow reader", exc)
+            await anyio.sleep(1)
+    stats.running[me] = "closing"
 
 
 async def _read_slowly(
@@ -215,7 +218,9 @@ async def _get_slowly(http: httpx2.AsyncClient, url: str, until: float, stats: S
         await _read_slowly(url, "GET", headers, b"", until, stats)
 
 
-async def listener(n: int, url: str, deadline: float, stats: Stats) -> None:
+async def listener(
+    n: int, url: str, deadline: float, stats: Stats, http: httpx2.AsyncClient
+) -> None:
     """A 2026-07-28 client that keeps a ``subscriptions/listen`` subscription (read promptly
     by the client), closed and reopened with its client every ``STREAM_SECONDS``."""
     me = f"listener {n}"
@@ -224,24 +229,23 @@ async def listener(n: int, url: str, deadline: float, stats: Stats) -> None:
         stats.notifications += 1
 
     handlers = ClientHandlers(notification=count)
-    async with pool() as http:
-        while time.monotonic() < deadline:
-            stats.running[me] = "listening"
-            try:
-                async with (
-                    connect_http(url, client=http) as transport,
-                    Client(transport, protocol_version=LATEST_STATELESS, handlers=handlers) as c,
-                ):
-                    sub = await c.listen(tools_list_changed=True, resource_uris=["soak://tick"])
-                    await anyio.sleep(max(0.0, min(deadline - time.monotonic(), STREAM_SECONDS)))
-                    stats.running[me] = "closing its subscription"
-                    with anyio.fail_after(10):
-                        await sub.close()
-                    stats.running[me] = "closing its client"
-            except Exception as exc:
-                stats.error("listener", exc)
-                await anyio.sleep(1)
-        stats.running[me] = "done"
+    while time.monotonic() < deadline:
+        stats.running[me] = "listening"
+        try:
+            async with (
+                connect_http(url, client=http) as transport,
+                Client(transport, protocol_version=LATEST_STATELESS, handlers=handlers) as c,
+            ):
+                sub = await c.listen(tools_list_changed=True, resource_uris=["soak://tick"])
+                await anyio.sleep(max(0.0, min(deadline - time.monotonic(), STREAM_SECONDS)))
+                stats.running[me] = "closing its subscription"
+                with anyio.fail_after(10):
+                    await sub.close()
+                stats.running[me] = "closing its client"
+        except Exception as exc:
+            stats.error("listener", exc)
+            await anyio.sleep(1)
+    stats.running[me] = "done"
 
 
 def dump_tasks(why: str) -> None:
@@ -261,7 +265,6 @@ def dump_tasks(why: str) -> None:
 
 async def run(args: argparse.Namespace, stats: Stats) -> None:
     deadline = args.start + args.seconds
-    await anyio.sleep(max(0.0, args.start - time.monotonic()))
     all_done = anyio.Event()
 
     async def watched(name: str, job: Callable[[], Awaitable[None]]) -> None:
@@ -275,34 +278,41 @@ async def run(args: argparse.Namespace, stats: Stats) -> None:
             if not stats.running:
                 all_done.set()
 
-    async def client(n: int) -> None:
-        async with pool() as http:
-            await worker(n, args.url, deadline, args.think, stats, http)
-
     async def hang() -> None:  # --hang: a task that ignores cancellation (run.py's own test)
         with anyio.CancelScope(shield=True):
             await anyio.sleep(deadline + args.grace + 3600 - time.monotonic())
 
-    async with anyio.create_task_group() as tg:
+    async with contextlib.AsyncExitStack() as pools:
+        # Every pool is built before the start: building one loads the CA store (~70 ms of
+        # blocked event loop on this machine, 200 ms loaded), so ~35 of them built at the
+        # start stalled this process for seconds, and a listener's first server/discover,
+        # sent among them, ran out of its 10 s probe deadline (issue 16, 2 errors a run).
+        jobs: list[tuple[str, Callable[[], Awaitable[None]]]] = []
         if args.hang:
-            tg.start_soon(watched, "injected hang", hang)
+            jobs.append(("injected hang", hang))
         for n in range(args.first, args.first + args.count):
-            tg.start_soon(watched, f"client {n}", lambda n=n: client(n))
-            if n % 5 == 4:
-                job = lambda n=n: slow_reader(n, args.url, deadline, stats)  # noqa: E731
-                tg.start_soon(watched, f"slow reader {n}", job)
-            elif n % 5 == 2:
-                job = lambda n=n: listener(n, args.url, deadline, stats)  # noqa: E731
-                tg.start_soon(watched, f"listener {n}", job)
-        await anyio.sleep(max(0.0, args.start + args.warmup - time.monotonic()))
-        stats.measuring = True
-        with anyio.move_on_after(deadline + args.grace - time.monotonic()):
-            await all_done.wait()
-        if stats.running:
-            stats.hung = [f"{name} ({doing})" for name, doing in sorted(stats.running.items())]
-            dump_tasks(f"still running {args.grace:g} s after the end")
-            args.out.write_text(json.dumps(stats.as_json()))  # in case cancelling hangs too
-            tg.cancel_scope.cancel()
+            http = await pools.enter_async_context(pool())
+            work = partial(worker, n, args.url, deadline, args.think, stats, http)
+            jobs.append((f"client {n}", work))
+            if n % 5 in (2, 4):
+                kind, stream = (
+                    ("listener", listener) if n % 5 == 2 else ("slow reader", slow_reader)
+                )
+                http = await pools.enter_async_context(pool())
+                jobs.append((f"{kind} {n}", partial(stream, n, args.url, deadline, stats, http)))
+        await anyio.sleep(max(0.0, args.start - time.monotonic()))
+        async with anyio.create_task_group() as tg:
+            for name, job in jobs:
+                tg.start_soon(watched, name, job)
+            await anyio.sleep(max(0.0, args.start + args.warmup - time.monotonic()))
+            stats.measuring = True
+            with anyio.move_on_after(deadline + args.grace - time.monotonic()):
+                await all_done.wait()
+            if stats.running:
+                stats.hung = [f"{name} ({doing})" for name, doing in sorted(stats.running.items())]
+                dump_tasks(f"still running {args.grace:g} s after the end")
+                args.out.write_text(json.dumps(stats.as_json()))  # in case cancelling hangs too
+                tg.cancel_scope.cancel()
     args.out.write_text(json.dumps(stats.as_json()))
 
 
