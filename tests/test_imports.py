@@ -143,7 +143,8 @@ print("AFTER", [m for m in ("mcpbind.server", "mcpbind.server.app") if m in sys.
 def test_ls_spawns_the_server_before_importing_the_client() -> None:
     """``mcpbind ls`` starts the server first (synchronously, before asyncio) and imports
     the event loop, the client, the types and msgspec while the server starts (their import overlaps the server's); it never imports the
-    server side."""
+    server side. The spawn needs only ``transports.stdio.spawn``: the client's end of stdio
+    (anyio's streams, the fd readers) is imported after it."""
     watched = [
         "mcpbind.client",
         "mcpbind.connection",
@@ -151,6 +152,10 @@ def test_ls_spawns_the_server_before_importing_the_client() -> None:
         "msgspec",
         "asyncio",
         "anyio._backends._asyncio",
+        "anyio.abc",
+        "anyio.lowlevel",
+        "mcpbind.transports.stdio.process",
+        "mcpbind.transports.stdio.fdio",
     ]
     probe = _LS_PROBE.format(watched=watched)
     root = INIT.parents[2]

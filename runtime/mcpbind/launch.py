@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .transports.base import Transport
-from .transports.stdio import StdioClientTransport
 
 if TYPE_CHECKING:
-    from .transports.stdio.process import StartedProcess
+    from .transports.stdio.spawn import StartedProcess
 
 __all__ = ["ServerLocation", "open_server", "parse_server"]
 
@@ -82,7 +81,7 @@ async def open_server(
     :meth:`StdioClientTransport.spawn`) or connected over HTTP (``headers`` on every request, ``auth``: see
     :func:`~mcpbind.http.client.connect_http`);
     closed (the process shut down) on exit. ``started``: the server process, already started
-    (:func:`~mcpbind.transports.stdio.process.start_process`)."""
+    (:func:`~mcpbind.transports.stdio.spawn.start_process`)."""
     location = parse_server(server) if isinstance(server, str) else server
     if location.url is not None:
         if env:
@@ -96,6 +95,8 @@ async def open_server(
         raise ValueError("authorization applies to http(s) URLs only, not to stdio servers")
     if headers:
         raise ValueError("HTTP headers apply to http(s) URLs only, not to stdio servers")
+    from .transports.stdio.process import StdioClientTransport  # anyio: after a CLI's spawn
+
     command, *args = location.argv
     async with StdioClientTransport.spawn(
         command, args, env=env, cwd=cwd, on_stderr=on_stderr, started=started
