@@ -137,6 +137,7 @@ except SystemExit as exc:
     assert not exc.code, exc.code
 print("AT SPAWN", spawned[0])
 print("AFTER", [m for m in ("mcpbind.server", "mcpbind.server.app") if m in sys.modules])
+print("UNUSED", [m for m in ("pathlib", "json", "urllib.parse") if m in sys.modules])
 """
 
 
@@ -165,6 +166,7 @@ def test_ls_spawns_the_server_before_importing_the_client() -> None:
     assert done.returncode == 0, done.stderr
     assert "AT SPAWN []" in done.stdout
     assert "AFTER []" in done.stdout  # a client of a spawned server never loads the server side
+    assert "UNUSED []" in done.stdout  # the root's file: URI needs no pathlib, ls no json
     assert "Notes (mcpbind-notes)" in done.stdout
 
 
