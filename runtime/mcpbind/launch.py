@@ -16,8 +16,7 @@ import os
 import shlex
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .transports.base import Transport
 
@@ -29,9 +28,9 @@ __all__ = ["ServerLocation", "open_server", "parse_server"]
 _INTERPRETERS = {".py": None, ".js": "node", ".mjs": "node", ".cjs": "node"}
 
 
-@dataclass(frozen=True, slots=True)
-class ServerLocation:
-    """A parsed server string: a ``url``, or the ``argv`` of a stdio server."""
+class ServerLocation(NamedTuple):
+    """A parsed server string: a ``url``, or the ``argv`` of a stdio server. (A NamedTuple,
+    not a dataclass: ``mcpbind ls`` parses its SERVER before it imports dataclasses.)"""
 
     text: str
     url: str | None = None

@@ -54,9 +54,13 @@ class ServerTarget:
         starts while this process imports them (issue 15, cold start)."""
         if self.url is None and self.argv and not self.started:
             from ..transports.stdio.spawn import start_process  # not anyio: not yet
+            from .prestart import take
 
-            command, *args = self.argv
-            self.started.append(start_process(command, args, env=self.env, cwd=self.cwd))
+            started = take(self.spec, self.env, self.cwd)  # before click: `ls SERVER`
+            if started is None:
+                command, *args = self.argv
+                started = start_process(command, args, env=self.env, cwd=self.cwd)
+            self.started.append(started)
 
     @classmethod
     def parse(
