@@ -137,13 +137,15 @@ except SystemExit as exc:
     assert not exc.code, exc.code
 print("AT SPAWN", spawned[0])
 print("AFTER", [m for m in ("mcpbind.server", "mcpbind.server.app") if m in sys.modules])
+print("UNUSED", [m for m in ("pathlib", "json", "urllib.parse") if m in sys.modules])
 """
 
 
 def test_ls_spawns_the_server_before_importing_the_client() -> None:
     """``mcpbind ls`` starts the server first (synchronously, before asyncio) and imports
     the event loop, the client, the types and msgspec while the server starts (their import overlaps the server's); it never imports the
-    server side."""
+    server side. The spawn needs only ``transports.stdio.spawn``: the client's end of stdio
+    (anyio's streams, the fd readers) is imported after it."""
     watched = [
         "mcpbind.client",
         "mcpbind.connection",
@@ -151,6 +153,10 @@ def test_ls_spawns_the_server_before_importing_the_client() -> None:
         "msgspec",
         "asyncio",
         "anyio._backends._asyncio",
+        "anyio.abc",
+        "anyio.lowlevel",
+        "mcpbind.transports.stdio.process",
+        "mcpbind.transports.stdio.fdio",
     ]
     probe = _LS_PROBE.format(watched=watched)
     root = INIT.parents[2]
@@ -160,6 +166,7 @@ def test_ls_spawns_the_server_before_importing_the_client() -> None:
     assert done.returncode == 0, done.stderr
     assert "AT SPAWN []" in done.stdout
     assert "AFTER []" in done.stdout  # a client of a spawned server never loads the server side
+    assert "UNUSED []" in done.stdout  # the root's file: URI needs no pathlib, ls no json
     assert "Notes (mcpbind-notes)" in done.stdout
 
 

@@ -16,23 +16,21 @@ import os
 import shlex
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .transports.base import Transport
-from .transports.stdio import StdioClientTransport
 
 if TYPE_CHECKING:
-    from .transports.stdio.process import StartedProcess
+    from .transports.stdio.spawn import StartedProcess
 
 __all__ = ["ServerLocation", "open_server", "parse_server"]
 
 _INTERPRETERS = {".py": None, ".js": "node", ".mjs": "node", ".cjs": "node"}
 
 
-@dataclass(frozen=True, slots=True)
-class ServerLocation:
-    """A parsed server string: a ``url``, or the ``argv`` of a stdio server."""
+class ServerLocation(NamedTuple):
+    """A parsed server string: a ``url``, or the ``argv`` of a stdio server. (A NamedTuple,
+    not a dataclass: ``mcpbind ls`` parses its SERVER before it imports dataclasses.)"""
 
     text: str
     url: str | None = None
@@ -82,7 +80,7 @@ async def open_server(
     :meth:`StdioClientTransport.spawn`) or connected over HTTP (``headers`` on every request, ``auth``: see
     :func:`~mcpbind.http.client.connect_http`);
     closed (the process shut down) on exit. ``started``: the server process, already started
-    (:func:`~mcpbind.transports.stdio.process.start_process`)."""
+    (:func:`~mcpbind.transports.stdio.spawn.start_process`)."""
     location = parse_server(server) if isinstance(server, str) else server
     if location.url is not None:
         if env:
@@ -96,6 +94,8 @@ async def open_server(
         raise ValueError("authorization applies to http(s) URLs only, not to stdio servers")
     if headers:
         raise ValueError("HTTP headers apply to http(s) URLs only, not to stdio servers")
+    from .transports.stdio.process import StdioClientTransport  # anyio: after a CLI's spawn
+
     command, *args = location.argv
     async with StdioClientTransport.spawn(
         command, args, env=env, cwd=cwd, on_stderr=on_stderr, started=started

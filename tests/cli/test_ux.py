@@ -23,6 +23,7 @@ from support.live_server import HandlerServer
 from mcpbind.cli import EXIT_CODES
 from mcpbind.cli.errors import EXIT_CONNECTION, EXIT_PROTOCOL, EXIT_USAGE
 from mcpbind.cli.forms import convert_reply
+from mcpbind.cli.handlers import file_uri
 from mcpbind.cli.serve_cmd import load_server
 
 from .conftest import ROOT, run
@@ -103,6 +104,15 @@ def test_the_cli_declares_elicitation_and_roots_with_the_cwd() -> None:
     result = run("call", UX, "declared")
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == f"elicitation=True roots=True root={Path.cwd().as_uri()}"
+
+
+@pytest.mark.parametrize(
+    "path", ["/", "/srv/mcp", "/home/a b/c%d#e?f", "/tmp/caf\u00e9/\u65e5\u672c", "/x/~._-y"]
+)
+def test_the_root_uri_is_the_one_pathlib_gives(path: str) -> None:
+    """The CLI's root URI is built without pathlib (cold start): the same URI as
+    ``Path.as_uri``, percent-encoded byte by byte (RFC 8089, RFC 3986 §2.1)."""
+    assert file_uri(path) == Path(path).as_uri()
 
 
 def test_elicitation_is_declined_without_a_terminal() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import main
+from . import run
 
 if __name__ == "__main__":
-    main(prog_name="mcpbind")
+    run()

@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -50,6 +49,8 @@ class AuthSettings:
         """The ``httpx2.Auth`` for the HTTP transport, or ``None``."""
         if not self.wanted:
             return None
+        from pathlib import Path  # here: every command's options are built at start-up
+
         from ..auth.client import (
             ClientCredentials,
             FileTokenStore,

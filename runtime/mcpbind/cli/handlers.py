@@ -14,10 +14,8 @@ as server-everything) show all of them.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -71,18 +69,41 @@ def _log_printer(verbose: bool) -> Any:
         if shown is not None and params.level not in shown:
             return
         data = params.data
-        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        if isinstance(data, str):
+            text = data
+        else:
+            import json  # at the first structured message: not with every ls (cold start)
+
+            text = json.dumps(data, ensure_ascii=False)
         source = f" {params.logger}" if isinstance(params.logger, str) else ""
         _say(f"[server {params.level}{source}] {text}")
 
     return show
 
 
+#: The bytes a ``file:`` URI keeps as they are (RFC 3986 unreserved, and ``/``); the others are
+#: percent-encoded, as ``pathlib.Path.as_uri`` does on POSIX.
+_URI_KEPT = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
+
+
+def file_uri(path: str) -> str:
+    """The ``file://`` URI of the absolute POSIX ``path``. Not ``Path.as_uri``: importing
+    pathlib (with urllib.parse and ipaddress) costs every ``mcpbind ls`` ~18M instructions
+    for this one string (issue 15, cold start)."""
+    if sys.platform == "win32":  # drive letters and backslashes: pathlib's rules
+        from pathlib import Path
+
+        return Path(path).as_uri()
+    return "file://" + "".join(
+        chr(byte) if byte in _URI_KEPT else f"%{byte:02X}" for byte in os.fsencode(path)
+    )
+
+
 def cli_handlers(verbose: bool) -> ClientHandlers:
-    cwd = Path(os.getcwd())
+    cwd = os.getcwd()
     return ClientHandlers(
         elicitation=_elicit,
-        roots=[t.Root(uri=cwd.as_uri(), name=cwd.name or str(cwd))],
+        roots=[t.Root(uri=file_uri(cwd), name=os.path.basename(cwd) or cwd)],
         logging=_log_printer(verbose),
     )
 

@@ -10,11 +10,8 @@ imported while the server starts (issue 15, cold start of ``mcpbind ls``).
 
 from __future__ import annotations
 
-import base64
-import json
 import sys
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -33,6 +30,9 @@ def parse_json_object(text: str | None, option: str = "--args") -> dict[str, Any
     """``--args``: a JSON object given inline or as ``@FILE``; anything else is a usage error."""
     if text is None:
         return {}
+    import json  # here, not at import: ls never needs it (issue 15, cold start)
+    from pathlib import Path
+
     source = text
     if text.startswith("@"):
         try:
@@ -258,6 +258,9 @@ def read(target: ServerTarget, uri: str, out: str | None, as_json: bool) -> None
     from .render import resource_contents_lines
 
     if out is not None:
+        import base64
+        from pathlib import Path
+
         if not result.contents:
             raise CliFailure(f"{uri} has no contents to write", EXIT_TOOL_ERROR)
         first = result.contents[0]

@@ -6,14 +6,20 @@ tool output is pretty JSON, and ``--json`` gives the exact wire form for scripts
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import json_object, json_value
+
+from .._lazy import LazyModule
+
+if TYPE_CHECKING:
+    import json
+else:  # imported when a value is shown as JSON: ls lists without it (issue 15, cold start)
+    json = LazyModule("json", globals())
 
 __all__ = [
     "call_result_lines",

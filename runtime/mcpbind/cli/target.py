@@ -26,7 +26,7 @@ from .errors import EXIT_USAGE, CliFailure, missing_dependency, translate
 
 if TYPE_CHECKING:
     from ..client import Client
-    from ..transports.stdio.process import StartedProcess
+    from ..transports.stdio.spawn import StartedProcess
 
 __all__ = ["ServerTarget", "connect", "run_async", "server_options"]
 
@@ -53,10 +53,14 @@ class ServerTarget:
         """Start a stdio server now, before the event loop and the client are imported: it
         starts while this process imports them (issue 15, cold start)."""
         if self.url is None and self.argv and not self.started:
-            from ..transports.stdio.process import start_process
+            from ..transports.stdio.spawn import start_process  # not anyio: not yet
+            from .prestart import take
 
-            command, *args = self.argv
-            self.started.append(start_process(command, args, env=self.env, cwd=self.cwd))
+            started = take(self.spec, self.env, self.cwd)  # before click: `ls SERVER`
+            if started is None:
+                command, *args = self.argv
+                started = start_process(command, args, env=self.env, cwd=self.cwd)
+            self.started.append(started)
 
     @classmethod
     def parse(

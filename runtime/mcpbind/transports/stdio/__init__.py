@@ -9,14 +9,20 @@ server process).
 from typing import TYPE_CHECKING
 
 from ..._lazy import lazy_attributes
-from .framing import DEFAULT_MAX_MESSAGE_SIZE, ByteSource, LineReader
 
 if TYPE_CHECKING:  # each end imported on first use: a server never loads subprocess
-    from .process import INHERITED_ENV, StdioClientTransport
+    from .framing import DEFAULT_MAX_MESSAGE_SIZE, ByteSource, LineReader
+    from .process import StdioClientTransport
     from .server import StdioServerTransport
+    from .spawn import INHERITED_ENV
 
+# framing too (it imports anyio, and anyio inspect): the CLI imports .spawn, a submodule of
+# this package, to start a server before anything else (issue 15, cold start of mcpbind ls).
 _LAZY = {
-    "INHERITED_ENV": ".process",
+    "DEFAULT_MAX_MESSAGE_SIZE": ".framing",
+    "ByteSource": ".framing",
+    "LineReader": ".framing",
+    "INHERITED_ENV": ".spawn",
     "StdioClientTransport": ".process",
     "StdioServerTransport": ".server",
 }

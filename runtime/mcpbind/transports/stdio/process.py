@@ -9,7 +9,7 @@ import signal
 import subprocess
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import AsyncResource
@@ -19,6 +19,7 @@ from ..._lazy import LazyModule
 from ..base import MessagePump, TransportClosed
 from .fdio import FdReader, FdWriter, pump_lines
 from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineReader, frame
+from .spawn import INHERITED_ENV, StartedProcess, start_process
 
 if TYPE_CHECKING:
     import asyncio
@@ -27,8 +28,6 @@ else:  # imported at first use, not with mcpbind (issue 15, cold start)
 
 __all__ = ["INHERITED_ENV", "StartedProcess", "StdioClientTransport", "start_process"]
 
-INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
-"""The only variables a spawned server inherits, so secrets in our environment stay here."""
 
 _EXIT_POLL = 0.05  # seconds between checks for the server's exit
 _EXIT_DRAIN = 0.1  # after the server exits, how long its remaining output may still arrive
@@ -68,72 +67,6 @@ class _StderrSink:
     def _emit(self, line: bytearray) -> None:
         assert self._on_line is not None
         self._on_line(line.removesuffix(b"\r").decode(errors="replace"))
-
-
-def _open_process(
-    argv: list[str], env: Mapping[str, str], cwd: str | os.PathLike[str] | None
-) -> tuple[subprocess.Popen[bytes], int, int, int]:
-    """Start ``argv`` in a new session with piped stdio; return it and our ends of the
-    pipes (stdin, stdout, stderr), non-blocking. They are private to us, unlike the
-    inherited fds of the server side, so changing their flags affects no one else."""
-    ours: list[int] = []  # stdin's write end, stdout's and stderr's read ends
-    theirs: list[int] = []  # the other ends, for the child
-    try:
-        for ours_is_write_end in (True, False, False):
-            read_end, write_end = os.pipe()
-            ours.append(write_end if ours_is_write_end else read_end)
-            theirs.append(read_end if ours_is_write_end else write_end)
-        process = subprocess.Popen(
-            argv,
-            stdin=theirs[0],
-            stdout=theirs[1],
-            stderr=theirs[2],
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-        )
-    except BaseException:
-        for fd in ours:
-            os.close(fd)
-        raise
-    finally:
-        for fd in theirs:
-            os.close(fd)
-    for fd in ours:
-        os.set_blocking(fd, False)
-    return process, ours[0], ours[1], ours[2]
-
-
-class StartedProcess(NamedTuple):
-    """A server process started before the event loop (:func:`start_process`), and our
-    non-blocking ends of its stdio pipes, for ``StdioClientTransport.spawn(started=...)``."""
-
-    process: subprocess.Popen[bytes]
-    stdin: int
-    stdout: int
-    stderr: int
-
-    def discard(self) -> None:
-        """Kill a started process no transport took over, and close our pipe ends."""
-        with suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-        for fd in (self.stdin, self.stdout, self.stderr):
-            os.close(fd)
-
-
-def start_process(
-    command: str,
-    args: Sequence[str] = (),
-    *,
-    env: Mapping[str, str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-) -> StartedProcess:
-    """Start ``command *args`` as :meth:`StdioClientTransport.spawn` would, synchronously: a
-    caller that has no event loop yet (the CLI) starts the server first, and the server
-    starts while the caller imports the rest (issue 15, cold start of ``mcpbind ls``)."""
-    inherited = {name: os.environ[name] for name in INHERITED_ENV if name in os.environ}
-    return StartedProcess(*_open_process([command, *args], {**inherited, **(env or {})}, cwd))
 
 
 class StdioClientTransport(AsyncResource, MessagePump):
