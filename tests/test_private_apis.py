@@ -2,8 +2,9 @@
 checked on every supported Python so that a release that moves or changes them fails here
 rather than in a user's session.
 
-- ``asyncio.tasks._enter_task`` / ``_leave_task`` (``mcpbind._asyncio``), Python 3.11 only: 3.12
-  and later use the public ``asyncio.Task(..., eager_start=True)``.
+- ``asyncio.tasks._enter_task`` / ``_leave_task`` (``mcpbind._asyncio``: ``start_eager``,
+  ``InPlaceStarter``), Python 3.11 only: 3.12 and later use the public
+  ``asyncio.Task(..., eager_start=True)``.
 - ``anyio._core._eventloop.get_async_backend`` (``mcpbind._asyncio``), with a public fallback;
   anyio is pinned below 5 in pyproject.toml.
 - ``anyio._backends._asyncio._task_states`` (a ``WeakKeyDictionary``, read through its ``data``

@@ -11,6 +11,7 @@ runs of the same code count the same instructions, whatever else runs on the mac
 
     python bench/rt/sides.py server --protocol 2026-07-28            # microseconds per call
     python bench/rt/sides.py client --mode conc --callgrind          # instructions per call
+    python bench/rt/sides.py server --tool def --callgrind           # the plain def tool
 
 ``--callgrind`` runs the side twice under ``valgrind --tool=callgrind`` (``--calls`` and six
 times as many) and prints the instructions per call of the difference: start-up cancels out.
@@ -208,21 +209,22 @@ async def run_client(version: str, mode: str, calls: int) -> float:
         return time.perf_counter() - started
 
 
-async def run_server(version: str, mode: str, calls: int) -> float:
+async def run_server(version: str, mode: str, calls: int, tool: str) -> float:
     peer = CannedClient(version, calls, 1 if mode == "seq" else 32)
     started = time.perf_counter()
-    await ServerSession(build_server(), peer).run()
+    await ServerSession(build_server(tool), peer).run()
     if not peer.done:
         raise RuntimeError("the server stopped before answering every call")
     return time.perf_counter() - started
 
 
-def measure(side: str, version: str, mode: str, calls: int) -> float:
-    """Seconds for ``calls`` calls of one side (after the era's opening exchange)."""
+def measure(side: str, version: str, mode: str, calls: int, tool: str = "async") -> float:
+    """Seconds for ``calls`` calls of one side (after the era's opening exchange); ``tool``
+    picks the server's echo tool (``async`` or ``def``, as ``echo_server.py --tool``)."""
     if side == "client":
         return anyio.run(run_client, version, mode, calls)
     uvloop = {"use_uvloop": True} if _has_uvloop() else {}
-    return anyio.run(run_server, version, mode, calls, backend_options=uvloop)
+    return anyio.run(run_server, version, mode, calls, tool, backend_options=uvloop)
 
 
 def _has_uvloop() -> bool:
@@ -241,6 +243,7 @@ def instructions_per_call(args: argparse.Namespace) -> int:
             out = os.path.join(tmp, "callgrind.out")
             valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
             side = [args.side, "--protocol", args.protocol, "--mode", args.mode]
+            side += ["--tool", args.tool]
             subprocess.run(
                 [*valgrind, sys.executable, sys.argv[0], *side, "--calls", str(calls)],
                 check=True,
@@ -258,6 +261,12 @@ def main() -> None:
     parser.add_argument(
         "--calls", type=int, default=None, help="(default 5000; 1000 with --callgrind)"
     )
+    parser.add_argument(
+        "--tool",
+        choices=("async", "def"),
+        default="async",
+        help="the server's echo tool: async def -> TextContent, or a plain def -> str",
+    )
     parser.add_argument("--callgrind", action="store_true", help="instructions per call")
     args = parser.parse_args()
     if args.callgrind:
@@ -265,9 +274,14 @@ def main() -> None:
         value: dict[str, object] = {"instructions_per_call": instructions_per_call(args)}
     else:
         args.calls = args.calls or 5000
-        seconds = measure(args.side, args.protocol, args.mode, args.calls)
+        seconds = measure(args.side, args.protocol, args.mode, args.calls, args.tool)
         value = {"us_per_call": round(seconds / args.calls * 1e6, 2)}
-    print(json.dumps({"side": args.side, "protocol": args.protocol, "mode": args.mode, **value}))
+    tool = {"tool": args.tool} if args.side == "server" else {}
+    print(
+        json.dumps(
+            {"side": args.side, "protocol": args.protocol, "mode": args.mode, **tool, **value}
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import msgspec
 
 from mcpbind_types._common import MethodInfo, RequestOptions
 
-from ._asyncio import CancelCheck, Flag, is_cancellation, start_eager
+from ._asyncio import CancelCheck, Flag, InPlaceStarter, is_cancellation, start_eager
 from ._lazy import LazyModule, lazy_logger
 from .peer_errors import ConnectionClosed, PeerError, RequestTimeout, raised_for
 from .protocol import (
@@ -132,6 +132,7 @@ class Connection:
         self._handlers: dict[RequestId, asyncio.Task[None] | None] = {}
         self._cancelled: set[RequestId] = set()
         self._loop: asyncio.AbstractEventLoop  # set on entry (``async with``)
+        self._starter: InPlaceStarter  # runs handlers, a task only for those that wait
         self._check_cancelled = CancelCheck()
         self._tg: anyio.abc.TaskGroup | None = None
         self._reader: asyncio.Task[None] | None = None  # the read loop
@@ -160,9 +161,10 @@ class Connection:
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Connection:
-        # A handler runs as a plain asyncio task: five times cheaper to start than an anyio
-        # task, still cancellable, and awaited here before the connection closes.
+        # A handler that waits runs as a plain asyncio task (five times cheaper to start than
+        # an anyio task), still cancellable, awaited here before the connection closes.
         self._loop = asyncio.get_running_loop()
+        self._starter = InPlaceStarter(self._loop, "mcpbind handler")
         if type(self._loop).time is not asyncio.BaseEventLoop.time:
             self._clock = self._loop.time
         transport = self.transport
@@ -193,6 +195,7 @@ class Connection:
                     failure = reader.exception()  # a bug in the read loop is not swallowed
             with anyio.CancelScope(shield=True):
                 await self._stop_handlers()
+            self._starter.close()
             self._fail_all("Connection closed")
             with anyio.CancelScope(shield=True):
                 await self.transport.aclose()
@@ -200,9 +203,6 @@ class Connection:
             self._on_request, self._on_notification = _closed_handler, None
         if failure is not None:
             raise failure
-
-    def _now(self) -> float:
-        return self._clock()
 
     def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``fn`` in the connection's task group (it ends with the connection); for work a
@@ -272,7 +272,7 @@ class Connection:
             await waiter.future
             if waiter.timed_out:
                 await self._cancel_remote(request_id, "timeout")
-                raise RequestTimeout(method, self._now() - waiter.started)
+                raise RequestTimeout(method, self._clock() - waiter.started)
         except BaseException:
             # The caller was cancelled: tell the peer (only about a request it received).
             if not waiter.done and request_id in self._waiters:
@@ -459,7 +459,7 @@ class Connection:
             return
         opts = waiter.options
         if opts.reset_timeout_on_progress and waiter.timeout is not None and not waiter.done:
-            self._arm(waiter, self._now())
+            self._arm(waiter, self._clock())
         if opts.on_progress is not None:
             try:
                 await opts.on_progress(event.progress, event.total, event.message)
@@ -481,12 +481,12 @@ class Connection:
             return
         if shared is not None:
             shared.count += 1
-        # The handle exists before the handler starts, so a cancellation right behind its
-        # request (same read buffer) still finds it; an eager handler that finishes at once
-        # removes itself again (``_run_handler``'s ``finally``) before this returns.
+        # The entry exists before the handler starts, so a cancellation right behind its
+        # request (same read buffer) still finds it; a handler that finishes in its first
+        # step (no task) removes it again (``_run_handler``'s ``finally``) before this returns.
         self._handlers[event.id] = None
-        task = start_eager(self._loop, self._run_handler(event), "mcpbind handler")
-        if event.id in self._handlers:
+        task = self._starter.start(self._run_handler(event))
+        if task is not None and event.id in self._handlers:
             self._handlers[event.id] = task
 
     def _cancel_handler(self, request_id: RequestId, running: asyncio.Task[None]) -> None:

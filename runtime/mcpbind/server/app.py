@@ -393,9 +393,10 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         entry = self.tools.get(params.name)
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
-        args = None if isinstance(params.arguments, msgspec.UnsetType) else params.arguments
+        args = params.arguments
+        signature = entry.signature
         try:
-            kwargs = entry.signature.bind(args)
+            kwargs = signature.bind(None if args is msgspec.UNSET else args)
         except ToolArgumentsError as exc:
             message = f"Invalid arguments for tool {params.name}: {exc}"
             if ctx.protocol_version in _ARGUMENT_ERRORS_AS_RESULTS:
@@ -403,8 +404,9 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
                 # execution errors, so the model sees them and can correct its call.
                 return t.CallToolResult(content=[t.TextContent(text=message)], is_error=True)
             raise McpError(INVALID_PARAMS, message) from None
-        for context_name in entry.signature.skipped:
-            kwargs[context_name] = ctx
+        if signature.skipped:
+            for context_name in signature.skipped:
+                kwargs[context_name] = ctx
         try:
             if entry.in_thread:
                 value = await _in_thread(functools.partial(entry.fn, **kwargs), ctx)
@@ -420,7 +422,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
             # tools.mdx §Error Handling: errors that originate in the tool (its own, or of a
             # request it made to the client) are results, not protocol errors (tool_errors).
             return tool_failure(exc, ctx.debug_errors)
-        return tool_result(value, entry.signature)
+        return tool_result(value, signature)
 
     async def _list_resources(self, params: Any, ctx: Context) -> t.ListResourcesResult:
         items = self._listed("resources", self.resources, "resource")
@@ -460,9 +462,10 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         entry = self.prompts.get(params.name)
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
-        args = None if isinstance(params.arguments, msgspec.UnsetType) else params.arguments
+        args = params.arguments
+        signature = entry.signature
         try:
-            kwargs = entry.signature.bind(args)
+            kwargs = signature.bind(None if args is msgspec.UNSET else args)
         except ToolArgumentsError as exc:
             raise McpError(
                 INVALID_PARAMS, f"Invalid arguments for prompt {params.name}: {exc}"

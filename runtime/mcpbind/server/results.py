@@ -50,6 +50,8 @@ def _is_content_type(tp: Any) -> bool:
 
 
 def tool_result(value: Any, sig: ToolSignature) -> t.CallToolResult:
+    if type(value) is t.TextContent:  # the usual async tool's value: one type test
+        return t.CallToolResult(content=[value])
     if isinstance(value, str):  # the usual plain tool's value: no content-type checks first
         result = t.CallToolResult(content=[t.TextContent(text=value)])
         if sig.output_schema is not None:
