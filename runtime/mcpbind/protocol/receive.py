@@ -116,10 +116,13 @@ class Receiver(SessionBase):
             self._receive_envelope(data.envelope, events)
             return events
         limit = self.options.max_depth
-        # exceeds_depth's own first test, inlined: few brackets cannot nest deeply.
+        # exceeds_depth's own first test, inlined: few brackets cannot nest deeply, and a
+        # message no longer than the limit has too few (no scan of it at all).
         if (
-            type(data) is not bytes or data.count(b"[") + data.count(b"{") > limit
-        ) and exceeds_depth(data, limit):
+            len(data) > limit
+            and (type(data) is not bytes or data.count(b"[") + data.count(b"{") > limit)
+            and exceeds_depth(data, limit)
+        ):
             message = f"Invalid Request: JSON nesting exceeds {limit} levels"
             self._refuse(data, events, INVALID_REQUEST, message)
             return events
