@@ -240,7 +240,7 @@ class Connection:
         ``info``: the table row to send it under (a task-augmented call's result type)."""
         if self._is_closed:
             raise ConnectionClosed(self.close_reason)
-        if not self._send_checks_cancellation and self._check_cancelled.pending():
+        if not self._send_checks_cancellation and self._check_cancelled.pending(self._loop):
             await self._check_cancelled()  # a cancelled caller sends nothing
         token: int | str | None = None
         if options is not None and (options.on_progress or options.reset_timeout_on_progress):
