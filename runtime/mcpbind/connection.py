@@ -201,9 +201,6 @@ class Connection:
         if failure is not None:
             raise failure
 
-    def _now(self) -> float:
-        return self._clock()
-
     def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``fn`` in the connection's task group (it ends with the connection); for work a
         notification triggers that must not block the read loop, such as a request."""
@@ -246,11 +243,9 @@ class Connection:
         if options is not None and (options.on_progress or options.reset_timeout_on_progress):
             token = next(self._tokens)
         request_id, data = self.core.send_request(method, params, progress_token=token, info=info)
-        timeout = (
-            options.timeout
-            if options is not None and options.timeout is not None
-            else self.default_timeout
-        )
+        timeout = None if options is None else options.timeout
+        if timeout is None:
+            timeout = self.default_timeout
         started = self._clock()
         waiter = _Waiter(method, options, started, timeout, asyncio.Future(loop=self._loop))
         self._waiters[request_id] = waiter
@@ -272,7 +267,7 @@ class Connection:
             await waiter.future
             if waiter.timed_out:
                 await self._cancel_remote(request_id, "timeout")
-                raise RequestTimeout(method, self._now() - waiter.started)
+                raise RequestTimeout(method, self._clock() - waiter.started)
         except BaseException:
             # The caller was cancelled: tell the peer (only about a request it received).
             if not waiter.done and request_id in self._waiters:
@@ -394,8 +389,12 @@ class Connection:
         events = self.core.receive(data)
         for index, event in enumerate(events):
             kind = type(event)
-            if kind is ResponseReceived:
-                self._resolve(event.id, result=event.result)  # type: ignore[union-attr]
+            if kind is ResponseReceived:  # _resolve(), inlined: once per response
+                waiter = self._waiters.get(event.id)  # type: ignore[union-attr]
+                if waiter is not None and not waiter.done:
+                    waiter.result, waiter.done = event.result, True  # type: ignore[union-attr]
+                    if not waiter.future.done():  # (cancelled with its caller)
+                        waiter.future.set_result(None)
             elif kind is RequestReceived:
                 self._start_handler(event)  # type: ignore[arg-type]
             elif kind is ErrorReceived:
@@ -459,7 +458,7 @@ class Connection:
             return
         opts = waiter.options
         if opts.reset_timeout_on_progress and waiter.timeout is not None and not waiter.done:
-            self._arm(waiter, self._now())
+            self._arm(waiter, self._clock())
         if opts.on_progress is not None:
             try:
                 await opts.on_progress(event.progress, event.total, event.message)
