@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from msgspec import UNSET
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, decoder
@@ -383,21 +384,12 @@ class Receiver(SessionBase):
             return
         if pending.progress_token is not None:
             self._progress.pop(pending.progress_token, None)
-        method = pending.info.method
-        failure: McpError | None = None
-        value: Any = None
-        if result is not msgspec.UNSET and error is not msgspec.UNSET:
-            failure = RemoteProtocolError(
-                INVALID_REQUEST, "Invalid response: carries both result and error"
-            )
-        elif isinstance(error, _wire.WireError):
-            data = None if error.data is msgspec.UNSET else error.data
-            failure = McpError(error.code, error.message, data)
-        else:
-            info = pending.info
-            mrtr = self.version in _MRTR
+        info = pending.info
+        method = info.method
+        failure: McpError
+        if error is UNSET:  # a result, the usual case: checked in the fewest steps
             try:
-                if not mrtr or info.wire_result_type is info.result_type:  # inlined first case
+                if info.wire_result_type is info.result_type or self.version not in _MRTR:
                     value = decoder(info.result_type).decode(result)
                 else:
                     value = _decode_result(info, result)
@@ -406,13 +398,20 @@ class Receiver(SessionBase):
                 failure = RemoteProtocolError(INTERNAL_ERROR, message)
             except (msgspec.DecodeError, RecursionError) as exc:
                 failure = RemoteProtocolError(PARSE_ERROR, f"Unreadable result for {method}: {exc}")
-        if failure is not None:
-            if method == "initialize":
-                self._transition(Transition.INIT_FAILED)
-            events.append(ErrorReceived(rid, method, failure))
-            return
+            else:
+                if method == "initialize":
+                    self.version = value.protocol_version
+                    self.set_peer_capabilities(value.capabilities)
+                    self._transition(Transition.INIT_RESULT)
+                events.append(ResponseReceived(rid, method, value))
+                return
+        elif result is not UNSET:
+            failure = RemoteProtocolError(
+                INVALID_REQUEST, "Invalid response: carries both result and error"
+            )
+        else:  # the envelope's error object (a WireError)
+            data = None if error.data is UNSET else error.data
+            failure = McpError(error.code, error.message, data)
         if method == "initialize":
-            self.version = value.protocol_version
-            self.set_peer_capabilities(value.capabilities)
-            self._transition(Transition.INIT_RESULT)
-        events.append(ResponseReceived(rid, method, value))
+            self._transition(Transition.INIT_FAILED)
+        events.append(ErrorReceived(rid, method, failure))
