@@ -133,6 +133,11 @@ class Receiver(SessionBase):
             except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
                 self._receive_one(data, events)  # the error answers are made there
             else:
+                if env.method is UNSET and env.error is UNSET and env.jsonrpc == "2.0":
+                    rid = env.id  # a result: what a client mostly receives, classified here
+                    if type(rid) is int and env.result is not UNSET:
+                        self._on_response(rid, env.result, UNSET, events)
+                        return events
                 self._receive_envelope(env, events)
             return events
         first = _FIRST_BYTE.match(data)
