@@ -85,7 +85,9 @@ _HELLO = {
         b'{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{' + _REQUEST_META + b"}}"
     ],
 }
-_ID = re.compile(rb'"id":(\d+)')
+#: The start of every request the client encodes (its id and method, in this order); a
+#: notification has no id. One anchored match: the peer's own cost stays out of the count.
+_HEAD = re.compile(rb'\{"jsonrpc":"2\.0","id":(\d+),"method":("[^"]*")')
 
 
 class CannedServer(MessagePump):
@@ -99,13 +101,13 @@ class CannedServer(MessagePump):
         self._closed = asyncio.Event()
 
     async def send(self, message: bytes) -> None:
-        found = _ID.search(message)
+        found = _HEAD.match(message)
         if found is None:
             return  # a notification
-        answer = next((a for k, a in _OPENING.items() if k in message), self._answer)
+        request_id, method = found.group(1, 2)
         if not self._ready:
             asyncio.get_running_loop().call_soon(self._hand_over)
-        self._ready.append(answer % found.group(1))
+        self._ready.append(_OPENING.get(method, self._answer) % request_id)
 
     def _hand_over(self) -> None:
         ready, self._ready = self._ready, []

@@ -240,17 +240,15 @@ class Connection:
         ``info``: the table row to send it under (a task-augmented call's result type)."""
         if self._is_closed:
             raise ConnectionClosed(self.close_reason)
-        if not self._send_checks_cancellation and self._check_cancelled.pending():
+        if not self._send_checks_cancellation and self._check_cancelled.pending(self._loop):
             await self._check_cancelled()  # a cancelled caller sends nothing
         token: int | str | None = None
         if options is not None and (options.on_progress or options.reset_timeout_on_progress):
             token = next(self._tokens)
         request_id, data = self.core.send_request(method, params, progress_token=token, info=info)
-        timeout = (
-            options.timeout
-            if options is not None and options.timeout is not None
-            else self.default_timeout
-        )
+        timeout = None if options is None else options.timeout
+        if timeout is None:
+            timeout = self.default_timeout
         started = self._clock()
         waiter = _Waiter(method, options, started, timeout, asyncio.Future(loop=self._loop))
         self._waiters[request_id] = waiter
@@ -394,8 +392,12 @@ class Connection:
         events = self.core.receive(data)
         for index, event in enumerate(events):
             kind = type(event)
-            if kind is ResponseReceived:
-                self._resolve(event.id, result=event.result)  # type: ignore[union-attr]
+            if kind is ResponseReceived:  # _resolve(), inlined: once per response
+                waiter = self._waiters.get(event.id)  # type: ignore[union-attr]
+                if waiter is not None and not waiter.done:
+                    waiter.result, waiter.done = event.result, True  # type: ignore[union-attr]
+                    if not waiter.future.done():  # (cancelled with its caller)
+                        waiter.future.set_result(None)
             elif kind is RequestReceived:
                 self._start_handler(event)  # type: ignore[arg-type]
             elif kind is ErrorReceived:

@@ -24,7 +24,7 @@ from mcpbind_types._common import MethodInfo, P, R, RequestOptions, json_object
 from mcpbind_types.unified.stubs import ServerMethods
 
 from .. import protocol
-from .._lazy import lazy_logger
+from .._lazy import LazyModule, lazy_logger
 from ..output_schema import OutputSchema
 from ..protocol import (
     METHOD_NOT_FOUND,
@@ -40,6 +40,8 @@ from .handlers import ClientHandlers, capabilities_of
 from .negotiation import UnsupportedVersion, negotiate, probes
 
 if TYPE_CHECKING:
+    from mcpbind_types.unified import methods as m
+
     from ..connection import Connection
     from ..launch import ServerLocation
     from ..server.app import Server
@@ -49,6 +51,9 @@ if TYPE_CHECKING:
     from .subscription import Subscription
 
 __all__ = ["Client", "ClientHandlers", "UnsupportedVersion"]
+
+if not TYPE_CHECKING:  # the method table, imported with the first call (issue 15, cold start)
+    m = LazyModule("mcpbind_types.unified.methods", globals(), "m")
 
 Pipeline: TypeAlias = Callable[
     ["Client", MethodInfo[Any, Any], Any, RequestOptions | None], Coroutine[Any, Any, Any]
@@ -215,6 +220,17 @@ class Client(ServerMethods):
         if connection is None:
             return self._conn().request(method.method, params, options)  # raises
         return connection.request(method.method, params, options)
+
+    def call_tool(
+        self, params: t.CallToolRequestParams, /, *, options: RequestOptions | None = None
+    ) -> Coroutine[Any, Any, t.CallToolResult]:
+        """Send ``tools/call``. The stub's coroutine handed over without one of its own (the
+        funnel returns the request's coroutine): one frame less on every call, either era;
+        on the handshake era straight from the connection (``send_request``'s own path)."""
+        connection = self.connection
+        if self._pipeline is None and connection is not None:
+            return connection.request("tools/call", params, options)
+        return self.send_request(m.C2S_CALL_TOOL, params, options)
 
     def _note_url_elicitations(self, exc: UrlElicitationRequired) -> None:
         """A -32042 answer names URL elicitations whose completion may be announced later."""

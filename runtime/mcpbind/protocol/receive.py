@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from msgspec import UNSET
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, decoder
@@ -116,10 +117,13 @@ class Receiver(SessionBase):
             self._receive_envelope(data.envelope, events)
             return events
         limit = self.options.max_depth
-        # exceeds_depth's own first test, inlined: few brackets cannot nest deeply.
+        # exceeds_depth's own first test, inlined: few brackets cannot nest deeply, and a
+        # message no longer than the limit has too few (no scan of it at all).
         if (
-            type(data) is not bytes or data.count(b"[") + data.count(b"{") > limit
-        ) and exceeds_depth(data, limit):
+            len(data) > limit
+            and (type(data) is not bytes or data.count(b"[") + data.count(b"{") > limit)
+            and exceeds_depth(data, limit)
+        ):
             message = f"Invalid Request: JSON nesting exceeds {limit} levels"
             self._refuse(data, events, INVALID_REQUEST, message)
             return events
@@ -129,6 +133,11 @@ class Receiver(SessionBase):
             except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
                 self._receive_one(data, events)  # the error answers are made there
             else:
+                if env.method is UNSET and env.error is UNSET and env.jsonrpc == "2.0":
+                    rid = env.id  # a result: what a client mostly receives, classified here
+                    if type(rid) is int and env.result is not UNSET:
+                        self._on_response(rid, env.result, UNSET, events)
+                        return events
                 self._receive_envelope(env, events)
             return events
         first = _FIRST_BYTE.match(data)
@@ -380,21 +389,12 @@ class Receiver(SessionBase):
             return
         if pending.progress_token is not None:
             self._progress.pop(pending.progress_token, None)
-        method = pending.info.method
-        failure: McpError | None = None
-        value: Any = None
-        if result is not msgspec.UNSET and error is not msgspec.UNSET:
-            failure = RemoteProtocolError(
-                INVALID_REQUEST, "Invalid response: carries both result and error"
-            )
-        elif isinstance(error, _wire.WireError):
-            data = None if error.data is msgspec.UNSET else error.data
-            failure = McpError(error.code, error.message, data)
-        else:
-            info = pending.info
-            mrtr = self.version in _MRTR
+        info = pending.info
+        method = info.method
+        failure: McpError
+        if error is UNSET:  # a result, the usual case: checked in the fewest steps
             try:
-                if not mrtr or info.wire_result_type is info.result_type:  # inlined first case
+                if info.wire_result_type is info.result_type or self.version not in _MRTR:
                     value = decoder(info.result_type).decode(result)
                 else:
                     value = _decode_result(info, result)
@@ -403,13 +403,20 @@ class Receiver(SessionBase):
                 failure = RemoteProtocolError(INTERNAL_ERROR, message)
             except (msgspec.DecodeError, RecursionError) as exc:
                 failure = RemoteProtocolError(PARSE_ERROR, f"Unreadable result for {method}: {exc}")
-        if failure is not None:
-            if method == "initialize":
-                self._transition(Transition.INIT_FAILED)
-            events.append(ErrorReceived(rid, method, failure))
-            return
+            else:
+                if method == "initialize":
+                    self.version = value.protocol_version
+                    self.set_peer_capabilities(value.capabilities)
+                    self._transition(Transition.INIT_RESULT)
+                events.append(ResponseReceived(rid, method, value))
+                return
+        elif result is not UNSET:
+            failure = RemoteProtocolError(
+                INVALID_REQUEST, "Invalid response: carries both result and error"
+            )
+        else:  # the envelope's error object (a WireError)
+            data = None if error.data is UNSET else error.data
+            failure = McpError(error.code, error.message, data)
         if method == "initialize":
-            self.version = value.protocol_version
-            self.set_peer_capabilities(value.capabilities)
-            self._transition(Transition.INIT_RESULT)
-        events.append(ResponseReceived(rid, method, value))
+            self._transition(Transition.INIT_FAILED)
+        events.append(ErrorReceived(rid, method, failure))

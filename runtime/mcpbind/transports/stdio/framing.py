@@ -20,6 +20,9 @@ DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024
 """Largest accepted incoming message, in bytes, excluding the line ending."""
 
 _KEEP = 4096  # bytes kept from each end of an oversized line, to read its id
+#: The newline as a byte value: ``int in bytes`` is one memchr, where a ``bytes`` operand is
+#: first tried as an integer, which raises and formats a TypeError on every test (3.11-3.13).
+_NEWLINE = ord("\n")
 
 
 class ByteSource(Protocol):
@@ -141,6 +144,6 @@ class LineReader:
 
 def frame(message: bytes) -> bytes:
     """``message`` as one line: refused if it contains a newline (it would split in two)."""
-    if b"\n" in message:
+    if _NEWLINE in message:
         raise ValueError("stdio messages must not contain a newline")
     return message + b"\n"

@@ -102,6 +102,7 @@ class StdioClientTransport(AsyncResource, MessagePump):
         self._closed = False
         self._stderr_done = anyio.Event()
         self._check_cancelled = CancelCheck()
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop it runs on, once spawned
 
     @classmethod
     @asynccontextmanager
@@ -144,6 +145,7 @@ class StdioClientTransport(AsyncResource, MessagePump):
             close_timeout=close_timeout,
             terminate_timeout=terminate_timeout,
         )
+        transport._loop = asyncio.get_running_loop()
         # The helper tasks run in a task group, but the caller's body must not: an exception
         # from the body reaches the caller as itself, not wrapped in an ExceptionGroup.
         tg = anyio.create_task_group()
@@ -182,7 +184,7 @@ class StdioClientTransport(AsyncResource, MessagePump):
 
     async def send(self, message: bytes) -> None:
         data = frame(message)
-        if self._check_cancelled.pending():
+        if self._check_cancelled.pending(self._loop):
             await self._check_cancelled()
         if self._closed:
             raise TransportClosed("transport closed")
