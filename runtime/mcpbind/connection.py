@@ -161,8 +161,7 @@ class Connection:
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Connection:
-        # A handler that waits runs as a plain asyncio task (five times cheaper to start than
-        # an anyio task), still cancellable, awaited here before the connection closes.
+        # A handler that waits runs as a plain asyncio task (cheaper than anyio's), awaited here.
         self._loop = asyncio.get_running_loop()
         self._starter = InPlaceStarter(self._loop, "mcpbind handler")
         if type(self._loop).time is not asyncio.BaseEventLoop.time:
@@ -483,9 +482,8 @@ class Connection:
             return
         if shared is not None:
             shared.count += 1
-        # The entry exists before the handler starts, so a cancellation right behind its
-        # request (same read buffer) still finds it; a handler that finishes in its first
-        # step (no task) removes it again (``_run_handler``'s ``finally``) before this returns.
+        # The entry exists before the handler starts, so a cancel right behind its request finds
+        # it; a handler done in its first step (no task) removes it (``_run_handler``'s finally).
         self._handlers[event.id] = None
         task = self._starter.start(self._run_handler(event))
         if task is not None and event.id in self._handlers:
