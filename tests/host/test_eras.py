@@ -7,6 +7,7 @@ to the client; 2026-07-28: basic/patterns/mrtr.mdx input rounds), cache hints
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
 from mcpbind import types as t
@@ -198,7 +199,8 @@ async def test_cache_hints_spare_requests_while_fresh() -> None:
             assert found.contents[0].text == "info of new"  # type: ignore[union-attr]
         assert wire.methods().count("resources/read") == 1
         lists = wire.methods().count("tools/list")
-        await host.refresh()  # the 1 ms TTL has passed: fetched again
+        await anyio.sleep(0.01)  # past the 1 ms TTL for sure (the reads above may be faster)
+        await host.refresh()  # stale: fetched again
         assert wire.methods().count("tools/list") > lists
 
 
