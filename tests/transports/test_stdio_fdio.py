@@ -112,6 +112,27 @@ async def test_writer_batch_goes_out_in_one_piece_at_its_end(pipe: tuple[int, in
     writer.close()
 
 
+async def test_writer_batch_goes_out_eight_messages_at_a_time(pipe: tuple[int, int]) -> None:
+    """The peer gets the first answers of a big batch while the rest are made: with 32 in
+    flight both processes work at once instead of taking turns (issue 15)."""
+    read_end, write_end = pipe
+    os.set_blocking(read_end, False)
+    writer = FdWriter(write_end, pollable=True)
+    assert writer.begin_batch()
+    for n in range(7):
+        writer.write_nowait(b"%d\n" % n)
+    with pytest.raises(BlockingIOError):
+        os.read(read_end, 100)  # seven held
+    writer.write_nowait(b"7\n")
+    assert os.read(read_end, 100) == b"".join(b"%d\n" % n for n in range(8))
+    writer.write_nowait(b"8\n")
+    with pytest.raises(BlockingIOError):
+        os.read(read_end, 100)  # the next group is held again
+    writer.end_batch()
+    assert os.read(read_end, 100) == b"8\n"
+    writer.close()
+
+
 async def test_writer_reports_a_broken_pipe(pipe: tuple[int, int]) -> None:
     read_end, write_end = pipe
     writer = FdWriter(write_end, pollable=True)

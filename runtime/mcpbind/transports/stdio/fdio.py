@@ -32,6 +32,9 @@ __all__ = ["FdReader", "FdWriter", "make_nonblocking", "pump_lines"]
 
 _CHUNK = 64 * 1024
 _FAIR_STREAK = 16  # chunks read without waiting before yielding to other tasks once
+#: Messages a batch holds before it is written: the peer starts on the first answers while
+#: the rest are made, instead of the two processes taking turns (issue 15).
+_BATCH_MESSAGES = 8
 
 
 class FdReader:
@@ -203,9 +206,10 @@ class FdWriter:
     fd cannot take at once is queued, and a helper task writes the queue in order, waiting for
     writability. A sender cancelled while it waits withdraws its message if none of it was
     written yet, and otherwise leaves it to be finished, so a message is never torn. Between
-    :meth:`begin_batch` and :meth:`end_batch`, messages are collected and written together (one
-    system call for the responses to one read). An fd the loop cannot poll (``pollable``
-    false: a regular file, tty or /dev/null) is written in a worker thread, never batched.
+    :meth:`begin_batch` and :meth:`end_batch`, messages are collected and written together, eight
+    at a time (the responses to one read, a system call per eight). An fd the loop cannot poll
+    (``pollable`` false: a regular file, tty or /dev/null) is written in a worker thread, never
+    batched.
     Once the fd fails, :attr:`error` is set and writes are dropped; the transport reports it.
     """
 
@@ -228,8 +232,8 @@ class FdWriter:
         if batch is not None:
             batch.append(data)  # written when the batch ends, still in this loop iteration
             self._batch_size += len(data)
-            if self._batch_size >= _CHUNK:  # big messages: do not hold them all in memory
-                self._write_batch()
+            if self._batch_size >= _CHUNK or len(batch) >= _BATCH_MESSAGES:
+                self._write_batch()  # big messages are not all held; the peer starts early
             return 0
         return self._write_direct(data)
 
