@@ -84,6 +84,17 @@ def eager_supported() -> bool:
 _PENDING, _YIELDED, _RETURNED, _RAISED, _RUNNING = range(5)
 
 
+def _cancel_awaited(waited: Any, exc: BaseException) -> None:
+    """A task cancelled while it waits cancels what it waits on, then its coroutine gets the
+    exception: the same for a first step run before its task's."""
+    if (
+        isinstance(exc, asyncio.CancelledError)
+        and isinstance(waited, asyncio.Future)
+        and not waited.done()
+    ):
+        waited.cancel()
+
+
 class _Resumed(Coroutine[Any, Any, Any]):
     """The coroutine a 3.11 eager task runs: replays what the eager first step ended with (a
     value to wait on, a result or an exception), then forwards everything to ``coro``."""
@@ -129,12 +140,7 @@ class _Resumed(Coroutine[Any, Any, Any]):
             # Cancelled before the task's first step: as for a task cancelled while waiting,
             # the awaited future is cancelled too, then the coroutine gets the exception.
             waited, self._outcome = self._outcome, None
-            if (
-                isinstance(exc, asyncio.CancelledError)
-                and isinstance(waited, asyncio.Future)
-                and not waited.done()
-            ):
-                waited.cancel()
+            _cancel_awaited(waited, exc)
         elif self._state in (_RETURNED, _RAISED):
             self._state, self._outcome = _RUNNING, None
             raise exc  # the coroutine is finished already; the task just ends with it
@@ -245,12 +251,7 @@ class _Carrier(Coroutine[Any, Any, Any]):
             # Cancelled before it went on: as for a task cancelled while waiting, the awaited
             # future is cancelled too, then the coroutine gets the exception.
             waited, self._outcome = self._outcome, None
-            if (
-                isinstance(exc, asyncio.CancelledError)
-                and isinstance(waited, asyncio.Future)
-                and not waited.done()
-            ):
-                waited.cancel()
+            _cancel_awaited(waited, exc)
         elif state in (_RETURNED, _RAISED):
             self._state, self._outcome = _RUNNING, None
             raise exc
