@@ -225,11 +225,7 @@ class Client(ServerMethods):
         self, params: t.CallToolRequestParams, /, *, options: RequestOptions | None = None
     ) -> Coroutine[Any, Any, t.CallToolResult]:
         """Send ``tools/call``. The stub's coroutine handed over without one of its own (the
-        funnel returns the request's coroutine): one frame less on every call, either era;
-        on the handshake era straight from the connection (``send_request``'s own path)."""
-        connection = self.connection
-        if self._pipeline is None and connection is not None:
-            return connection.request("tools/call", params, options)
+        funnel returns the request's coroutine): one frame less on every call, either era."""
         return self.send_request(m.C2S_CALL_TOOL, params, options)
 
     def _note_url_elicitations(self, exc: UrlElicitationRequired) -> None:

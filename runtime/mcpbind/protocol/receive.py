@@ -133,11 +133,6 @@ class Receiver(SessionBase):
             except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
                 self._receive_one(data, events)  # the error answers are made there
             else:
-                if env.method is UNSET and env.error is UNSET and env.jsonrpc == "2.0":
-                    rid = env.id  # a result: what a client mostly receives, classified here
-                    if type(rid) is int and env.result is not UNSET:
-                        self._on_response(rid, env.result, UNSET, events)
-                        return events
                 self._receive_envelope(env, events)
             return events
         first = _FIRST_BYTE.match(data)
@@ -211,8 +206,18 @@ class Receiver(SessionBase):
         self._receive_envelope(env, events)
 
     def _receive_envelope(self, env: _wire.Envelope, events: list[Event]) -> None:
+        rid = env.id
+        if (
+            type(rid) is int
+            and env.method is UNSET
+            and env.error is UNSET
+            and env.result is not UNSET
+            and env.jsonrpc == "2.0"
+        ):  # a result with an integer id, what a client mostly receives: classified first
+            self._on_response(rid, env.result, UNSET, events)
+            return
         # The decoder never yields bools for ``id`` (msgspec keeps them out of ``int``).
-        rid: RequestId | None = env.id if isinstance(env.id, (int, str)) else None
+        rid = env.id if isinstance(env.id, (int, str)) else None
         if env.jsonrpc != "2.0":
             self._reply_error(
                 events, rid, INVALID_REQUEST, 'Invalid Request: jsonrpc must be "2.0"'

@@ -404,9 +404,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
                 # execution errors, so the model sees them and can correct its call.
                 return t.CallToolResult(content=[t.TextContent(text=message)], is_error=True)
             raise McpError(INVALID_PARAMS, message) from None
-        if signature.skipped:
-            for context_name in signature.skipped:
-                kwargs[context_name] = ctx
+        for context_name in signature.skipped:
+            kwargs[context_name] = ctx
         try:
             if entry.in_thread:
                 value = await _in_thread(functools.partial(entry.fn, **kwargs), ctx)

@@ -209,8 +209,8 @@ class FdWriter:
     :meth:`begin_batch` and :meth:`end_batch`, messages are collected and written together, eight
     at a time (the responses to one read, a system call per eight). An fd the loop cannot poll
     (``pollable`` false: a regular file, tty or /dev/null) is written in a worker thread, never
-    batched.
-    Once the fd fails, :attr:`error` is set and writes are dropped; the transport reports it.
+    batched. Once the fd fails, :attr:`error` is set and writes are dropped; the transport
+    reports it.
     """
 
     def __init__(self, fd: int, *, pollable: bool) -> None:
