@@ -48,6 +48,7 @@ from ..protocol._base import progress_token
 from ..protocol._wire import encode_error, encode_result
 from ..protocol.accept import MethodTable, StatelessEra, read_meta
 from ..protocol.meta import SERVER_INFO, MalformedMeta, RequestMeta
+from ..protocol.wire_view import WireParams
 from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from .context import Context
 from .mrtr import MRTR_METHODS, Emit, InputRound, StatelessPeer, run_with_inputs
@@ -297,6 +298,17 @@ async def run_request(
     if handler is None:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
     try:
+        if isinstance(params, WireParams):  # the usual request, its _meta known (wire_view)
+            if method == "tools/call" and custom is None and _direct_tool_call(server, params):
+                ctx = Context(
+                    peer=StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method),
+                    protocol_version=meta.protocol_version,
+                    request_id=request_id,
+                    progress_token=token,
+                    meta=meta.raw,
+                )
+                return _complete(await server._call_tool(params, ctx), method, enc, enc.options)
+            params = params.materialize()
         if method not in MRTR_METHODS or (
             # No requestState and no way to ask: no round, no state, no runner task.
             custom is None
@@ -391,6 +403,23 @@ async def _answer_mrtr(
     if enc.info is not None:
         result.meta = {SERVER_INFO: enc.info}
     return result
+
+
+def _direct_tool_call(server: Server, params: Any) -> bool:
+    """Whether a 2026-07-28 ``tools/call`` (its wire view) goes straight to the server's own
+    handler: a registered tool without a context parameter (it cannot ask for input), no
+    ``requestState``, arguments that are an object or absent (the others are refused by the
+    real params type, after ``materialize``)."""
+    if not server.own_tool_calls or isinstance(params.request_state, str):
+        return False
+    entry = server.tools.get(params.name)
+    if entry is None or entry.signature.skipped:
+        return False
+    arguments = params.arguments
+    return arguments is msgspec.UNSET or memoryview(arguments)[0] == _OPEN_BRACE
+
+
+_OPEN_BRACE: Final = ord("{")
 
 
 def _cannot_ask(server: Server, params: Any) -> bool:
