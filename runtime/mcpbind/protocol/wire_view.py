@@ -8,7 +8,8 @@ its params type: the same fields with the same names and types, but ``_meta`` ke
 JSON. The raw ``_meta`` is then looked up among the few this era has checked before
 (:class:`KnownMetas`); a new one is decoded and checked once, and remembered when it holds
 nothing but the protocol fields (a ``progressToken`` or a key of the caller's own makes it
-per-request). The handler gets its own copy of the ``_meta`` object; the objects inside it
+per-request). The handler gets its own copy of the ``_meta`` object (the context copies
+``RequestMeta.raw``); the objects inside it
 (the client's capabilities and info) are shared by the requests that sent the same bytes, as
 a handshake-era session's client capabilities are shared by its requests: read them, don't
 change them.
@@ -82,7 +83,7 @@ def wire_decoder(params_type: Any) -> msgspec.json.Decoder[Any] | None:
                     spec = msgspec.field(default=f.default, name=f.encode_name)
                 fields.append((f.name, f.type, spec))
             else:
-                view = msgspec.defstruct(
+                view: Any = msgspec.defstruct(
                     f"{params_type.__name__}WireView",
                     fields,
                     bases=(WireParams,),
@@ -99,25 +100,23 @@ def wire_decoder(params_type: Any) -> msgspec.json.Decoder[Any] | None:
 
 class KnownMetas:
     """The checked ``_meta`` objects an era has seen, by their raw bytes (a handful, each
-    compared in one ``memcmp``)."""
+    compared in one ``memcmp``; the one seen last first)."""
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "last")
 
     def __init__(self) -> None:
         self._entries: list[tuple[msgspec.Raw, RequestMeta]] = []
+        #: The entry found last (most requests carry the same ``_meta`` as the one before).
+        self.last: tuple[msgspec.Raw, RequestMeta] | None = None
 
     def lookup(self, raw: msgspec.Raw) -> RequestMeta | None:
-        """The checked ``_meta`` that ``raw`` holds, with a fresh copy of the object itself;
-        ``None`` for one that is not well-formed (the caller takes the path that says why)."""
-        for seen, parsed in self._entries:
-            if seen == raw:
-                return RequestMeta(
-                    parsed.protocol_version,
-                    parsed.client_capabilities,
-                    parsed.client_info,
-                    parsed.log_level,
-                    dict(parsed.raw),
-                )
+        """The checked ``_meta`` that ``raw`` holds (shared: its ``raw`` dict is copied before
+        a handler sees it); ``None`` for one that is not well-formed (the caller takes the
+        path that says why)."""
+        for entry in self._entries:
+            if entry[0] == raw:
+                self.last = entry
+                return entry[1]
         try:
             meta = msgspec.json.decode(raw)
         except (msgspec.DecodeError, RecursionError):
@@ -129,12 +128,6 @@ class KnownMetas:
             if len(self._entries) >= _MAX_KNOWN:
                 del self._entries[0]
             # Own bytes: the request's buffer is not kept alive by the entry.
-            self._entries.append((msgspec.Raw(bytes(raw)), parsed))
-            return RequestMeta(
-                parsed.protocol_version,
-                parsed.client_capabilities,
-                parsed.client_info,
-                parsed.log_level,
-                dict(meta),
-            )
+            entry = self.last = msgspec.Raw(bytes(raw)), parsed
+            self._entries.append(entry)
         return parsed

@@ -120,7 +120,7 @@ class Encoded:
     accepts its requests (and, per version, the 2025 sessionless mode's method tables);
     rebuilt by :func:`encoded` when a registration changes them."""
 
-    __slots__ = ("_sessionless", "capabilities", "era", "info", "key", "options")
+    __slots__ = ("_sessionless", "capabilities", "era", "identity", "info", "key", "options")
 
     def __init__(self, server: Server, key: tuple[object, ...]) -> None:
         self.key = key
@@ -134,6 +134,8 @@ class Encoded:
             if self.options.server_info_in_meta
             else None
         )
+        #: A result's whole ``_meta`` when it has none of its own (only ever encoded).
+        self.identity: dict[str, Any] = {SERVER_INFO: self.info}
         versions = self.options.versions
         table: dict[str, MethodInfo[Any, Any]] = dict(m.CLIENT_TO_SERVER)
         # A custom handler takes any JSON object; a listen request is checked by its hub
@@ -301,13 +303,16 @@ async def run_request(
         if isinstance(params, WireParams):  # the usual request, its _meta known (wire_view)
             if method == "tools/call" and custom is None and _direct_tool_call(server, params):
                 ctx = Context(
-                    peer=StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method),
+                    peer=StatelessPeer(
+                        meta.client_capabilities, meta.log_level, emit, None, method
+                    ),
                     protocol_version=meta.protocol_version,
                     request_id=request_id,
                     progress_token=token,
-                    meta=meta.raw,
+                    meta=dict(meta.raw),  # the handler's own (wire_view: raw may be shared)
                 )
-                return _complete(await server._call_tool(params, ctx), method, enc, enc.options)
+                call: Any = params  # a wire view: reads as a ToolCall
+                return _complete(await server._call_tool(call, ctx), method, enc, enc.options)
             params = params.materialize()
         if method not in MRTR_METHODS or (
             # No requestState and no way to ask: no round, no state, no runner task.
@@ -320,7 +325,7 @@ async def run_request(
                 protocol_version=meta.protocol_version,
                 request_id=request_id,
                 progress_token=token,
-                meta=meta.raw,
+                meta=dict(meta.raw),  # the handler's own (wire_view: raw may be shared)
             )
             return _complete(await handler(params, ctx), method, enc, enc.options)
         return await _answer_mrtr(
@@ -454,7 +459,7 @@ def _context(
         protocol_version=meta.protocol_version,
         request_id=request_id,
         progress_token=token,
-        meta=meta.raw,
+        meta=dict(meta.raw),  # the handler's own (wire_view: raw may be shared)
     )
 
 
@@ -466,11 +471,17 @@ def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) ->
     if stamps is None:
         stamps = _STAMPS[kind] = _stamps_of(kind)
     if stamps is _USUAL:  # has _meta, no cache hints, not input_required: the fewest steps
-        if info is None:
-            return msgspec.structs.replace(result, result_type="complete")
-        return msgspec.structs.replace(
-            result, result_type="complete", meta=_identified(result.meta, info)
-        )
+        # A copy (the handler's result may be its own), stamped without a second validation.
+        done = result.__copy__()
+        done.result_type = "complete"
+        if info is not None:
+            current = result.meta
+            done.meta = (
+                enc.identity
+                if current is msgspec.UNSET or current is None
+                else {**current, SERVER_INFO: info}
+            )
+        return done
     if stamps is not _NOT_A_RESULT:
         if stamps.input_required:
             raise _no_input_required(method)
