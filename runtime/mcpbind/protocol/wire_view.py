@@ -28,6 +28,8 @@ from msgspec import UNSET, UnsetType
 
 from mcpbind_types._common import decoder
 
+from ._base import _validation_message
+from .errors import INVALID_PARAMS, McpError
 from .meta import PROTOCOL_VERSION, RequestMeta, usual_request_meta
 
 __all__ = ["KnownMetas", "WireParams", "wire_decoder"]
@@ -51,7 +53,11 @@ class WireParams(msgspec.Struct, kw_only=True, gc=False, omit_defaults=True):
     def materialize(self) -> Any:
         """The real params, validated by the real type: the view's fields encoded again
         (``_meta`` and the raw fields as they came) and decoded as that type."""
-        return decoder(self.real_type).decode(msgspec.json.encode(self))
+        try:
+            return decoder(self.real_type).decode(msgspec.json.encode(self))
+        except msgspec.ValidationError as exc:  # as decode_params says it
+            message = f"Invalid params: {_validation_message(exc, 'params')}"
+            raise McpError(INVALID_PARAMS, message) from None
 
 
 _WIRE_DECODERS: dict[type, msgspec.json.Decoder[Any] | None] = {}
