@@ -72,8 +72,10 @@ async def test_each_handler_gets_its_own_meta() -> None:
     handler does to it is not seen by the next request that sent the same bytes."""
     expected = ",".join(sorted(META))
     async with _wire(_server()) as wire:
-        texts = [(await _call(wire, "meta_keys", {}))["result"]["content"][0]["text"] for _ in "ab"]
-    assert texts == [f"{expected}|None", f"{expected}|None"]
+        texts = [
+            (await _call(wire, "meta_keys", {}))["result"]["content"][0]["text"] for _ in "abc"
+        ]
+    assert texts == [f"{expected}|None"] * 3
 
 
 async def test_progress_tokens_stay_per_request() -> None:
