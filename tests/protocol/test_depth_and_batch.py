@@ -128,6 +128,19 @@ def test_too_deep_request_is_answered_on_its_id(levels: int) -> None:
     assert (rid, code) == (9, INVALID_REQUEST) and "nesting exceeds 128" in message
 
 
+@pytest.mark.parametrize("levels", [129, 150, 200])
+def test_unclosed_run_shorter_than_twice_the_limit_is_refused_for_its_depth(levels: int) -> None:
+    """A message no longer than twice the limit is decoded before it is scanned (it cannot
+    nest deeper when it is JSON); one that does not decode is still refused for its depth."""
+    server = Session("server", version="2025-11-25")
+    payload = b'{"jsonrpc":"2.0","id":9,"method":"ping","params":' + b"[" * levels
+    assert len(payload) <= 2 * 128
+    rid, code, message = only_error(server.receive(payload))
+    assert (rid, code) == (9, INVALID_REQUEST) and "nesting exceeds 128" in message
+    shallow = b'{"jsonrpc":"2.0","id":10,"method":"ping","params":{"a":' + b"[" * 100
+    assert only_error(server.receive(shallow))[1] == PARSE_ERROR
+
+
 @pytest.mark.parametrize("levels", [200, 1000, 50_000])
 def test_too_deep_response_fails_the_pending_call_at_once(levels: int) -> None:
     """Issue 16 (10): a malicious deep result fails the call now (not at its timeout) and

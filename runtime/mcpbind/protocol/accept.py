@@ -32,7 +32,8 @@ from .errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
-from .meta import PROTOCOL_VERSION, RequestMeta, parse_request_meta, usual_request_meta
+from .meta import PROTOCOL_VERSION, RequestMeta, parse_request_meta
+from .wire_view import KnownMetas, wire_decoder
 
 __all__ = [
     "Accepted",
@@ -175,7 +176,7 @@ class StatelessEra(MethodTable):
     handshake, and its capabilities as that era sees them; with the accepted methods cached
     (built once per server and capability set, shared by all its connections)."""
 
-    __slots__ = ("handshake", "supported")
+    __slots__ = ("_known", "_usual", "handshake", "supported")
 
     def __init__(
         self,
@@ -189,6 +190,9 @@ class StatelessEra(MethodTable):
         super().__init__(table, versions, capabilities)
         self.supported = supported
         self.handshake = handshake
+        #: Methods served before whose params have a wire view (their usual requests' way).
+        self._usual: dict[str, tuple[MethodInfo[Any, Any], msgspec.json.Decoder[Any]]] = {}
+        self._known = KnownMetas()
 
     def request_meta(self, meta: Any) -> RequestMeta:
         """The checked ``_meta`` of a request: ``-32602`` when malformed, ``-32022`` for a
@@ -212,28 +216,23 @@ class StatelessEra(MethodTable):
         ``None`` when it is no 2026-07-28 request at all (no version in its ``_meta``, and not
         ``server/discover``); a refusal is raised: an unknown method first, then a malformed
         ``_meta`` or an unsupported version, then an undeclared capability or invalid params."""
-        accepted = self._accepted.get(method)
-        if (
-            accepted is not None
-            and accepted[1] is not None
-            and type(raw) is msgspec.Raw
-            and len(raw) <= max_meta_bytes
-        ):
-            # The usual request, a method served before with params that decode: the same
-            # steps as below without their refusal paths (any failure takes those).
+        usual = self._usual.get(method)
+        if usual is not None and type(raw) is msgspec.Raw and len(raw) <= max_meta_bytes:
+            # The usual request, a method served before with params that decode (wire_view):
+            # the same steps as below without their refusal paths (any failure takes those).
             try:
-                params = accepted[1].decode(raw)
+                params = usual[1].decode(raw)
             except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
                 pass
             else:
-                meta = (
-                    params.get("_meta") if type(params) is dict else getattr(params, "meta", None)
-                )
-                parsed = usual_request_meta(meta) if type(meta) is dict else None
-                if parsed is not None:
-                    if parsed.protocol_version in self.versions:
-                        return accepted[0], params, parsed
-                    self.request_meta(meta)  # -32022
+                meta = params.meta
+                known = self._known.last
+                if known is not None and known[0] == meta:
+                    parsed: RequestMeta | None = known[1]
+                else:
+                    parsed = self._known.lookup(meta) if type(meta) is msgspec.Raw else None
+                if parsed is not None and parsed.protocol_version in self.versions:
+                    return usual[0], params, parsed
         try:
             accepted = self.accept(method)
         except McpError:
@@ -254,4 +253,9 @@ class StatelessEra(MethodTable):
         meta = meta_of(params)
         if method != DISCOVER and not is_modern(meta):
             return None
-        return accepted[0], params, self.request_meta(meta)
+        checked = self.request_meta(meta)
+        if method not in self._usual:
+            view = wire_decoder(accepted[0].params_type)
+            if view is not None:
+                self._usual[method] = accepted[0], view
+        return accepted[0], params, checked

@@ -117,21 +117,25 @@ class Receiver(SessionBase):
             self._receive_envelope(data.envelope, events)
             return events
         limit = self.options.max_depth
-        # exceeds_depth's own first test, inlined: few brackets cannot nest deeply, and a
-        # message no longer than the limit has too few (no scan of it at all).
+        size = len(data)
+        # Nesting deeper than the limit takes more than ``limit`` opening brackets and as many
+        # closing ones: an object that decodes and is no longer than twice the limit is
+        # shallow enough, unscanned. One that does not decode is checked before its error is
+        # chosen (a run of unclosed brackets is refused for its depth, as a longer one is).
         if (
-            len(data) > limit
+            size > limit
+            and (size > 2 * limit or type(data) is not bytes or data[:1] != b"{")
+            # few brackets cannot nest deeply: counted first (exceeds_depth's own first test)
             and (type(data) is not bytes or data.count(b"[") + data.count(b"{") > limit)
-            and exceeds_depth(data, limit)
+            and self._too_deep(data, limit, events)
         ):
-            message = f"Invalid Request: JSON nesting exceeds {limit} levels"
-            self._refuse(data, events, INVALID_REQUEST, message)
             return events
         if data[:1] == b"{":  # the usual case: one object, no leading whitespace
             try:  # _receive_one(data, events), inlined
                 env = _wire.ENVELOPE_DECODER.decode(data)
             except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-                self._receive_one(data, events)  # the error answers are made there
+                if size <= limit or not self._too_deep(data, limit, events):
+                    self._receive_one(data, events)  # the error answers are made there
             else:
                 self._receive_envelope(env, events)
             return events
@@ -141,6 +145,14 @@ class Receiver(SessionBase):
         else:
             self._receive_one(data, events)
         return events
+
+    def _too_deep(self, data: bytes, limit: int, events: list[Event]) -> bool:
+        """Refuse ``data`` if it nests deeper than ``limit``."""
+        if exceeds_depth(data, limit):
+            message = f"Invalid Request: JSON nesting exceeds {limit} levels"
+            self._refuse(data, events, INVALID_REQUEST, message)
+            return True
+        return False
 
     def refuse_oversized(self, head: bytes, tail: bytes, limit: int) -> list[Event]:
         """A message over the transport's size limit was dropped (only its ``head`` and

@@ -59,6 +59,16 @@ _RESOURCE_NOT_FOUND = -32002
 _ARGUMENT_ERRORS_AS_RESULTS = frozenset({"2025-11-25", "2026-07-28", None})
 
 
+class ToolCall(Protocol):
+    """What :meth:`Server._call_tool` reads of a ``tools/call``'s params."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def arguments(self) -> msgspec.Raw | msgspec.UnsetType: ...
+
+
 class _Tool(msgspec.Struct):
     tool: t.Tool
     fn: Callable[..., Any]
@@ -101,6 +111,9 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     completion_handler: Callable[..., Awaitable[Any]] | None = msgspec.field(default=None)
     custom: dict[str, Handler] = msgspec.field(default_factory=dict)
     _table: dict[str, Handler] | None = msgspec.field(default=None)
+    #: Whether ``tools/call`` is answered by :meth:`call_tool` itself (no custom handler, no
+    #: wrapper): a 2026-07-28 call then reaches it without its params made (wire_view).
+    own_tool_calls: bool = msgspec.field(default=False)
     _wrappers: dict[str, list[Wrapper]] = msgspec.field(default_factory=dict)
     extensions: list[ServerExtension] = msgspec.field(default_factory=list)
     notification_handlers: dict[str, Handler] = msgspec.field(default_factory=dict)
@@ -382,6 +395,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         for method, wrappers in self._wrappers.items():
             for wrapper in wrappers if method in table else ():
                 table[method] = wrapper(table[method])
+        self.own_tool_calls = table["tools/call"] == self._call_tool
         self._table = table
         return table
 
@@ -389,7 +403,9 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         items = self._listed("tools", self.tools, "tool")
         return self._listing(lambda page: t.ListToolsResult(tools=page), items, params)
 
-    async def _call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> t.CallToolResult:
+    async def _call_tool(self, params: ToolCall, ctx: Context) -> t.CallToolResult:
+        """``tools/call``: the named tool run with the call's arguments (``params``: the
+        request's params, or a 2026-07-28 request's wire view of them)."""
         entry = self.tools.get(params.name)
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")

@@ -48,6 +48,7 @@ from ..protocol._base import progress_token
 from ..protocol._wire import encode_error, encode_result
 from ..protocol.accept import MethodTable, StatelessEra, read_meta
 from ..protocol.meta import SERVER_INFO, MalformedMeta, RequestMeta
+from ..protocol.wire_view import WireParams
 from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from .context import Context
 from .mrtr import MRTR_METHODS, Emit, InputRound, StatelessPeer, run_with_inputs
@@ -119,7 +120,7 @@ class Encoded:
     accepts its requests (and, per version, the 2025 sessionless mode's method tables);
     rebuilt by :func:`encoded` when a registration changes them."""
 
-    __slots__ = ("_sessionless", "capabilities", "era", "info", "key", "options")
+    __slots__ = ("_sessionless", "capabilities", "era", "identity", "info", "key", "options")
 
     def __init__(self, server: Server, key: tuple[object, ...]) -> None:
         self.key = key
@@ -133,6 +134,8 @@ class Encoded:
             if self.options.server_info_in_meta
             else None
         )
+        #: A result's whole ``_meta`` when it has none of its own (only ever encoded).
+        self.identity: dict[str, Any] = {SERVER_INFO: self.info}
         versions = self.options.versions
         table: dict[str, MethodInfo[Any, Any]] = dict(m.CLIENT_TO_SERVER)
         # A custom handler takes any JSON object; a listen request is checked by its hub
@@ -297,6 +300,20 @@ async def run_request(
     if handler is None:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
     try:
+        if isinstance(params, WireParams):  # the usual request, its _meta known (wire_view)
+            if method == "tools/call" and custom is None and _direct_tool_call(server, params):
+                ctx = Context(
+                    peer=StatelessPeer(
+                        meta.client_capabilities, meta.log_level, emit, None, method
+                    ),
+                    protocol_version=meta.protocol_version,
+                    request_id=request_id,
+                    progress_token=token,
+                    meta=dict(meta.raw),  # the handler's own (wire_view: raw may be shared)
+                )
+                call: Any = params  # a wire view: reads as a ToolCall
+                return _complete(await server._call_tool(call, ctx), method, enc, enc.options)
+            params = params.materialize()
         if method not in MRTR_METHODS or (
             # No requestState and no way to ask: no round, no state, no runner task.
             custom is None
@@ -308,7 +325,7 @@ async def run_request(
                 protocol_version=meta.protocol_version,
                 request_id=request_id,
                 progress_token=token,
-                meta=meta.raw,
+                meta=dict(meta.raw),  # the handler's own (wire_view: raw may be shared)
             )
             return _complete(await handler(params, ctx), method, enc, enc.options)
         return await _answer_mrtr(
@@ -393,6 +410,23 @@ async def _answer_mrtr(
     return result
 
 
+def _direct_tool_call(server: Server, params: Any) -> bool:
+    """Whether a 2026-07-28 ``tools/call`` (its wire view) goes straight to the server's own
+    handler: a registered tool without a context parameter (it cannot ask for input), no
+    ``requestState``, arguments that are an object or absent (the others are refused by the
+    real params type, after ``materialize``)."""
+    if not server.own_tool_calls or isinstance(params.request_state, str):
+        return False
+    entry = server.tools.get(params.name)
+    if entry is None or entry.signature.skipped:
+        return False
+    arguments = params.arguments
+    return arguments is msgspec.UNSET or memoryview(arguments)[0] == _OPEN_BRACE
+
+
+_OPEN_BRACE: Final = ord("{")
+
+
 def _cannot_ask(server: Server, params: Any) -> bool:
     """Whether this call of a registered tool or prompt (not a low-level handler) reaches a
     function without a context parameter: it has no way to ask for input."""
@@ -425,7 +459,7 @@ def _context(
         protocol_version=meta.protocol_version,
         request_id=request_id,
         progress_token=token,
-        meta=meta.raw,
+        meta=dict(meta.raw),  # the handler's own (wire_view: raw may be shared)
     )
 
 
@@ -437,11 +471,17 @@ def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) ->
     if stamps is None:
         stamps = _STAMPS[kind] = _stamps_of(kind)
     if stamps is _USUAL:  # has _meta, no cache hints, not input_required: the fewest steps
-        if info is None:
-            return msgspec.structs.replace(result, result_type="complete")
-        return msgspec.structs.replace(
-            result, result_type="complete", meta=_identified(result.meta, info)
-        )
+        # A copy (the handler's result may be its own), stamped without a second validation.
+        done = result.__copy__()
+        done.result_type = "complete"
+        if info is not None:
+            current = result.meta
+            done.meta = (
+                enc.identity
+                if current is msgspec.UNSET or current is None
+                else {**current, SERVER_INFO: info}
+            )
+        return done
     if stamps is not _NOT_A_RESULT:
         if stamps.input_required:
             raise _no_input_required(method)
