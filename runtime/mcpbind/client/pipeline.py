@@ -23,7 +23,7 @@ from ..protocol import (
     McpError,
     RemoteProtocolError,
 )
-from ..protocol.meta import _SETTABLE_META, LOG_LEVEL, with_meta
+from ..protocol.meta import LOG_LEVEL, with_meta
 from ..transports.lost import STREAM_LOST
 from .cache import CACHED_METHODS, ResultCache
 from .handlers import answer_inputs
@@ -46,12 +46,12 @@ async def stateless_request(
     if (
         name in client._plain
         and meta is not None
-        and type(params) in _COPYABLE
+        and type(params) is method.params_type
         and params.meta is UNSET
     ):
-        # The usual request (a tool call), in the fewest steps: a method found sendable as
-        # it is, neither cached nor looked at, whose params carry no ``_meta`` of their own
-        # (with_meta(...), inlined: a copy carrying the client's encoded fields).
+        # The usual request (a tool call), in the fewest steps: a plain method whose params
+        # carry no ``_meta`` of their own (with_meta(...), inlined: a copy carrying the
+        # client's encoded fields).
         wire = params.__copy__()
         wire.meta = meta[1]
         conn = client.connection
@@ -74,11 +74,7 @@ async def stateless_request(
                 METHOD_NOT_FOUND, f"{name} is not part of protocol {client.protocol_version}"
             )
         client._sendable.add(name)
-        if (
-            name not in CACHED_METHODS
-            and method.result_type not in _LOOKED_AT
-            and "result_type" in getattr(method.result_type, "__struct_fields__", ())
-        ):
+        if _is_plain(method):
             client._plain.add(name)
     cache = client.cache if name in CACHED_METHODS and ResultCache.cacheable(name, params) else None
     if cache is not None:
@@ -86,8 +82,6 @@ async def stateless_request(
         if hit is not None:
             return hit
     wire = with_meta(method, params, *_request_meta(client))
-    if _SETTABLE_META.get(type(params)):
-        _COPYABLE.add(type(params))
     try:
         result = await conn.request(name, wire, options)
     except PeerError as exc:
@@ -154,8 +148,18 @@ async def _rounds(
         return result
 
 
-_COPYABLE: Final[set[type]] = set()
-"""Params types whose copy takes the encoded ``_meta`` as it is (with_meta's own finding)."""
+def _is_plain(method: MethodInfo[Any, Any]) -> bool:
+    """A method whose usual request takes the short way (checked once per connection):
+    neither cached nor looked at, its params a Struct whose copy takes a ``_meta`` (not
+    frozen), its result type holding ``resultType`` (told complete by its value)."""
+    params, result = method.params_type, method.result_type
+    return (
+        method.method not in CACHED_METHODS
+        and result not in _LOOKED_AT
+        and "result_type" in getattr(result, "__struct_fields__", ())
+        and "meta" in getattr(params, "__struct_fields__", ())
+        and not params.__struct_config__.frozen
+    )
 
 
 _NOT_SENT_AS_IS: Final = frozenset({"ping", "logging/setLevel"})
