@@ -128,6 +128,61 @@ async def test_result_type(result: dict[str, Any], ok: bool) -> None:
                     await c.list_tools()
 
 
+async def _scripted_server(transport: Transport, answers: list[dict[str, Any]]) -> None:
+    """Answers server/discover, then each other request with the next of ``answers``."""
+    pending = iter(answers)
+    try:
+        while True:
+            message = json.loads(await transport.receive())
+            if "id" not in message:
+                continue
+            if message["method"] == "server/discover":
+                result = {
+                    "resultType": "complete",
+                    "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {}},
+                }
+            else:
+                result = next(pending)
+            reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+            await transport.send(json.dumps(reply).encode())
+    except TransportClosed:
+        pass
+    finally:
+        await transport.aclose()
+
+
+@pytest.mark.memory_only
+async def test_result_type_on_later_calls_of_a_method() -> None:
+    """§ResultType holds on every call of a method, also once its calls take the short way
+    (after its first): absent means complete, an unrecognized value is invalid, and a
+    failed call leaves the next one as it was."""
+    text = [{"type": "text", "text": "hi"}]
+    answers: list[dict[str, Any]] = [
+        {"content": text, "resultType": "complete"},
+        {"content": text},
+        {"content": text, "isError": True, "resultType": "complete"},
+        {"content": text, "resultType": "task"},
+        {"content": text, "resultType": "complete"},
+    ]
+    client_end, server_end = memory_pair()
+    params = t.CallToolRequestParams(name="echo")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_scripted_server, server_end, answers)
+        async with Client(client_end, protocol_version="2026-07-28") as c:
+            first = await c.call_tool(params)
+            absent = await c.call_tool(params)
+            failed = await c.call_tool(params)
+            with pytest.raises(McpError, match="Unrecognized resultType 'task' for tools/call"):
+                await c.call_tool(params)
+            last = await c.call_tool(params)
+    assert (first.result_type, first.content) == ("complete", [t.TextContent(text="hi")])
+    assert absent.result_type is t.UNSET and absent.content == [t.TextContent(text="hi")]
+    assert failed.is_error is True
+    assert last.result_type == "complete"
+    assert params.meta is t.UNSET  # the caller's params never carry the sent _meta
+
+
 @pytest.mark.memory_only
 async def test_handshake_only_methods_fail_clearly() -> None:
     """changelog.mdx (Major change 4): resources/subscribe is gone in 2026-07-28; the client

@@ -135,14 +135,11 @@ class Client(ServerMethods):
         self.cache: ResultCache | None = ResultCache() if cache else None
         self.max_input_rounds = max_input_rounds
         self.probe_timeout = probe_timeout
-        #: Stateless era: sent as ``io.modelcontextprotocol/logLevel`` on every request.
-        self.log_level = log_level
-        self._meta: dict[str, Any] = {}
-        #: ``_meta`` and the log level it was encoded for, the fields sent and their JSON
-        #: (:func:`mcpbind.client.pipeline._request_meta`).
-        self._meta_wire: tuple[dict[str, Any], str | None, dict[str, Any], msgspec.Raw] | None = (
-            None
-        )
+        #: The per-request ``_meta`` fields sent (with the log level) and their JSON, encoded
+        #: with the first request after either changes (:func:`pipeline._request_meta`).
+        self._meta_wire: tuple[dict[str, Any], msgspec.Raw] | None = None
+        self._log_level = log_level
+        self._meta_fields: dict[str, Any] = {}
         #: Stateless era: how often a request whose response stream broke is re-issued.
         self.max_reissues = max_reissues
         self._transport: Transport | None = None
@@ -153,6 +150,8 @@ class Client(ServerMethods):
         #: found sendable as they are on this connection's version (checked once each).
         self._pipeline: Pipeline | None = None
         self._sendable: set[str] = set()
+        #: Of those, the ones sent the shortest way (:func:`pipeline.stateless_request`).
+        self._plain: set[str] = set()
         #: URL-mode elicitations seen and not completed yet (elicitation.mdx).
         self._url_elicitations: set[str] = set()
         #: With ``handlers.tasks``, on the handshake era: the tasks run for the server.
@@ -198,6 +197,7 @@ class Client(ServerMethods):
 
             self._pipeline = stateless_request
             self._sendable = set()
+            self._plain = set()
             # The stubs' funnel (``self.send_request``) goes straight to the pipeline: one
             # coroutine less on every 2026-07-28 call than through ``send_request`` below.
             vars(self)["send_request"] = types.MethodType(stateless_request, self)
@@ -208,6 +208,26 @@ class Client(ServerMethods):
 
     def capabilities(self) -> t.ClientCapabilities:
         return capabilities_of(self.handlers)
+
+    @property
+    def log_level(self) -> str | None:
+        """Stateless era: sent as ``io.modelcontextprotocol/logLevel`` on every request."""
+        return self._log_level
+
+    @log_level.setter
+    def log_level(self, level: str | None) -> None:
+        self._log_level = level
+        self._meta_wire = None  # encoded again with the next request
+
+    @property
+    def _meta(self) -> dict[str, Any]:
+        """Stateless era: the client's per-request ``_meta`` fields (basic/index.mdx)."""
+        return self._meta_fields
+
+    @_meta.setter
+    def _meta(self, fields: dict[str, Any]) -> None:
+        self._meta_fields = fields
+        self._meta_wire = None  # encoded again with the next request
 
     # ------------------------------------------------------------------ the stub funnel
     def send_request(

@@ -10,6 +10,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
+from msgspec import UNSET
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, RequestOptions
@@ -22,7 +23,7 @@ from ..protocol import (
     McpError,
     RemoteProtocolError,
 )
-from ..protocol.meta import _SETTABLE_META, LOG_LEVEL, with_meta
+from ..protocol.meta import LOG_LEVEL, with_meta
 from ..transports.lost import STREAM_LOST
 from .cache import CACHED_METHODS, ResultCache
 from .handlers import answer_inputs
@@ -41,6 +42,27 @@ async def stateless_request(
 ) -> Any:
     """One request on 2026-07-28: ``_meta``, the cache, and the MRTR retry loop."""
     name = method.method
+    meta = client._meta_wire
+    if (
+        name in client._plain
+        and meta is not None
+        and type(params) is method.params_type
+        and params.meta is UNSET
+    ):
+        # The usual request (a tool call), in the fewest steps: a plain method whose params
+        # carry no ``_meta`` of their own (with_meta(...), inlined: a copy carrying the
+        # client's encoded fields).
+        wire = params.__copy__()
+        wire.meta = meta[1]
+        conn = client.connection
+        assert conn is not None  # a method is plain once sent on this connection
+        try:
+            result = await conn.request(name, wire, options)
+        except PeerError as exc:
+            result = await _retry_round(client, name, wire, options, exc)
+        if type(result) is method.result_type and result.result_type == "complete":
+            return result
+        return await _rounds(client, method, params, wire, options, None, result)
     conn = client.connection
     if conn is None:
         conn = client._conn()  # raises: not connected
@@ -52,29 +74,36 @@ async def stateless_request(
                 METHOD_NOT_FOUND, f"{name} is not part of protocol {client.protocol_version}"
             )
         client._sendable.add(name)
+        if _is_plain(method):
+            client._plain.add(name)
     cache = client.cache if name in CACHED_METHODS and ResultCache.cacheable(name, params) else None
     if cache is not None:
         hit = cache.get(name, params)
         if hit is not None:
             return hit
-    # _request_meta(client), inlined for the usual case: the fields encoded for this client.
-    cached = client._meta_wire
-    if cached is not None and cached[0] is client._meta and cached[1] == client.log_level:
-        if _SETTABLE_META.get(type(params)) and params.meta is msgspec.UNSET:
-            # with_meta(...), inlined for the usual params: a copy carrying the encoded fields
-            wire = params.__copy__()
-            wire.meta = cached[3]
-        else:
-            wire = with_meta(method, params, cached[2], cached[3])
-    else:
-        wire = with_meta(method, params, *_request_meta(client))
+    wire = with_meta(method, params, *_request_meta(client))
+    try:
+        result = await conn.request(name, wire, options)
+    except PeerError as exc:
+        result = await _retry_round(client, name, wire, options, exc)
+    return await _rounds(client, method, params, wire, options, cache, result)
+
+
+async def _rounds(
+    client: Client,
+    method: MethodInfo[Any, Any],
+    params: Any,
+    wire: Any,
+    options: RequestOptions | None,
+    cache: ResultCache | None,
+    result: Any,
+) -> Any:
+    """The request's answer ``result`` checked, and its input rounds (mrtr.mdx) until it is
+    complete: a new round answers the server's input requests."""
+    name = method.method
     rounds = 0
     while True:
-        try:
-            result = await conn.request(name, wire, options)
-        except PeerError as exc:
-            result = await _retry_round(client, name, wire, options, exc)
-        kind = getattr(result, "result_type", msgspec.UNSET)
+        kind = getattr(result, "result_type", UNSET)
         if kind == "complete" and type(result) not in _LOOKED_AT:  # the usual result
             if cache is not None and rounds == 0:
                 cache.put(name, params, result)
@@ -87,6 +116,7 @@ async def stateless_request(
                 )
             requests = result.input_requests
             handlers = client.handlers
+            conn = client._conn()
             responses = await answer_inputs(
                 requests if isinstance(requests, dict) else {},
                 sampling=handlers.sampling,
@@ -98,11 +128,15 @@ async def stateless_request(
             # retry is a new request with a new id.
             wire = msgspec.structs.replace(
                 wire,
-                input_responses=responses if responses else msgspec.UNSET,
+                input_responses=responses if responses else UNSET,
                 request_state=result.request_state,
             )
+            try:
+                result = await conn.request(name, wire, options)
+            except PeerError as exc:
+                result = await _retry_round(client, name, wire, options, exc)
             continue
-        if kind != "complete" and kind is not msgspec.UNSET:
+        if kind != "complete" and kind is not UNSET:
             # basic/index.mdx, ResultType: an unrecognized value is invalid.
             raise RemoteProtocolError(
                 INTERNAL_ERROR, f"Unrecognized resultType {kind!r} for {name}"
@@ -112,6 +146,20 @@ async def stateless_request(
         if cache is not None and rounds == 0:
             cache.put(name, params, result)
         return result
+
+
+def _is_plain(method: MethodInfo[Any, Any]) -> bool:
+    """A method whose usual request takes the short way (checked once per connection):
+    neither cached nor looked at, its params a Struct whose copy takes a ``_meta`` (not
+    frozen), its result type holding ``resultType`` (told complete by its value)."""
+    params, result = method.params_type, method.result_type
+    return (
+        method.method not in CACHED_METHODS
+        and result not in _LOOKED_AT
+        and "result_type" in getattr(result, "__struct_fields__", ())
+        and "meta" in getattr(params, "__struct_fields__", ())
+        and not params.__struct_config__.frozen
+    )
 
 
 _NOT_SENT_AS_IS: Final = frozenset({"ping", "logging/setLevel"})
@@ -137,15 +185,15 @@ async def _special(
 
 def _request_meta(client: Client) -> tuple[dict[str, Any], msgspec.Raw]:
     """The client's per-request ``_meta`` fields (basic/index.mdx) with the log level, if
-    any, and their JSON: encoded once, and again only when the fields or the level change
-    (the same for every request of a client)."""
-    level = client.log_level
+    any, and their JSON: encoded once, and again only after the fields or the level were
+    set (the same for every request of a client)."""
     cached = client._meta_wire
-    if cached is not None and cached[0] is client._meta and cached[1] == level:
-        return cached[2], cached[3]
+    if cached is not None:
+        return cached
+    level = client.log_level
     fields = client._meta if level is None else {**client._meta, LOG_LEVEL: level}
     encoded = msgspec.Raw(msgspec.json.encode(fields))
-    client._meta_wire = (client._meta, level, fields, encoded)
+    client._meta_wire = (fields, encoded)
     return fields, encoded
 
 

@@ -69,42 +69,35 @@ _MRTR = frozenset({"2026-07-28"})
 _INPUT_REQUIRED = b'"input_required"'
 
 
-_HOLDS_RESULT_TYPE: dict[Any, bool] = {}
-"""Per result type of the stateless era: whether it has a ``result_type`` field (one entry
-per type of the method tables)."""
+_RESULT_DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
+"""Per result type: its decoder, found by the type alone (``decoder(tp)`` builds a key tuple
+and hashes it on every call); one entry per type of the method tables."""
+
+_HOLDS_RESULT_TYPE: set[Any] = set()
+"""The result types with a ``result_type`` field of their own (filled with their decoders)."""
+
+
+def _result_decoder(result_type: Any) -> msgspec.json.Decoder[Any]:
+    """The decoder of ``result_type`` on its first response, kept in :data:`_RESULT_DECODERS`."""
+    if "result_type" in getattr(result_type, "__struct_fields__", ()):
+        _HOLDS_RESULT_TYPE.add(result_type)
+    found = _RESULT_DECODERS[result_type] = decoder(result_type)
+    return found
 
 
 def _decode_result(info: MethodInfo[Any, Any], result: Any) -> Any:
     """A stateless-era response's typed result, for a method whose wire result type is wider
-    than its result type (``InputRequiredResult | X``; the caller decodes the others
-    straight), resolved after a generic decode; a result that cannot
-    be an ``InputRequiredResult`` (its ``resultType`` is absent, so the text holds no
-    ``"input_required"``) is decoded straight into its result type, as on the handshake era.
-    One that does not fit it after all gets the wire type's decode and error message."""
-    wire = info.wire_result_type
-    if type(result) is msgspec.Raw:
-        plain = info.result_type
-        holds = _HOLDS_RESULT_TYPE.get(plain)
-        if holds is None:
-            holds = _HOLDS_RESULT_TYPE[plain] = "result_type" in getattr(
-                plain, "__struct_fields__", ()
-            )
-        if holds:
-            # The type holds resultType itself: decoded straight, an input_required result is
-            # told by its value (no copy of the bytes to search them first).
-            try:
-                value = decoder(plain).decode(result)
-            except msgspec.ValidationError:
-                pass
-            else:
-                if value.result_type != "input_required":
-                    return value
-        elif _INPUT_REQUIRED not in bytes(result):
-            try:
-                return decoder(plain).decode(result)
-            except msgspec.ValidationError:
-                pass
-    return decoder(wire).decode(result)
+    than its result type (``InputRequiredResult | X``) and whose result type has no
+    ``resultType`` of its own (:meth:`Receiver._on_response` decodes the others); a result
+    that cannot be an ``InputRequiredResult`` (its ``resultType`` is absent, so the text holds
+    no ``"input_required"``) is decoded straight into its result type, as on the handshake
+    era. One that does not fit it after all gets the wire type's decode and error message."""
+    if type(result) is msgspec.Raw and _INPUT_REQUIRED not in bytes(result):
+        try:
+            return decoder(info.result_type).decode(result)
+        except msgspec.ValidationError:
+            pass
+    return decoder(info.wire_result_type).decode(result)
 
 
 class Receiver(SessionBase):
@@ -411,8 +404,21 @@ class Receiver(SessionBase):
         failure: McpError
         if error is UNSET:  # a result, the usual case: checked in the fewest steps
             try:
-                if info.wire_result_type is info.result_type or self.version not in _MRTR:
-                    value = decoder(info.result_type).decode(result)
+                plain = info.result_type
+                straight = _RESULT_DECODERS.get(plain) or _result_decoder(plain)
+                if info.wire_result_type is plain or self.version not in _MRTR:
+                    value = straight.decode(result)
+                elif plain in _HOLDS_RESULT_TYPE and type(result) is msgspec.Raw:
+                    # 2026-07-28, a type holding resultType itself (tools/call's): decoded
+                    # straight, an input round told by its value (no search of the bytes);
+                    # one that does not fit gets the wire type's decode and error message.
+                    try:
+                        value = straight.decode(result)
+                    except msgspec.ValidationError:
+                        value = decoder(info.wire_result_type).decode(result)
+                    else:
+                        if value.result_type == "input_required":
+                            value = decoder(info.wire_result_type).decode(result)
                 else:
                     value = _decode_result(info, result)
             except msgspec.ValidationError as exc:
