@@ -56,13 +56,25 @@ _NO_PARAMS = msgspec.Raw(b"{}")
 
 
 async def _send_json(send: Send, status: int, data: bytes) -> None:
-    await send_response(send, status, data, None, _JSON)
+    """The whole response: ``data`` as one JSON body (``send_response``'s steps, inline:
+    every 2026-07-28 answer without a notification before it ends here)."""
+    headers = [(b"content-type", _JSON), (b"content-length", b"%d" % len(data))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data, "more_body": False})
 
 
 class StatelessEra:
     """The 2026-07-28 requests of one ``StreamableHTTPApp``, and its listen streams."""
 
-    __slots__ = ("_hub", "_mirrored", "json_response", "principal", "server", "sse_keepalive")
+    __slots__ = (
+        "_hub",
+        "_inflight",
+        "_mirrored",
+        "json_response",
+        "principal",
+        "server",
+        "sse_keepalive",
+    )
 
     def __init__(
         self,
@@ -77,6 +89,8 @@ class StatelessEra:
         self.json_response = json_response
         self.sse_keepalive = sse_keepalive
         self._hub: ListenHub | None = None
+        #: The server's shared count of requests in flight (one object per server, kept).
+        self._inflight = server_inflight(server)
         #: Tool name -> (its input schema, that schema's ``x-mcp-header`` parameters): walked
         #: once per schema, not on every call.
         self._mirrored: dict[str, tuple[object, list[HeaderPath]]] = {}
@@ -196,7 +210,7 @@ class StatelessEra:
     ) -> None:
         """Answer a POST with what ``run`` replies, as JSON or SSE; on the handshake era
         (the 2025 sessionless mode) always with status 200, as SSE unless JSON is asked for."""
-        shared = server_inflight(self.server)
+        shared = self._inflight
         if shared.count >= shared.limit:
             message = f"Server busy: {shared.limit} requests in flight on this server; retry later"
             busy = encode_error(rid, McpError(INTERNAL_ERROR, message))
@@ -288,7 +302,8 @@ class _Response:
             elif self.handshake and self.sse:
                 await self._sse(_frame(reply.data))
             else:
-                status = 200 if self.handshake else reply.http_status
+                ok = self.handshake or reply.error_code is None
+                status = 200 if ok else reply.http_status
                 await _send_json(self.send, status, reply.data)
             return
         if self.sse:
@@ -321,13 +336,14 @@ class _Watch:
     __slots__ = ("_clock", "_receive", "_watcher", "gone", "task")
 
     def __init__(self, receive: Receive) -> None:
-        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()  # once: each lookup is a getpid() on 3.11
+        task = asyncio.current_task(loop)
         assert task is not None
         self.task = task
         self.gone = False
         self._receive = receive
         self._watcher: asyncio.Task[None] | None = None
-        self._clock: Ticks | None = ticks()  # the shared clock: no timer of its own
+        self._clock: Ticks | None = ticks(loop)  # the shared clock: no timer of its own
         self._clock.arm(self, WATCH_AFTER, self._begin)
 
     def _begin(self) -> None:
