@@ -26,7 +26,7 @@ import msgspec
 from ...protocol import HEADER_MISMATCH, INTERNAL_ERROR, PARSE_ERROR, McpError, SessionOptions
 from ...protocol._wire import encode_error
 from ...protocol.classify import Classified
-from ...protocol.mcp_headers import HeaderPath, check_headers, header_params
+from ...protocol.mcp_headers import HeaderPath, check_header_values, header_params
 from ...server.app import Server
 from ...server.dispatch import Reply, answer
 from ...server.limits import server_inflight
@@ -137,8 +137,9 @@ class StatelessEra:
             return
         rid, method = classified.request_ids[0], classified.methods[0]
         try:
-            reason = check_headers(
-                headers.request_headers(),
+            reason = check_header_values(
+                headers.mcp,
+                headers.mcp_repeated,
                 headers.get(b"mcp-protocol-version"),
                 method,
                 classified.peek,
