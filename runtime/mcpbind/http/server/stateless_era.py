@@ -152,7 +152,9 @@ class StatelessEra:
         if reason is not None:
             await _send_json(send, 400, encode_error(rid, McpError(HEADER_MISMATCH, reason)))
             return
-        raw = classified.params if classified.params is not None else _NO_PARAMS
+        raw = classified.request_params[0]  # (Classified.params, without the property)
+        if raw is None:
+            raw = _NO_PARAMS
         if method == LISTEN:
             await self._listen(receive, send, rid, raw)
             return
@@ -221,8 +223,10 @@ class StatelessEra:
         response = _Response(send, not self.json_response, handshake)
         watch = _Watch(receive)
         try:
-            reply = await run(response.emit)
-            watch.stop()
+            try:
+                reply = await run(response.emit)
+            finally:
+                watch.stop()  # the reply is written unwatched: the client can no longer cancel
             if not watch.gone:
                 await response.finish(reply)
         except asyncio.CancelledError:
@@ -233,7 +237,6 @@ class StatelessEra:
             logger.debug("client left during request %r", rid)
         finally:
             shared.count -= 1
-            watch.stop()
 
     async def _listen(
         self, receive: Receive, send: Send, rid: int | str, raw: msgspec.Raw | None
