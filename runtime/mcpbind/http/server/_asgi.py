@@ -69,7 +69,8 @@ class Headers:
         repeated: set[str] | None = None
         duplicates = False
         for name, value in raw:
-            name = name.lower()
+            if not name.islower():  # ASGI servers lower-case them already: no copy then
+                name = name.lower()
             if name in _WANTED:
                 if name in values:
                     if name == b"accept":  # lists may legally be split over lines
