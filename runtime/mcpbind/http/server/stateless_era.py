@@ -220,17 +220,16 @@ class StatelessEra:
             await _send_json(send, 200 if handshake else 503, busy)
             return
         shared.count += 1
-        response = _Response(send, not self.json_response, handshake)
-        watch = _Watch(receive)
+        response = _Response(receive, send, not self.json_response, handshake)
         try:
             try:
                 reply = await run(response.emit)
             finally:
-                watch.stop()  # the reply is written unwatched: the client can no longer cancel
-            if not watch.gone:
+                response.stop()  # the reply is written unwatched: the client can no longer cancel
+            if not response.gone:
                 await response.finish(reply)
         except asyncio.CancelledError:
-            if not watch.swallow():
+            if not response.swallow():
                 raise
             logger.debug("client closed the response of request %r: cancelled", rid)
         except OSError:
@@ -247,7 +246,7 @@ class StatelessEra:
             await _send_json(send, opened.http_status, opened.data)
             return
         sub: Subscription = opened
-        watch = _Watch(receive)
+        watch = _Response(receive, send, True)  # written here: only its watch is used
         keepalive = self.sse_keepalive
         try:
             await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
@@ -277,18 +276,52 @@ class StatelessEra:
             hub.close(sub)
 
 
+#: Seconds a request runs before its client is watched: most (a ``def`` tool's thread
+#: included) are answered sooner, so they cost an entry on the shared clock (ticks.py), not a
+#: watching task.
+WATCH_AFTER: Final = 0.05
+
+
 class _Response:
-    """Writes one POST's response: JSON unless something is emitted before the reply (on the
-    2026-07-28 era), or SSE whenever it may be (the 2025 sessionless mode, ``handshake``,
-    as its sessions did); a 2025 batch's replies as a JSON array or one event each."""
+    """One POST's response, and the watch on its client.
 
-    __slots__ = ("handshake", "send", "sse", "started")
+    Writes it: JSON unless something is emitted before the reply (on the 2026-07-28 era), or
+    SSE whenever it may be (the 2025 sessionless mode, ``handshake``, as its sessions did); a
+    2025 batch's replies as a JSON array or one event each.
 
-    def __init__(self, send: Send, sse: bool, handshake: bool = False) -> None:
+    Watches it from creation to :meth:`stop`: the request's task is cancelled when the client
+    closes the response (it is cancellation). The watching task starts once the request has
+    run for :data:`WATCH_AFTER` (up to a tick of the shared clock more): a request answered
+    sooner costs no task; one that takes longer is watched from then on (a client gone before
+    then is seen at once). One object for both: a request builds one.
+    """
+
+    __slots__ = (
+        "_clock",
+        "_receive",
+        "_watcher",
+        "gone",
+        "handshake",
+        "send",
+        "sse",
+        "started",
+        "task",
+    )
+
+    def __init__(self, receive: Receive, send: Send, sse: bool, handshake: bool = False) -> None:
         self.send = send
         self.sse = sse
         self.handshake = handshake
         self.started = False
+        loop = asyncio.get_running_loop()  # once: each lookup is a getpid() on 3.11
+        task = asyncio.current_task(loop)
+        assert task is not None
+        self.task = task
+        self.gone = False
+        self._receive = receive
+        self._watcher: asyncio.Task[None] | None = None
+        self._clock: Ticks | None = ticks(loop)  # the shared clock: no timer of its own
+        self._clock.arm(self, WATCH_AFTER, self._begin)
 
     async def emit(self, message: bytes) -> None:
         if not self.sse:
@@ -321,34 +354,6 @@ class _Response:
             self.started = True
             await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
         await self.send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-#: Seconds a request runs before its client is watched: most (a ``def`` tool's thread
-#: included) are answered sooner, so they cost an entry on the shared clock (ticks.py), not a
-#: watching task.
-WATCH_AFTER: Final = 0.05
-
-
-class _Watch:
-    """Cancels the request's task when the client closes the response (it is cancellation).
-
-    The watching task starts once the request has run for :data:`WATCH_AFTER` (up to a
-    tick of the shared clock more): a request answered sooner costs no task; one that takes
-    longer is watched from then on (a client gone before then is seen at once).
-    """
-
-    __slots__ = ("_clock", "_receive", "_watcher", "gone", "task")
-
-    def __init__(self, receive: Receive) -> None:
-        loop = asyncio.get_running_loop()  # once: each lookup is a getpid() on 3.11
-        task = asyncio.current_task(loop)
-        assert task is not None
-        self.task = task
-        self.gone = False
-        self._receive = receive
-        self._watcher: asyncio.Task[None] | None = None
-        self._clock: Ticks | None = ticks(loop)  # the shared clock: no timer of its own
-        self._clock.arm(self, WATCH_AFTER, self._begin)
 
     def _begin(self) -> None:
         self._clock = None
