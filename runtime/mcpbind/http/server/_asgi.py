@@ -97,6 +97,7 @@ class Headers:
         return self._values.get(name)
 
 
+@functools.lru_cache(maxsize=256)  # clients send the same few Content-Type values
 def media_type(value: str | None) -> str:
     return (value or "").partition(";")[0].strip().lower()
 
