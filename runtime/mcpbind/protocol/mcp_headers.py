@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -29,6 +29,7 @@ __all__ = [
     "HeaderPath",
     "InvalidToolHeaders",
     "RequestHeaders",
+    "check_header_values",
     "check_headers",
     "decode_value",
     "encode_value",
@@ -54,6 +55,7 @@ _NAMED: Final = {
 
 _PREFIX: Final = "=?base64?"
 _SUFFIX: Final = "?="
+_SENTINEL: Final = len(_PREFIX) + len(_SUFFIX)
 _OWS: Final = " \t"
 _PARAM: Final = "mcp-param-"
 _TCHAR: Final = frozenset(
@@ -82,15 +84,6 @@ class RequestHeaders:
         self.values = values
         self.repeated = repeated
 
-    @classmethod
-    def collected(cls, values: dict[str, str], repeated: set[str]) -> RequestHeaders:
-        """From ``mcp-*`` headers already collected (lower-cased names) by a transport that
-        reads the headers once for its own checks too."""
-        headers = cls.__new__(cls)
-        headers.values = values
-        headers.repeated = repeated
-        return headers
-
     def get(self, name: str) -> str | None:
         return self.values.get(name)
 
@@ -106,10 +99,9 @@ def decode_value(raw: str) -> str | None:
     """A header value as the body would hold it: OWS stripped, the Base64 sentinel decoded
     (strictly: padding and alphabet checked, UTF-8). ``None`` when it is not valid."""
     value = raw.strip(_OWS)
-    if not _safe(value):
-        return None
-    sentinel = len(value) >= len(_PREFIX) + len(_SUFFIX)
-    if sentinel and value.startswith(_PREFIX) and value.endswith(_SUFFIX):
+    if not (value.isascii() and value.isprintable()) and not _safe(value):
+        return None  # (visible ASCII and space, the usual case, is told without a call)
+    if value.startswith(_PREFIX) and value.endswith(_SUFFIX) and len(value) >= _SENTINEL:
         inner = value[len(_PREFIX) : -len(_SUFFIX)]
         try:
             return base64.b64decode(inner.encode("ascii"), validate=True).decode("utf-8")
@@ -264,7 +256,26 @@ def check_headers(
     params: ParamsPeek | None,
     mirrored: Callable[[str], Sequence[HeaderPath]] | None = None,
 ) -> str | None:
+    """Why the headers disagree with the request (a ``HeaderMismatch`` message), or ``None``:
+    :func:`check_header_values` of ``headers``."""
+    return check_header_values(
+        headers.values, headers.repeated, protocol_header, method, params, mirrored
+    )
+
+
+def check_header_values(
+    values: Mapping[str, str],
+    repeated: Collection[str],
+    protocol_header: str | None,
+    method: str | None,
+    params: ParamsPeek | None,
+    mirrored: Callable[[str], Sequence[HeaderPath]] | None = None,
+) -> str | None:
     """Why the headers disagree with the request (a ``HeaderMismatch`` message), or ``None``.
+
+    ``values``: the request's ``mcp-*`` headers (lower-cased names, latin-1), ``repeated``:
+    those given more than once (as :class:`RequestHeaders` holds them; a transport that read
+    the headers for its own checks passes what it collected, building nothing more).
 
     ``method`` and ``params`` are the request's, as the classifier decoded them (``params``
     that are no object compare as absent: the dispatcher rejects such a request anyway, but
@@ -274,17 +285,18 @@ def check_headers(
     """
     if params is None:
         params = _NO_PARAMS
-    body_version = params.meta_version
-    if headers.repeated:
-        return f"Header mismatch: {min(headers.repeated)} header given more than once"
+    if repeated:
+        return f"Header mismatch: {min(repeated)} header given more than once"
     if protocol_header is None:
         return "Header mismatch: MCP-Protocol-Version header is required"
-    if body_version is not None and protocol_header.strip(_OWS) != body_version:
+    meta = params.meta  # ParamsPeek.meta_version, inline: this runs on every request
+    body_version = meta.protocol_version if meta is not None else None
+    if isinstance(body_version, str) and protocol_header.strip(_OWS) != body_version:
         return (
             f"Header mismatch: MCP-Protocol-Version header value {protocol_header.strip()!r} "
             f"does not match body value {body_version!r}"
         )
-    raw_method = headers.get("mcp-method")
+    raw_method = values.get("mcp-method")
     if raw_method is None:
         return "Header mismatch: Mcp-Method header is required"
     header_method = raw_method.strip(_OWS)
@@ -294,8 +306,8 @@ def check_headers(
             f"body value {method!r}"
         )
     field = _NAMED.get(method or "")
-    raw_name = headers.get("mcp-name")
     if field is not None:
+        raw_name = values.get("mcp-name")
         body_name = getattr(params, field)
         if raw_name is None:
             return "Header mismatch: Mcp-Name header is required for " + str(method)
@@ -310,17 +322,17 @@ def check_headers(
     if method == "tools/call" and mirrored is not None and isinstance(params.name, str):
         paths = mirrored(params.name)
         if paths:
-            return _check_params(headers, params.arguments, paths)
+            return _check_params(values, params.arguments, paths)
     return None
 
 
 def _check_params(
-    headers: RequestHeaders, raw_arguments: msgspec.Raw, mirrored: Sequence[HeaderPath]
+    values: Mapping[str, str], raw_arguments: msgspec.Raw, mirrored: Sequence[HeaderPath]
 ) -> str | None:
     arguments = msgspec.json.decode(raw_arguments)  # valid JSON: the whole body decoded
     for path, name in mirrored:
         key = _PARAM + name.lower()
-        raw = headers.get(key)
+        raw = values.get(key)
         value = param_values(arguments, path)
         if raw is None:
             if value is not None:

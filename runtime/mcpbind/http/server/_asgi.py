@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from types import MappingProxyType
 from typing import Any
 
 import msgspec
 
 from ...protocol.errors import INVALID_REQUEST
-from ...protocol.mcp_headers import RequestHeaders
 from .ticks import ticks
 
 __all__ = [
@@ -47,16 +47,21 @@ _WANTED = frozenset(
 )
 
 
+_NO_MCP: Mapping[str, str] = MappingProxyType({})  # a Headers without other mcp-* headers
+_NONE: frozenset[str] = frozenset()
+
+
 class Headers:
     """The request headers the transport reads, decoded once (latin-1, as HTTP/1.1 has it).
 
     A header the transport reads that appears twice is recorded in ``duplicates``: two
     ``Host`` or two ``Mcp-Session-Id`` values are refused rather than guessed between. The
     other ``mcp-*`` headers (the 2026-07-28 request metadata headers) are kept in the same
-    pass, for :meth:`request_headers`.
+    pass (``mcp``, ``mcp_repeated``): the session id and protocol version are :meth:`get`'s,
+    and refused when repeated.
     """
 
-    __slots__ = ("_mcp", "_repeated", "_values", "duplicates")
+    __slots__ = ("_values", "duplicates", "mcp", "mcp_repeated")
 
     def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
         values: dict[bytes, str] = {}
@@ -64,7 +69,8 @@ class Headers:
         repeated: set[str] | None = None
         duplicates = False
         for name, value in raw:
-            name = name.lower()
+            if not name.islower():  # ASGI servers lower-case them already: no copy then
+                name = name.lower()
             if name in _WANTED:
                 if name in values:
                     if name == b"accept":  # lists may legally be split over lines
@@ -81,19 +87,17 @@ class Headers:
                     repeated.add(key)
                 mcp[key] = value.decode("latin-1")
         self._values = values
-        self._mcp = mcp
-        self._repeated = repeated
+        #: The other ``mcp-*`` headers (the 2026-07-28 request metadata headers), and those of
+        #: them given more than once: what ``check_header_values`` reads.
+        self.mcp: Mapping[str, str] = _NO_MCP if mcp is None else mcp
+        self.mcp_repeated: set[str] | frozenset[str] = _NONE if repeated is None else repeated
         self.duplicates = duplicates
 
     def get(self, name: bytes) -> str | None:
         return self._values.get(name)
 
-    def request_headers(self) -> RequestHeaders:
-        """The ``mcp-*`` headers besides the session id and protocol version (those two
-        are :meth:`get`'s, and refused when repeated), as the 2026-07-28 checks read them."""
-        return RequestHeaders.collected(self._mcp or {}, self._repeated or set())
 
-
+@functools.lru_cache(maxsize=256)  # clients send the same few Content-Type values
 def media_type(value: str | None) -> str:
     return (value or "").partition(";")[0].strip().lower()
 

@@ -26,7 +26,7 @@ import msgspec
 from ...protocol import HEADER_MISMATCH, INTERNAL_ERROR, PARSE_ERROR, McpError, SessionOptions
 from ...protocol._wire import encode_error
 from ...protocol.classify import Classified
-from ...protocol.mcp_headers import HeaderPath, check_headers, header_params
+from ...protocol.mcp_headers import HeaderPath, check_header_values, header_params
 from ...server.app import Server
 from ...server.dispatch import Reply, answer
 from ...server.limits import server_inflight
@@ -56,13 +56,25 @@ _NO_PARAMS = msgspec.Raw(b"{}")
 
 
 async def _send_json(send: Send, status: int, data: bytes) -> None:
-    await send_response(send, status, data, None, _JSON)
+    """The whole response: ``data`` as one JSON body (``send_response``'s steps, inline:
+    every 2026-07-28 answer without a notification before it ends here)."""
+    headers = [(b"content-type", _JSON), (b"content-length", b"%d" % len(data))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data, "more_body": False})
 
 
 class StatelessEra:
     """The 2026-07-28 requests of one ``StreamableHTTPApp``, and its listen streams."""
 
-    __slots__ = ("_hub", "_mirrored", "json_response", "principal", "server", "sse_keepalive")
+    __slots__ = (
+        "_hub",
+        "_inflight",
+        "_mirrored",
+        "json_response",
+        "principal",
+        "server",
+        "sse_keepalive",
+    )
 
     def __init__(
         self,
@@ -77,6 +89,8 @@ class StatelessEra:
         self.json_response = json_response
         self.sse_keepalive = sse_keepalive
         self._hub: ListenHub | None = None
+        #: The server's shared count of requests in flight (one object per server, kept).
+        self._inflight = server_inflight(server)
         #: Tool name -> (its input schema, that schema's ``x-mcp-header`` parameters): walked
         #: once per schema, not on every call.
         self._mirrored: dict[str, tuple[object, list[HeaderPath]]] = {}
@@ -123,8 +137,9 @@ class StatelessEra:
             return
         rid, method = classified.request_ids[0], classified.methods[0]
         try:
-            reason = check_headers(
-                headers.request_headers(),
+            reason = check_header_values(
+                headers.mcp,
+                headers.mcp_repeated,
                 headers.get(b"mcp-protocol-version"),
                 method,
                 classified.peek,
@@ -137,7 +152,9 @@ class StatelessEra:
         if reason is not None:
             await _send_json(send, 400, encode_error(rid, McpError(HEADER_MISMATCH, reason)))
             return
-        raw = classified.params if classified.params is not None else _NO_PARAMS
+        raw = classified.request_params[0]  # (Classified.params, without the property)
+        if raw is None:
+            raw = _NO_PARAMS
         if method == LISTEN:
             await self._listen(receive, send, rid, raw)
             return
@@ -196,29 +213,29 @@ class StatelessEra:
     ) -> None:
         """Answer a POST with what ``run`` replies, as JSON or SSE; on the handshake era
         (the 2025 sessionless mode) always with status 200, as SSE unless JSON is asked for."""
-        shared = server_inflight(self.server)
+        shared = self._inflight
         if shared.count >= shared.limit:
             message = f"Server busy: {shared.limit} requests in flight on this server; retry later"
             busy = encode_error(rid, McpError(INTERNAL_ERROR, message))
             await _send_json(send, 200 if handshake else 503, busy)
             return
         shared.count += 1
-        response = _Response(send, not self.json_response, handshake)
-        watch = _Watch(receive)
+        response = _Response(receive, send, not self.json_response, handshake)
         try:
-            reply = await run(response.emit)
-            watch.stop()
-            if not watch.gone:
+            try:
+                reply = await run(response.emit)
+            finally:
+                response.stop()  # the reply is written unwatched: the client can no longer cancel
+            if not response.gone:
                 await response.finish(reply)
         except asyncio.CancelledError:
-            if not watch.swallow():
+            if not response.swallow():
                 raise
             logger.debug("client closed the response of request %r: cancelled", rid)
         except OSError:
             logger.debug("client left during request %r", rid)
         finally:
             shared.count -= 1
-            watch.stop()
 
     async def _listen(
         self, receive: Receive, send: Send, rid: int | str, raw: msgspec.Raw | None
@@ -229,7 +246,7 @@ class StatelessEra:
             await _send_json(send, opened.http_status, opened.data)
             return
         sub: Subscription = opened
-        watch = _Watch(receive)
+        watch = _Response(receive, send, True)  # written here: only its watch is used
         keepalive = self.sse_keepalive
         try:
             await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
@@ -259,18 +276,52 @@ class StatelessEra:
             hub.close(sub)
 
 
+#: Seconds a request runs before its client is watched: most (a ``def`` tool's thread
+#: included) are answered sooner, so they cost an entry on the shared clock (ticks.py), not a
+#: watching task.
+WATCH_AFTER: Final = 0.05
+
+
 class _Response:
-    """Writes one POST's response: JSON unless something is emitted before the reply (on the
-    2026-07-28 era), or SSE whenever it may be (the 2025 sessionless mode, ``handshake``,
-    as its sessions did); a 2025 batch's replies as a JSON array or one event each."""
+    """One POST's response, and the watch on its client.
 
-    __slots__ = ("handshake", "send", "sse", "started")
+    Writes it: JSON unless something is emitted before the reply (on the 2026-07-28 era), or
+    SSE whenever it may be (the 2025 sessionless mode, ``handshake``, as its sessions did); a
+    2025 batch's replies as a JSON array or one event each.
 
-    def __init__(self, send: Send, sse: bool, handshake: bool = False) -> None:
+    Watches it from creation to :meth:`stop`: the request's task is cancelled when the client
+    closes the response (it is cancellation). The watching task starts once the request has
+    run for :data:`WATCH_AFTER` (up to a tick of the shared clock more): a request answered
+    sooner costs no task; one that takes longer is watched from then on (a client gone before
+    then is seen at once). One object for both: a request builds one.
+    """
+
+    __slots__ = (
+        "_clock",
+        "_receive",
+        "_watcher",
+        "gone",
+        "handshake",
+        "send",
+        "sse",
+        "started",
+        "task",
+    )
+
+    def __init__(self, receive: Receive, send: Send, sse: bool, handshake: bool = False) -> None:
         self.send = send
         self.sse = sse
         self.handshake = handshake
         self.started = False
+        loop = asyncio.get_running_loop()  # once: each lookup is a getpid() on 3.11
+        task = asyncio.current_task(loop)
+        assert task is not None
+        self.task = task
+        self.gone = False
+        self._receive = receive
+        self._watcher: asyncio.Task[None] | None = None
+        self._clock: Ticks | None = ticks(loop)  # the shared clock: no timer of its own
+        self._clock.arm(self, WATCH_AFTER, self._begin)
 
     async def emit(self, message: bytes) -> None:
         if not self.sse:
@@ -288,7 +339,8 @@ class _Response:
             elif self.handshake and self.sse:
                 await self._sse(_frame(reply.data))
             else:
-                status = 200 if self.handshake else reply.http_status
+                ok = self.handshake or reply.error_code is None
+                status = 200 if ok else reply.http_status
                 await _send_json(self.send, status, reply.data)
             return
         if self.sse:
@@ -302,33 +354,6 @@ class _Response:
             self.started = True
             await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
         await self.send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-#: Seconds a request runs before its client is watched: most (a ``def`` tool's thread
-#: included) are answered sooner, so they cost an entry on the shared clock (ticks.py), not a
-#: watching task.
-WATCH_AFTER: Final = 0.05
-
-
-class _Watch:
-    """Cancels the request's task when the client closes the response (it is cancellation).
-
-    The watching task starts once the request has run for :data:`WATCH_AFTER` (up to a
-    tick of the shared clock more): a request answered sooner costs no task; one that takes
-    longer is watched from then on (a client gone before then is seen at once).
-    """
-
-    __slots__ = ("_clock", "_receive", "_watcher", "gone", "task")
-
-    def __init__(self, receive: Receive) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self.task = task
-        self.gone = False
-        self._receive = receive
-        self._watcher: asyncio.Task[None] | None = None
-        self._clock: Ticks | None = ticks()  # the shared clock: no timer of its own
-        self._clock.arm(self, WATCH_AFTER, self._begin)
 
     def _begin(self) -> None:
         self._clock = None
