@@ -5,6 +5,7 @@ server/utilities/logging.mdx), and the low-level request path."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -128,28 +129,38 @@ async def test_result_type(result: dict[str, Any], ok: bool) -> None:
                     await c.list_tools()
 
 
-async def _scripted_server(transport: Transport, answers: list[dict[str, Any]]) -> None:
-    """Answers server/discover, then each other request with the next of ``answers``."""
-    pending = iter(answers)
+async def _serve(
+    transport: Transport, reply_to: Callable[[dict[str, Any]], dict[str, Any]]
+) -> None:
+    """A scripted peer: each request (notifications are skipped) answered with the JSON-RPC
+    reply ``reply_to`` makes of it, until the client closes."""
     try:
         while True:
             message = json.loads(await transport.receive())
-            if "id" not in message:
-                continue
-            if message["method"] == "server/discover":
-                result = {
-                    "resultType": "complete",
-                    "supportedVersions": ["2026-07-28"],
-                    "capabilities": {"tools": {}},
-                }
-            else:
-                result = next(pending)
-            reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
-            await transport.send(json.dumps(reply).encode())
+            if "id" in message:
+                await transport.send(json.dumps(reply_to(message)).encode())
     except TransportClosed:
         pass
     finally:
         await transport.aclose()
+
+
+async def _scripted_server(transport: Transport, answers: list[dict[str, Any]]) -> None:
+    """Answers server/discover, then each other request with the next of ``answers``."""
+    pending = iter(answers)
+
+    def reply_to(message: dict[str, Any]) -> dict[str, Any]:
+        if message["method"] == "server/discover":
+            result = {
+                "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+            }
+        else:
+            result = next(pending)
+        return {"jsonrpc": "2.0", "id": message["id"], "result": result}
+
+    await _serve(transport, reply_to)
 
 
 @pytest.mark.memory_only
@@ -201,30 +212,23 @@ async def test_handshake_only_methods_fail_clearly() -> None:
 
 async def _version_picky_server(transport: Transport) -> None:
     """Refuses 2026-07-28 with -32022 (listing only 2025-11-25), then serves initialize."""
-    try:
-        while True:
-            message = json.loads(await transport.receive())
-            if "id" not in message:
-                continue
-            if message["method"] == "server/discover":
-                error = {
-                    "code": -32022,
-                    "message": "Unsupported protocol version",
-                    "data": {"supported": ["2025-11-25"], "requested": "2026-07-28"},
-                }
-                reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "error": error}
-            else:
-                result = {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "serverInfo": {"name": "picky", "version": "1"},
-                }
-                reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
-            await transport.send(json.dumps(reply).encode())
-    except TransportClosed:
-        pass
-    finally:
-        await transport.aclose()
+
+    def reply_to(message: dict[str, Any]) -> dict[str, Any]:
+        if message["method"] == "server/discover":
+            error = {
+                "code": -32022,
+                "message": "Unsupported protocol version",
+                "data": {"supported": ["2025-11-25"], "requested": "2026-07-28"},
+            }
+            return {"jsonrpc": "2.0", "id": message["id"], "error": error}
+        result = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "serverInfo": {"name": "picky", "version": "1"},
+        }
+        return {"jsonrpc": "2.0", "id": message["id"], "result": result}
+
+    await _serve(transport, reply_to)
 
 
 @pytest.mark.memory_only
