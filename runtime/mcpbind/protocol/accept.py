@@ -226,11 +226,7 @@ class StatelessEra(MethodTable):
                 pass
             else:
                 meta = params.meta
-                known = self._known.last
-                if known is not None and known[0] == meta:
-                    parsed: RequestMeta | None = known[1]
-                else:
-                    parsed = self._known.lookup(meta) if type(meta) is msgspec.Raw else None
+                parsed = self._known.lookup(meta) if type(meta) is msgspec.Raw else None
                 if parsed is not None and parsed.protocol_version in self.versions:
                     return usual[0], params, parsed
         try:

@@ -30,7 +30,7 @@ from mcpbind_types._common import decoder
 
 from ._base import _validation_message
 from .errors import INVALID_PARAMS, McpError
-from .meta import PROTOCOL_VERSION, RequestMeta, usual_request_meta
+from .meta import RequestMeta, usual_request_meta
 
 __all__ = ["KnownMetas", "WireParams", "wire_decoder"]
 
@@ -106,34 +106,28 @@ def wire_decoder(params_type: Any) -> msgspec.json.Decoder[Any] | None:
 
 class KnownMetas:
     """The checked ``_meta`` objects an era has seen, by their raw bytes (a handful, each
-    compared in one ``memcmp``; the one seen last first)."""
+    compared in one ``memcmp``)."""
 
-    __slots__ = ("_entries", "last")
+    __slots__ = ("_entries",)
 
     def __init__(self) -> None:
         self._entries: list[tuple[msgspec.Raw, RequestMeta]] = []
-        #: The entry found last (most requests carry the same ``_meta`` as the one before).
-        self.last: tuple[msgspec.Raw, RequestMeta] | None = None
 
     def lookup(self, raw: msgspec.Raw) -> RequestMeta | None:
         """The checked ``_meta`` that ``raw`` holds (shared: its ``raw`` dict is copied before
         a handler sees it); ``None`` for one that is not well-formed (the caller takes the
         path that says why)."""
-        for entry in self._entries:
-            if entry[0] == raw:
-                self.last = entry
-                return entry[1]
+        for seen, parsed in self._entries:
+            if seen == raw:
+                return parsed
         try:
             meta = msgspec.json.decode(raw)
         except (msgspec.DecodeError, RecursionError):
             return None
-        parsed = usual_request_meta(meta) if type(meta) is dict else None
-        if parsed is None or PROTOCOL_VERSION not in meta:
-            return None
-        if all(key.startswith(_PROTOCOL_PREFIX) for key in meta):
+        found = usual_request_meta(meta) if type(meta) is dict else None
+        if found is not None and all(key.startswith(_PROTOCOL_PREFIX) for key in meta):
             if len(self._entries) >= _MAX_KNOWN:
                 del self._entries[0]
             # Own bytes: the request's buffer is not kept alive by the entry.
-            entry = self.last = msgspec.Raw(bytes(raw)), parsed
-            self._entries.append(entry)
-        return parsed
+            self._entries.append((msgspec.Raw(bytes(raw)), found))
+        return found

@@ -111,7 +111,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     completion_handler: Callable[..., Awaitable[Any]] | None = msgspec.field(default=None)
     custom: dict[str, Handler] = msgspec.field(default_factory=dict)
     _table: dict[str, Handler] | None = msgspec.field(default=None)
-    #: Whether ``tools/call`` is answered by :meth:`call_tool` itself (no custom handler, no
+    #: Whether ``tools/call`` is answered by :meth:`_call_tool` itself (no custom handler, no
     #: wrapper): a 2026-07-28 call then reaches it without its params made (wire_view).
     own_tool_calls: bool = msgspec.field(default=False)
     _wrappers: dict[str, list[Wrapper]] = msgspec.field(default_factory=dict)

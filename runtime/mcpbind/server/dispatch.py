@@ -120,7 +120,7 @@ class Encoded:
     accepts its requests (and, per version, the 2025 sessionless mode's method tables);
     rebuilt by :func:`encoded` when a registration changes them."""
 
-    __slots__ = ("_sessionless", "capabilities", "era", "identity", "info", "key", "options")
+    __slots__ = ("_sessionless", "capabilities", "era", "info", "key", "options")
 
     def __init__(self, server: Server, key: tuple[object, ...]) -> None:
         self.key = key
@@ -134,8 +134,6 @@ class Encoded:
             if self.options.server_info_in_meta
             else None
         )
-        #: A result's whole ``_meta`` when it has none of its own (only ever encoded).
-        self.identity: dict[str, Any] = {SERVER_INFO: self.info}
         versions = self.options.versions
         table: dict[str, MethodInfo[Any, Any]] = dict(m.CLIENT_TO_SERVER)
         # A custom handler takes any JSON object; a listen request is checked by its hub
@@ -300,22 +298,14 @@ async def run_request(
     if handler is None:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
     try:
+        # No requestState and no way to ask: no round, no state, no runner task.
+        plain = method not in MRTR_METHODS
         if isinstance(params, WireParams):  # the usual request, its _meta known (wire_view)
             if method == "tools/call" and custom is None and _direct_tool_call(server, params):
-                ctx = Context(
-                    peer=StatelessPeer(
-                        meta.client_capabilities, meta.log_level, emit, None, method
-                    ),
-                    protocol_version=meta.protocol_version,
-                    request_id=request_id,
-                    progress_token=token,
-                    meta=dict(meta.raw),  # the handler's own (wire_view: raw may be shared)
-                )
-                call: Any = params  # a wire view: reads as a ToolCall
-                return _complete(await server._call_tool(call, ctx), method, enc, enc.options)
-            params = params.materialize()
-        if method not in MRTR_METHODS or (
-            # No requestState and no way to ask: no round, no state, no runner task.
+                plain = True  # the server's own tools/call reads the view
+            else:
+                params = params.materialize()
+        if plain or (
             custom is None
             and _cannot_ask(server, params)
             and not isinstance(params.request_state, str)
@@ -412,16 +402,14 @@ async def _answer_mrtr(
 
 def _direct_tool_call(server: Server, params: Any) -> bool:
     """Whether a 2026-07-28 ``tools/call`` (its wire view) goes straight to the server's own
-    handler: a registered tool without a context parameter (it cannot ask for input), no
-    ``requestState``, arguments that are an object or absent (the others are refused by the
-    real params type, after ``materialize``)."""
+    handler: a tool that cannot ask, no ``requestState``, arguments that are an object or
+    absent (the others are refused by the real params type, after ``materialize``)."""
     if not server.own_tool_calls or isinstance(params.request_state, str):
         return False
-    entry = server.tools.get(params.name)
-    if entry is None or entry.signature.skipped:
-        return False
     arguments = params.arguments
-    return arguments is msgspec.UNSET or memoryview(arguments)[0] == _OPEN_BRACE
+    return _unasking(server.tools.get(params.name)) and (
+        arguments is msgspec.UNSET or memoryview(arguments)[0] == _OPEN_BRACE
+    )
 
 
 _OPEN_BRACE: Final = ord("{")
@@ -432,11 +420,14 @@ def _cannot_ask(server: Server, params: Any) -> bool:
     function without a context parameter: it has no way to ask for input."""
     kind = type(params)
     if kind is t.CallToolRequestParams:
-        entry: Any = server.tools.get(params.name)
-    elif kind is t.GetPromptRequestParams:
-        entry = server.prompts.get(params.name)
-    else:
-        return False  # resources/read: the matching template is only known inside
+        return _unasking(server.tools.get(params.name))
+    if kind is t.GetPromptRequestParams:
+        return _unasking(server.prompts.get(params.name))
+    return False  # resources/read: the matching template is only known inside
+
+
+def _unasking(entry: Any) -> bool:
+    """A registered function without a context parameter (``None``: none registered)."""
     return entry is not None and not entry.signature.skipped
 
 
@@ -471,17 +462,11 @@ def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) ->
     if stamps is None:
         stamps = _STAMPS[kind] = _stamps_of(kind)
     if stamps is _USUAL:  # has _meta, no cache hints, not input_required: the fewest steps
-        # A copy (the handler's result may be its own), stamped without a second validation.
-        done = result.__copy__()
-        done.result_type = "complete"
-        if info is not None:
-            current = result.meta
-            done.meta = (
-                enc.identity
-                if current is msgspec.UNSET or current is None
-                else {**current, SERVER_INFO: info}
-            )
-        return done
+        if info is None:
+            return msgspec.structs.replace(result, result_type="complete")
+        return msgspec.structs.replace(
+            result, result_type="complete", meta=_identified(result.meta, info)
+        )
     if stamps is not _NOT_A_RESULT:
         if stamps.input_required:
             raise _no_input_required(method)
