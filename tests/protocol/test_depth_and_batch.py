@@ -19,6 +19,8 @@ from mcpbind.protocol import (
     SessionOptions,
     exceeds_depth,
 )
+from mcpbind.protocol.classify import classify_body
+from mcpbind.protocol.depth import shallow_if_valid
 
 # -- depth ----------------------------------------------------------------------------------
 
@@ -139,6 +141,60 @@ def test_unclosed_run_shorter_than_twice_the_limit_is_refused_for_its_depth(leve
     assert (rid, code) == (9, INVALID_REQUEST) and "nesting exceeds 128" in message
     shallow = b'{"jsonrpc":"2.0","id":10,"method":"ping","params":{"a":' + b"[" * 100
     assert only_error(server.receive(shallow))[1] == PARSE_ERROR
+
+
+def _objects(levels: int, closed: bool = True) -> bytes:
+    """``{"":{"":...{}...}}``: the shortest JSON ``levels`` deep with no array."""
+    return b'{"":' * (levels - 1) + b"{}" + (b"}" * (levels - 1) if closed else b"")
+
+
+def test_length_rule_never_passes_valid_json_deeper_than_the_limit() -> None:
+    """``shallow_if_valid`` (a message that decodes is not scanned when it holds): it never
+    says so of valid JSON nested deeper than the limit, on the shortest such JSON (object
+    chains, array runs, mixes) and on random JSON with brackets inside strings."""
+    import random
+
+    for limit in (3, 10, 128):
+        assert shallow_if_valid(_objects(limit), limit)  # 5 * limit - 3 bytes, at the bound
+        assert not shallow_if_valid(_objects(limit + 1), limit)
+        assert not shallow_if_valid(b"[" * (limit + 1) + b"]" * (limit + 1), limit)
+        for arrays in range(limit + 2):
+            mixed = b"[" * arrays + _objects(limit + 1 - arrays) + b"]" * arrays
+            assert exceeds_depth(mixed, limit) and not shallow_if_valid(mixed, limit)
+    rng = random.Random(11)
+
+    def value(budget: int) -> object:
+        roll = rng.random()
+        if budget == 0 or roll < 0.1:
+            return rng.choice([1, "[", "", "{}"])
+        if roll < 0.4:
+            return [value(budget - 1) for _ in range(rng.randint(0, 2))]
+        return {rng.choice(["", "k"]): value(budget - 1) for _ in range(rng.randint(0, 2))}
+
+    for _ in range(2_000):
+        data = json.dumps(value(rng.randint(0, 40)), separators=(",", ":")).encode()
+        for limit in (2, 5, 10, 20):
+            if shallow_if_valid(data, limit):
+                assert not exceeds_depth(data, limit), (data, limit)
+
+
+def test_unclosed_object_chain_passing_the_length_rule_is_refused_for_its_depth() -> None:
+    """A message the length rule lets through undecoded (no ``[``, under ``5 * limit``
+    bytes) is still refused for its depth when it does not decode: over stdio and in an
+    HTTP body alike."""
+    server = Session("server", version="2025-11-25")
+    payload = b'{"jsonrpc":"2.0","id":9,"method":"ping","params":' + _objects(130, closed=False)
+    assert 2 * 128 < len(payload) <= 5 * 128 - 3 and shallow_if_valid(payload)
+    rid, code, message = only_error(server.receive(payload))
+    assert (rid, code) == (9, INVALID_REQUEST) and "nesting exceeds 128" in message
+    assert classify_body(payload).error == (
+        INVALID_REQUEST,
+        "Invalid Request: JSON nesting exceeds 128 levels",
+    )
+    shallow = b'{"jsonrpc":"2.0","id":10,"method":"ping","params":' + _objects(100, closed=False)
+    assert only_error(server.receive(shallow))[1] == PARSE_ERROR
+    error = classify_body(shallow).error
+    assert error is not None and error[0] == PARSE_ERROR
 
 
 @pytest.mark.parametrize("levels", [200, 1000, 50_000])

@@ -19,7 +19,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ._wire import BATCH_DECODER, ENVELOPE_DECODER, Decoded, Envelope
-from .depth import DEFAULT_MAX_DEPTH, exceeds_depth
+from .depth import DEFAULT_MAX_DEPTH, exceeds_depth, shallow_if_valid
 from .errors import INVALID_REQUEST, PARSE_ERROR
 
 __all__ = [
@@ -109,7 +109,7 @@ def classify(data: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Incoming:
     """Classify one message: a request with modern ``_meta`` (or ``server/discover``) is
     ``"stateless"``; anything malformed or nested deeper than ``max_depth`` is ``"other"``
     (the session core answers it, on the request's id when readable)."""
-    if data.count(b"[") + data.count(b"{") > max_depth and exceeds_depth(data, max_depth):
+    if _too_deep(data, max_depth):
         return _OTHER
     try:
         env = ENVELOPE_DECODER.decode(data)
@@ -185,9 +185,10 @@ def classify_body(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Classified
     """Classify a POST body without side effects (nothing is allocated beyond the result).
     A body nested deeper than ``max_depth`` is refused before anything decodes it."""
     out = Classified()
-    if body.count(b"[") + body.count(b"{") > max_depth and exceeds_depth(body, max_depth):
-        out.error = (INVALID_REQUEST, f"Invalid Request: JSON nesting exceeds {max_depth} levels")
-        return out
+    # A body short enough for its depth is scanned only if it does not decode (depth.py).
+    unscanned = shallow_if_valid(body, max_depth)
+    if not unscanned and _too_deep(body, max_depth):
+        return _refused_for_depth(out, max_depth)
     marker = _MARKER in body
     try:
         if body.lstrip()[:1] == b"[":
@@ -201,9 +202,13 @@ def classify_body(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Classified
             out.envelope = ENVELOPE_DECODER.decode(body)
             envelopes = [out.envelope]
     except msgspec.ValidationError as exc:
+        if unscanned and _too_deep(body, max_depth):
+            return _refused_for_depth(out, max_depth)
         out.error = (INVALID_REQUEST, f"Invalid Request: {exc}")
         return out
     except (msgspec.DecodeError, RecursionError) as exc:
+        if unscanned and _too_deep(body, max_depth):
+            return _refused_for_depth(out, max_depth)
         out.error = (PARSE_ERROR, f"Parse error: {exc}")
         return out
     for env in envelopes:
@@ -213,6 +218,16 @@ def classify_body(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Classified
             return out
     if out.meta_version is not None and not out.initialize and not out.batch:
         out.era = "stateless"
+    return out
+
+
+def _too_deep(body: bytes, max_depth: int) -> bool:
+    # few brackets cannot nest deeply: counted first (exceeds_depth's own first test)
+    return body.count(b"[") + body.count(b"{") > max_depth and exceeds_depth(body, max_depth)
+
+
+def _refused_for_depth(out: Classified, max_depth: int) -> Classified:
+    out.error = (INVALID_REQUEST, f"Invalid Request: JSON nesting exceeds {max_depth} levels")
     return out
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_META_BYTES",
     "exceeds_depth",
+    "shallow_if_valid",
     "meta_too_large",
     "salvage_id",
     "salvage_oversized_id",
@@ -90,6 +91,27 @@ def exceeds_depth(data: bytes | bytearray | memoryview, limit: int = DEFAULT_MAX
             return passes + max(accumulate(map(_STEP.__getitem__, inner))) > limit
         brackets = inner
     return False
+
+
+def shallow_if_valid(data: bytes, limit: int = DEFAULT_MAX_DEPTH) -> bool:
+    """Whether ``data``, *if it is valid JSON*, nests at most ``limit`` levels: decided from
+    its length and whether it holds a ``[``, without scanning its brackets. The caller must
+    decode ``data`` and, if that fails, check it with :func:`exceeds_depth` before saying
+    why (a run of unclosed brackets is refused for its depth).
+
+    In valid JSON, ``d`` nested containers take at least 2 bytes for the innermost, 2 for
+    each array around it (``[``, ``]``) and 5 for each object around it (``{``, a key of at
+    least ``""``, ``:``, ``}``). So ``2d <= len`` and, with ``A`` arrays at most,
+    ``5d <= len + 3 + 3A``: a message with no ``[`` (``find``: ``memchr``) and at most
+    ``5 * limit - 3`` bytes long, such as the usual 2026-07-28 request with its ``_meta``,
+    is shallow enough."""
+    size = len(data)
+    if size <= 2 * limit:
+        return True
+    if size + 3 > 5 * limit:
+        return False
+    arrays = data.count(b"[") if data.find(b"[") >= 0 else 0
+    return size + 3 + 3 * arrays <= 5 * limit
 
 
 def meta_too_large(params: bytes | msgspec.Raw, limit: int = DEFAULT_MAX_META_BYTES) -> bool:

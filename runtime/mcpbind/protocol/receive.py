@@ -22,7 +22,7 @@ from ._base import (
 )
 from ._wire import Decoded
 from .accept import StatelessEra, capability_refusal, decode_params, is_modern, peek_meta
-from .depth import exceeds_depth, salvage_id, salvage_oversized_id
+from .depth import exceeds_depth, salvage_id, salvage_oversized_id, shallow_if_valid
 from .errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -111,13 +111,21 @@ class Receiver(SessionBase):
             return events
         limit = self.options.max_depth
         size = len(data)
-        # Nesting deeper than the limit takes more than ``limit`` opening brackets and as many
-        # closing ones: an object that decodes and is no longer than twice the limit is
-        # shallow enough, unscanned. One that does not decode is checked before its error is
+        # An object that decodes and is short enough for its depth (shallow_if_valid, its
+        # usual answers inline: no longer than twice the limit, or five times without a
+        # ``[``) is not scanned. One that does not decode is checked before its error is
         # chosen (a run of unclosed brackets is refused for its depth, as a longer one is).
         if (
             size > limit
-            and (size > 2 * limit or type(data) is not bytes or data[:1] != b"{")
+            and (
+                type(data) is not bytes
+                or data[:1] != b"{"
+                or (
+                    size > 2 * limit
+                    and (size + 3 > 5 * limit or data.find(b"[") >= 0)
+                    and not shallow_if_valid(data, limit)
+                )
+            )
             # few brackets cannot nest deeply: counted first (exceeds_depth's own first test)
             and (type(data) is not bytes or data.count(b"[") + data.count(b"{") > limit)
             and self._too_deep(data, limit, events)
