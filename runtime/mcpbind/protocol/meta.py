@@ -14,6 +14,7 @@ import msgspec
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo
 
+from ._base import progress_token
 from .errors import INVALID_PARAMS, McpError
 
 __all__ = [
@@ -58,6 +59,8 @@ class RequestMeta(msgspec.Struct, frozen=True, gc=False):
     client_info: dict[str, Any] | None
     log_level: str | None
     raw: dict[str, Any]
+    #: The request's ``progressToken`` when it is an id (``None``: none, or not an id).
+    progress_token: int | str | None = None
 
 
 def usual_request_meta(meta: dict[str, Any]) -> RequestMeta | None:
@@ -74,7 +77,7 @@ def usual_request_meta(meta: dict[str, Any]) -> RequestMeta | None:
         and (level is None or (type(level) is str and level in _LEVELS))
         and (info is None or type(info) is dict)
     ):
-        return RequestMeta(version, caps, info, level, meta)
+        return RequestMeta(version, caps, info, level, meta, progress_token(meta))
     return None
 
 
@@ -105,6 +108,7 @@ def parse_request_meta(meta: Any) -> RequestMeta:
         dict(info) if isinstance(info, Mapping) else None,
         level,
         dict(meta),
+        progress_token(meta),
     )
 
 

@@ -352,8 +352,7 @@ class Receiver(SessionBase):
             return False
         info, params, meta = decoded
         self._inbound[rid] = _Inbound(method)
-        token = progress_token(meta.raw)
-        events.append(RequestReceived(rid, method, params, info, token, meta))
+        events.append(RequestReceived(rid, method, params, info, meta.progress_token, meta))
         return True
 
     def _on_notification(self, method: str, raw: msgspec.Raw | Any, events: list[Event]) -> None:

@@ -22,6 +22,7 @@ nothing but this request's response (:mod:`mcpbind.server.sessionless`).
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import msgspec
@@ -44,14 +45,13 @@ from ..protocol import (
     custom_method,
     error_for_exception,
 )
-from ..protocol._base import progress_token
 from ..protocol._wire import encode_error, encode_result
 from ..protocol.accept import MethodTable, StatelessEra, read_meta
 from ..protocol.meta import SERVER_INFO, MalformedMeta, RequestMeta
 from ..protocol.wire_view import WireParams
 from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from .context import Context
-from .mrtr import MRTR_METHODS, Emit, InputRound, StatelessPeer, run_with_inputs
+from .mrtr import MRTR_METHODS, Emit, EmitFor, InputRound, StatelessPeer, run_with_inputs
 from .options import StatelessOptions, options_of
 from .request_state import RoundState, StateCodec, binding_for, field_of
 from .sessionless import run_sessionless, sessionless_capabilities
@@ -241,10 +241,7 @@ async def answer(
             era.request_meta(read_meta(raw))
             raise MalformedMeta("Invalid params: _meta with the protocol fields is required")
         _, params, meta = decoded
-        token = progress_token(meta.raw)
-        result = await run_request(
-            server, request_id, method, params, meta, emit, principal, enc, token
-        )
+        result = await run_request(server, request_id, method, params, meta, emit, principal, enc)
     except McpError as exc:
         return Reply(_encode_error(request_id, exc), exc.code, isinstance(exc, MalformedMeta))
     except BaseException as exc:  # SystemExit from a handler fails its request, not us
@@ -283,12 +280,13 @@ async def run_request(
     emit: Emit | None,
     principal: str | None = None,
     enc: Encoded | None = None,
-    token: int | str | None = None,
+    emit_for: EmitFor | None = None,
 ) -> Any:
     """Run the handler of one accepted 2026-07-28 request; its completed result, or the
-    :class:`McpError` the client gets raised. ``enc``: the server's :class:`Encoded` when the
-    caller keeps it current (a connection), else looked up; ``token``: the request's progress
-    token, as the receiver read it (:func:`progress_token`)."""
+    :class:`McpError` the client gets raised. ``emit``: where the request's notifications go;
+    ``emit_for``: instead, a connection's sender for all its requests, bound to this one only
+    if its handler can notify. ``enc``: the server's :class:`Encoded` when the caller keeps it
+    current (a connection), else looked up."""
     if enc is None:
         enc = encoded(server)
     if method == "server/discover":
@@ -298,34 +296,55 @@ async def run_request(
     if handler is None:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
     try:
-        # No requestState and no way to ask: no round, no state, no runner task.
-        plain = method not in MRTR_METHODS
         if isinstance(params, WireParams):  # the usual request, its _meta known (wire_view)
-            if method == "tools/call" and custom is None and _direct_tool_call(server, params):
-                plain = True  # the server's own tools/call reads the view
-            else:
-                params = params.materialize()
-        if plain or (
+            view: Any = params  # with its params type's fields (tools/call's, here)
+            if (
+                method == "tools/call"
+                and custom is None
+                and server.own_tool_calls
+                and not isinstance(view.request_state, str)
+                and (entry := server.tools.get(view.name)) is not None
+                and not entry.signature.skipped
+                and (
+                    view.arguments is msgspec.UNSET or memoryview(view.arguments)[0] == _OPEN_BRACE
+                )
+            ):
+                # The server's own tools/call reads the view (no requestState, arguments an
+                # object or absent: the others are refused by the real params type, after
+                # materialize), and its tool has no context parameter (it cannot ask):
+                # nothing it runs reaches the context's peer or _meta.
+                ctx = Context(
+                    peer=_UNREACHED,
+                    protocol_version=meta.protocol_version,
+                    request_id=request_id,
+                    progress_token=meta.progress_token,
+                    meta=meta.raw,
+                )
+                return _complete(await handler(params, ctx), method, enc, enc.options)
+            params = params.materialize()
+        if emit is None and emit_for is not None:
+            emit = functools.partial(emit_for, request_id)
+        # No requestState and no way to ask: no round, no state, no runner task.
+        if method not in MRTR_METHODS or (
             custom is None
             and _cannot_ask(server, params)
             and not isinstance(params.request_state, str)
         ):
-            ctx = Context(
-                peer=StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method),
-                protocol_version=meta.protocol_version,
-                request_id=request_id,
-                progress_token=token,
-                meta=dict(meta.raw),  # the handler's own (wire_view: raw may be shared)
-            )
+            peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
+            ctx = _context(peer, meta, request_id)
             return _complete(await handler(params, ctx), method, enc, enc.options)
         return await _answer_mrtr(
-            server, enc, method, params, meta, request_id, token, emit, handler, principal
+            server, enc, method, params, meta, request_id, emit, handler, principal
         )
     except McpError as exc:
         if method == "resources/read" and exc.code == RESOURCE_NOT_FOUND:
             # server/resources.mdx (2026-07-28): not found is -32602 now.
             raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
         raise
+
+
+_UNREACHED: Final = StatelessPeer({}, None, None, None, "tools/call")
+"""The context peer of a tool call whose tool takes no context (nothing can reach it)."""
 
 
 async def _answer_mrtr(
@@ -335,7 +354,6 @@ async def _answer_mrtr(
     params: Any,
     meta: RequestMeta,
     request_id: int | str,
-    token: int | str | None,
     emit: Emit | None,
     handler: Any,
     principal: str | None,
@@ -366,7 +384,7 @@ async def _answer_mrtr(
         params = _with_state(params, previous.app)
     round_ = InputRound(responses, meta.client_capabilities)
     peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, round_, method)
-    ctx = _context(peer, meta, request_id, token)
+    ctx = _context(peer, meta, request_id)
     if handler is not server.custom.get(method) and _cannot_ask(server, params):
         # A function without a context parameter has no way to ask: no runner task needed.
         return _complete(await handler(params, ctx), method, enc, opts)
@@ -400,18 +418,6 @@ async def _answer_mrtr(
     return result
 
 
-def _direct_tool_call(server: Server, params: Any) -> bool:
-    """Whether a 2026-07-28 ``tools/call`` (its wire view) goes straight to the server's own
-    handler: a tool that cannot ask, no ``requestState``, arguments that are an object or
-    absent (the others are refused by the real params type, after ``materialize``)."""
-    if not server.own_tool_calls or isinstance(params.request_state, str):
-        return False
-    arguments = params.arguments
-    return _unasking(server.tools.get(params.name)) and (
-        arguments is msgspec.UNSET or memoryview(arguments)[0] == _OPEN_BRACE
-    )
-
-
 _OPEN_BRACE: Final = ord("{")
 
 
@@ -442,14 +448,12 @@ def _input_requests(asked: dict[str, dict[str, Any]]) -> Any:
     return decoder(dict[str, t.InputRequest]).decode(msgspec.json.encode(asked))
 
 
-def _context(
-    peer: StatelessPeer, meta: RequestMeta, request_id: int | str, token: int | str | None
-) -> Context:
+def _context(peer: StatelessPeer, meta: RequestMeta, request_id: int | str) -> Context:
     return Context(
         peer=peer,
         protocol_version=meta.protocol_version,
         request_id=request_id,
-        progress_token=token,
+        progress_token=meta.progress_token,
         meta=dict(meta.raw),  # the handler's own (wire_view: raw may be shared)
     )
 
@@ -464,9 +468,13 @@ def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) ->
     if stamps is _USUAL:  # has _meta, no cache hints, not input_required: the fewest steps
         if info is None:
             return msgspec.structs.replace(result, result_type="complete")
-        return msgspec.structs.replace(
-            result, result_type="complete", meta=_identified(result.meta, info)
+        current: Any = result.meta  # _identified(current, info), inline
+        identified = (
+            {SERVER_INFO: info}
+            if current is msgspec.UNSET or current is None
+            else {**current, SERVER_INFO: info}
         )
+        return msgspec.structs.replace(result, result_type="complete", meta=identified)
     if stamps is not _NOT_A_RESULT:
         if stamps.input_required:
             raise _no_input_required(method)

@@ -42,6 +42,9 @@ _SETTLE_STEPS: Final = 8
 join the same round."""
 
 Emit = Callable[[bytes], Awaitable[None]]
+"""Where one request's notifications go (encoded JSON-RPC messages)."""
+EmitFor = Callable[[int | str, bytes], Awaitable[None]]
+"""Where a connection's requests' notifications go, by request id."""
 
 
 class InputRound:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -237,8 +236,25 @@ class ServerSession:
         """The coroutine that answers ``event``: the handler's own, so a request costs no
         frame here while it runs (the connection awaits it)."""
         method = event.method
-        if event.meta is not None:
-            return self._stateless_request(event)
+        meta = event.meta
+        if meta is not None:
+            # A 2026-07-28 request, accepted by the core with the era's rules: its handler
+            # runs with a stateless context; what it emits goes out unless the client
+            # cancelled it (_emit).
+            self.served += 1
+            if method == LISTEN:
+                return self._listen(event)
+            return run_request(
+                self.server,
+                event.id,
+                method,
+                event.params,
+                meta,
+                None,
+                None,
+                self._encoded,
+                self._emit,
+            )
         handler = self.server.handlers.get(method)
         if handler is None or method in _SESSION_METHODS:
             return self._session_request(event)
@@ -271,28 +287,6 @@ class ServerSession:
             self.subscriptions.discard(event.params.uri)
             return {}
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
-
-    def _stateless_request(self, event: RequestReceived) -> Coroutine[Any, Any, Any]:
-        """A 2026-07-28 request (accepted by the core with the era's rules): its handler runs
-        with a stateless context; what it emits goes out unless the client cancelled it.
-        Returns the coroutine to await (no frame of its own on the hot path)."""
-        self.served += 1
-        if event.method == LISTEN:
-            return self._listen(event)
-        meta = event.meta
-        assert meta is not None
-        rid = event.id
-        emit = functools.partial(self._emit, rid)  # a partial: cheaper to make than a closure
-        return run_request(
-            self.server,
-            rid,
-            event.method,
-            event.params,
-            meta,
-            emit,
-            enc=self._encoded,
-            token=event.progress_token,
-        )
 
     async def _emit(self, rid: RequestId, message: bytes) -> None:
         """Send a notification of 2026-07-28 request ``rid`` unless the client cancelled it."""
