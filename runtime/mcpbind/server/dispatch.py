@@ -277,7 +277,7 @@ async def run_request(
     method: str,
     params: Any,
     meta: RequestMeta,
-    emit: Emit | None,
+    emit: Emit | None = None,
     principal: str | None = None,
     enc: Encoded | None = None,
     emit_for: EmitFor | None = None,

@@ -250,10 +250,8 @@ class ServerSession:
                 method,
                 event.params,
                 meta,
-                None,
-                None,
-                self._encoded,
-                self._emit,
+                enc=self._encoded,
+                emit_for=self._emit,
             )
         handler = self.server.handlers.get(method)
         if handler is None or method in _SESSION_METHODS:
