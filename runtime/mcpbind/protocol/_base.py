@@ -24,6 +24,7 @@ from .events import (
     Outgoing,
     RequestId,
 )
+from .meta import _is_id
 
 if TYPE_CHECKING:
     from mcpbind_types.unified import methods as m
@@ -38,7 +39,6 @@ __all__ = [
     "SessionBase",
     "SessionOptions",
     "has_capability",
-    "progress_token",
 ]
 logger = lazy_logger("mcpbind.protocol")
 
@@ -98,22 +98,6 @@ def custom_method(
         capability=None,
         versions=(),
     )
-
-
-def progress_token(meta: Any) -> RequestId | None:
-    """The ``progressToken`` of a request's ``_meta`` (a dict, or anything else: none); one
-    that is not an id (a bool, a float, an object) counts as none."""
-    token = meta.get("progressToken") if type(meta) is dict else None
-    return token if token is None or _is_id(token) else None
-
-
-def _is_id(value: object) -> bool:
-    kind = type(value)
-    if kind is int or kind is str:  # the usual case, without the isinstance walk
-        return True
-    if value is None:  # no progress token: the other usual case
-        return False
-    return isinstance(value, int | str) and not isinstance(value, bool)
 
 
 def _to_builtins(caps: object) -> dict[str, Any] | None:

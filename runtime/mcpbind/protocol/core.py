@@ -19,7 +19,6 @@ from ._base import (
     BATCH_VERSIONS,
     SessionOptions,
     _field,
-    _is_id,
     _Pending,
     _with_progress_token,
     has_capability,
@@ -34,6 +33,7 @@ from .events import (
     ErrorReceived,
     RequestId,
 )
+from .meta import _is_id
 from .receive import Receiver
 from .state import State, Transition
 from .subcaps import SUBCAPABILITY_METHODS, subcapability_refusal

@@ -14,7 +14,6 @@ import msgspec
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo
 
-from ._base import progress_token
 from .errors import INVALID_PARAMS, McpError
 
 __all__ = [
@@ -27,6 +26,7 @@ __all__ = [
     "SUBSCRIPTION_ID",
     "RequestMeta",
     "parse_request_meta",
+    "progress_token",
     "usual_request_meta",
     "with_meta",
 ]
@@ -48,6 +48,22 @@ class MalformedMeta(McpError):
 
     def __init__(self, message: str) -> None:
         super().__init__(INVALID_PARAMS, message)
+
+
+def progress_token(meta: Any) -> int | str | None:
+    """The ``progressToken`` of a request's ``_meta`` (a dict, or anything else: none); one
+    that is not an id (a bool, a float, an object) counts as none."""
+    token = meta.get("progressToken") if type(meta) is dict else None
+    return token if token is None or _is_id(token) else None
+
+
+def _is_id(value: object) -> bool:
+    kind = type(value)
+    if kind is int or kind is str:  # the usual case, without the isinstance walk
+        return True
+    if value is None:  # no progress token: the other usual case
+        return False
+    return isinstance(value, int | str) and not isinstance(value, bool)
 
 
 class RequestMeta(msgspec.Struct, frozen=True, gc=False):

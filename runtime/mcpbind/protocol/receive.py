@@ -18,7 +18,6 @@ from ._base import (
     _Inbound,
     _validation_message,
     logger,
-    progress_token,
 )
 from ._wire import Decoded
 from .accept import StatelessEra, capability_refusal, decode_params, is_modern, peek_meta
@@ -44,6 +43,7 @@ from .events import (
     RequestReceived,
     ResponseReceived,
 )
+from .meta import progress_token
 from .state import State, Transition
 from .subcaps import SUBCAPABILITY_METHODS, subcapability_refusal
 
