@@ -183,7 +183,8 @@ class Classified:
 
 def classify_body(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Classified:
     """Classify a POST body without side effects (nothing is allocated beyond the result).
-    A body nested deeper than ``max_depth`` is refused before anything decodes it."""
+    A body nested deeper than ``max_depth`` is refused: before anything decodes it, unless
+    its length bounds its depth (then only if it does not decode)."""
     out = Classified()
     # A body short enough for its depth is scanned only if it does not decode (depth.py).
     unscanned = shallow_if_valid(body, max_depth)
