@@ -109,7 +109,7 @@ def classify(data: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Incoming:
     """Classify one message: a request with modern ``_meta`` (or ``server/discover``) is
     ``"stateless"``; anything malformed or nested deeper than ``max_depth`` is ``"other"``
     (the session core answers it, on the request's id when readable)."""
-    if _too_deep(data, max_depth):
+    if exceeds_depth(data, max_depth):
         return _OTHER
     try:
         env = ENVELOPE_DECODER.decode(data)
@@ -188,7 +188,7 @@ def classify_body(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Classified
     out = Classified()
     # A body short enough for its depth is scanned only if it does not decode (depth.py).
     unscanned = shallow_if_valid(body, max_depth)
-    if not unscanned and _too_deep(body, max_depth):
+    if not unscanned and exceeds_depth(body, max_depth):
         return _refused_for_depth(out, max_depth)
     marker = _MARKER in body
     try:
@@ -203,12 +203,12 @@ def classify_body(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Classified
             out.envelope = ENVELOPE_DECODER.decode(body)
             envelopes = [out.envelope]
     except msgspec.ValidationError as exc:
-        if unscanned and _too_deep(body, max_depth):
+        if unscanned and exceeds_depth(body, max_depth):
             return _refused_for_depth(out, max_depth)
         out.error = (INVALID_REQUEST, f"Invalid Request: {exc}")
         return out
     except (msgspec.DecodeError, RecursionError) as exc:
-        if unscanned and _too_deep(body, max_depth):
+        if unscanned and exceeds_depth(body, max_depth):
             return _refused_for_depth(out, max_depth)
         out.error = (PARSE_ERROR, f"Parse error: {exc}")
         return out
@@ -220,11 +220,6 @@ def classify_body(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Classified
     if out.meta_version is not None and not out.initialize and not out.batch:
         out.era = "stateless"
     return out
-
-
-def _too_deep(body: bytes, max_depth: int) -> bool:
-    # few brackets cannot nest deeply: counted first (exceeds_depth's own first test)
-    return body.count(b"[") + body.count(b"{") > max_depth and exceeds_depth(body, max_depth)
 
 
 def _refused_for_depth(out: Classified, max_depth: int) -> Classified:
