@@ -11,7 +11,10 @@ kept once the warm-up ``W`` is over), calls cancelled mid-flight, sessions creat
 2026-07-28 stateless calls, a ``def`` tool. Besides, client ``n % 5 == 4`` reads a
 ``subscriptions/listen`` stream (odd ``n``) or a GET stream (even ``n``) slowly, and client
 ``n % 5 == 2`` keeps a 2026-07-28 ``Client.listen()`` subscription, closed and reopened every
-30 s. Every operation has a deadline; past ``S`` plus ``--grace`` the tasks still running
+30 s; client ``n % 10 == 3`` floods itself (``flood``: progress and log messages as fast as
+the server sends them, all read) every ``FLOOD_EVERY`` seconds, and client ``n % 10 == 8``
+calls ``flood`` on a socket of its own and never reads the response, for ``STREAM_SECONDS``
+at a time (the server must bound what it queues for it and free it when it goes). Every operation has a deadline; past ``S`` plus ``--grace`` the tasks still running
 are reported as hung (with their stacks on stderr) and cancelled. The result file is written
 before the process shuts its event loop down.
 """
@@ -39,13 +42,20 @@ import anyio.abc
 import httpx2
 
 from mcpbind import LATEST_HANDSHAKE, LATEST_STATELESS, Client, ClientHandlers, RequestOptions
+from mcpbind import types as t
 from mcpbind.http.client import connect_http
 
 MIX = (("echo", 70), ("cancel", 10), ("churn", 8), ("stateless", 8), ("count", 4))
 OP = RequestOptions(timeout=10)
 """Every call's deadline: a lost answer is an error after 10 s, never a hang."""
 STREAM_SECONDS = 30.0
-"""How long a slow reader or listener keeps one stream before opening the next."""
+"""How long a slow reader, listener or non-reader keeps one stream before opening the next."""
+FLOOD_EVERY = 5.0
+"""Seconds between a flooder's calls of ``flood``."""
+FLOOD_READ = 500
+"""Progress notifications (and log messages) a flooder asks for and reads, per call."""
+FLOOD_UNREAD = 1_000_000
+"""What a non-reader asks for: more than the server can send before the reader goes."""
 META = {
     "io.modelcontextprotocol/protocolVersion": LATEST_STATELESS,
     "io.modelcontextprotocol/clientInfo": {"name": "soak", "version": "1"},
@@ -157,11 +167,19 @@ async def slow_reader(
 
 
 async def _read_slowly(
-    url: str, method: str, headers: dict[str, str], body: bytes, until: float, stats: Stats
+    url: str,
+    method: str,
+    headers: dict[str, str],
+    body: bytes,
+    until: float,
+    stats: Stats,
+    *,
+    read: bool = True,
 ) -> None:
     """Send one HTTP/1.1 request on a socket of its own (a small receive buffer), check the
-    status line, then read 256 bytes a second until ``until`` or the end of the stream.
-    Bounded by ``until`` whatever the server sends (a quiet stream included)."""
+    status line, then read 256 bytes a second (``read=False``: nothing at all) until ``until``
+    or the end of the stream. Bounded by ``until`` whatever the server sends (a quiet stream
+    included)."""
     where = httpx2.URL(url)
     headers = {"host": f"{where.host}:{where.port}", "content-length": str(len(body)), **headers}
     request = f"{method} {where.raw_path.decode()} HTTP/1.1\r\n"
@@ -173,6 +191,9 @@ async def _read_slowly(
         first = await stream.receive(256)
         if not first.startswith(b"HTTP/1.1 200"):
             raise RuntimeError(f"{method} answered {first[:200]!r}")
+        if not read:
+            await anyio.sleep(max(0.0, until - time.monotonic()))
+            return
         with anyio.move_on_after(until - time.monotonic()):
             while True:
                 await anyio.sleep(1.0)
@@ -200,6 +221,102 @@ async def _listen_slowly(url: str, until: float, stats: Stats) -> None:
         "mcp-method": "subscriptions/listen",
     }
     await _read_slowly(url, "POST", headers, json.dumps(message).encode(), until, stats)
+
+
+async def flooder(
+    n: int, url: str, deadline: float, stats: Stats, http: httpx2.AsyncClient
+) -> None:
+    """A client that asks for ``FLOOD_READ`` progress notifications and log messages every
+    ``FLOOD_EVERY`` seconds and reads every one (a 2025-11-25 session, log level info)."""
+    me = f"flooder {n}"
+
+    async def count(method: str, params: Any) -> None:
+        stats.notifications += 1
+
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        stats.notifications += 1
+
+    options = RequestOptions(timeout=30, on_progress=progress)
+    async with (
+        connect_http(url, client=http) as transport,
+        Client(
+            transport,
+            protocol_version=LATEST_HANDSHAKE,
+            handlers=ClientHandlers(notification=count),
+        ) as client,
+    ):
+        await client.set_level(t.SetLevelRequestParams(level="info"))
+        while time.monotonic() < deadline:
+            stats.running[me] = "flooding"
+            try:
+                result = await client.call("flood", {"n": FLOOD_READ}, options=options)
+                if result.is_error:
+                    raise RuntimeError(f"flood answered an error: {result.content!r}")
+            except Exception as exc:
+                stats.error("flooder", exc)
+            stats.ops["flood"] = stats.ops.get("flood", 0) + 1
+            stats.running[me] = "thinking"
+            await anyio.sleep(max(0.0, min(FLOOD_EVERY, deadline - time.monotonic())))
+    stats.running[me] = "closing"
+
+
+async def non_reader(
+    n: int, url: str, deadline: float, stats: Stats, http: httpx2.AsyncClient
+) -> None:
+    """A ``tools/call`` of ``flood`` (with a progress token) on a socket of its own, whose
+    response is never read: held ``STREAM_SECONDS``, then closed. Turn about on the
+    2026-07-28 wire and in a 2025-11-25 session (the per-request SSE stream of each)."""
+    me = f"non-reader {n}"
+    turn = 0
+    while time.monotonic() < deadline:
+        stats.running[me] = "not reading"
+        until = min(deadline, time.monotonic() + STREAM_SECONDS)
+        try:
+            if turn % 2:
+                await _flood_unread_in_session(n, url, until, stats, http)
+            else:
+                await _flood_unread(n, url, until, stats, {}, {**META, "progressToken": n})
+            stats.ops["unread"] = stats.ops.get("unread", 0) + 1
+        except Exception as exc:
+            stats.error("non-reader", exc)
+            await anyio.sleep(1)
+        turn += 1
+    stats.running[me] = "closing"
+
+
+async def _flood_unread(
+    n: int, url: str, until: float, stats: Stats, headers: dict[str, str], meta: dict[str, Any]
+) -> None:
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "flood", "arguments": {"n": FLOOD_UNREAD}, "_meta": meta},
+    }
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": LATEST_STATELESS,
+        "mcp-method": "tools/call",
+        "mcp-name": "flood",
+        **headers,
+    }
+    body = json.dumps(message).encode()
+    await _read_slowly(url, "POST", headers, body, until, stats, read=False)
+
+
+async def _flood_unread_in_session(
+    n: int, url: str, until: float, stats: Stats, http: httpx2.AsyncClient
+) -> None:
+    async with (
+        connect_http(url, client=http, open_get_stream=False) as transport,
+        Client(transport, protocol_version=LATEST_HANDSHAKE) as client,
+    ):
+        session = {
+            "mcp-session-id": str(transport.session_id),
+            "mcp-protocol-version": client.protocol_version or LATEST_HANDSHAKE,
+        }
+        await _flood_unread(n, url, until, stats, session, {"progressToken": n})
 
 
 async def _get_slowly(http: httpx2.AsyncClient, url: str, until: float, stats: Stats) -> None:
@@ -300,6 +417,10 @@ async def run(args: argparse.Namespace, stats: Stats) -> None:
                 )
                 http = await pools.enter_async_context(pool())
                 jobs.append((f"{kind} {n}", partial(stream, n, args.url, deadline, stats, http)))
+            if n % 10 in (3, 8):
+                kind, flood = ("flooder", flooder) if n % 10 == 3 else ("non-reader", non_reader)
+                http = await pools.enter_async_context(pool())
+                jobs.append((f"{kind} {n}", partial(flood, n, args.url, deadline, stats, http)))
         await anyio.sleep(max(0.0, args.start - time.monotonic()))
         async with anyio.create_task_group() as tg:
             for name, job in jobs:

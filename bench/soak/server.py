@@ -3,7 +3,8 @@ one uvicorn worker (``bench/http/peers/_serve.py``, the HTTP benchmark's runner;
 picks the stack with ``--http``).
 
 Tools: ``echo`` (the measured call), ``slow`` (cancelled by the clients), ``count`` (a ``def``
-tool, run on the tool-thread pool). A background task marks the resource ``soak://tick``
+tool, run on the tool-thread pool), ``flood`` (``n`` progress notifications and ``n`` log
+messages as fast as the server sends them, for the flooding and the non-reading clients). A background task marks the resource ``soak://tick``
 updated every ``--tick`` seconds (100 ms: its subscribers, the listen and GET slow readers,
 always have something to deliver and fall behind) and adds or removes a tool every
 ``--list-changed`` seconds (5 s: every session with a GET stream or a listen subscription gets
@@ -27,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "http" / "peers"))
 
 from _serve import serve
 
-from mcpbind import Server
+from mcpbind import Context, Server
 
 
 def build_server() -> Server:
@@ -48,6 +49,14 @@ def build_server() -> Server:
     def count(n: int) -> int:
         """A ``def`` tool: a little CPU in a pool thread."""
         return sum(range(n))
+
+    @server.tool()
+    async def flood(n: int, ctx: Context) -> int:
+        """Send ``n`` progress notifications and ``n`` log messages, then answer ``n``."""
+        for i in range(n):
+            await ctx.report_progress(i, n)
+            await ctx.info(f"flood {i}")
+        return n
 
     @server.resource("soak://tick", mime_type="text/plain")
     def tick() -> str:

@@ -3,7 +3,8 @@
 Not timed tests: a 12-second run with 10 clients in two client processes checks that every
 part of the mix ran against a real uvicorn worker (echo calls, cancelled calls, sessions
 created and deleted, 2026-07-28 stateless calls, a ``def`` tool, slow listen and GET readers,
-a 2026-07-28 listener) with no error and nothing hung, and that the report has its figures
+a 2026-07-28 listener, a client flooded with notifications it reads, a client that never
+reads a flooding response) with no error and nothing hung, and that the report has its figures
 (RSS, drift, p50/p99, CPU per process). A second run with a task that never ends checks the
 harness itself: it still prints its report, exits with status 2 and leaves no process behind.
 The figures themselves are for ``make soak`` on a quiet machine (BENCHMARKS.md).
@@ -46,7 +47,15 @@ def test_soak_runs_the_whole_mix(tmp_path: Path) -> None:
     done, report = soak(tmp_path, "--seconds", "12", "--think", "0.05")
     assert done.returncode == 0, done.stdout + done.stderr
     assert report["errors"] == 0 and report["hung"] == [], report
-    assert set(report["ops"]) == {"echo", "cancel", "churn", "stateless", "count"}
+    assert set(report["ops"]) == {
+        "echo",
+        "cancel",
+        "churn",
+        "stateless",
+        "count",
+        "flood",
+        "unread",
+    }
     assert report["calls_measured"] > 0 and 0 < report["p50_ms"] <= report["p99_ms"]
     assert report["rss_warm_kib"] > 0 and report["rss_end_kib"] > 0
     assert report["stream_chunks_read"] > 0  # one listen and one GET slow reader
