@@ -46,6 +46,7 @@ from ...tasks.record import TaskRecord, raw
 from ...tasks.store import TaskStore
 from ...tasks.wire import EXTENSION, created_2025, created_2026, detailed_2026, task_2025
 from ..context import Context
+from ..principal import principal_key
 from ..results import tool_result
 from ..signature import ToolSignature
 from .context import TaskContext
@@ -66,7 +67,7 @@ def default_scope(ctx: Context) -> str:
     id is the only key, as tasks.mdx §Task Isolation allows, and no ``tasks/list`` exists)."""
     principal = getattr(ctx, "principal", None)
     if principal is not None:
-        return f"principal:{principal}"
+        return f"principal:{principal_key(principal)}"
     if ctx.protocol_version == _STATELESS:
         return ""
     if getattr(ctx.peer, "sessionless", False):
