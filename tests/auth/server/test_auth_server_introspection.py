@@ -96,6 +96,22 @@ async def test_accepted_answers_are_cached_per_token(endpoint: Endpoint) -> None
     assert endpoint.hits == 6
 
 
+@pytest.mark.parametrize("status", [400, 401, 403, 500])
+async def test_an_inactive_answer_is_invalid_whatever_the_status(
+    endpoint: Endpoint, status: int
+) -> None:
+    """Issue 28: the TypeScript SDK's demo authorization server answers an unknown token with
+    401 {"active": false}; that is 401 invalid_token (re-authorize), not 503."""
+    endpoint.status = status
+    endpoint.body = lambda: {"active": False}
+    with pytest.raises(InvalidToken, match="the token is not active"):
+        await _verifier(endpoint).verify("opaque-7", RESOURCE)
+    # A non-2xx answer that says nothing about the token is still an outage.
+    endpoint.body = lambda: {"error": "invalid_client"}
+    with pytest.raises(VerifierUnavailable, match="invalid_client"):
+        await _verifier(endpoint).verify("opaque-7", RESOURCE)
+
+
 async def test_an_unreachable_endpoint_is_unavailable_not_invalid(endpoint: Endpoint) -> None:
     endpoint.status = 500
     with pytest.raises(VerifierUnavailable, match="HTTP 500"):

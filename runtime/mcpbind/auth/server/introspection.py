@@ -6,7 +6,9 @@ credentials (``client_secret_basic``). A token is accepted when the answer is ``
 not expired, from the configured issuer (when the answer names one) and with an ``aud``
 naming this server (authorization.mdx §Token Handling: an answer without ``aud`` cannot
 show the token was issued for this server, so it is refused). Accepted answers are cached
-for ``cache_ttl`` seconds (never past the token's ``exp``), by a hash of the token.
+for ``cache_ttl`` seconds (never past the token's ``exp``), by a hash of the token. A
+well-formed ``{"active": false}`` means an inactive token whatever the HTTP status; other
+non-2xx answers mean the endpoint is unavailable (503, not 401).
 """
 
 from __future__ import annotations
@@ -78,9 +80,14 @@ class IntrospectionVerifier:
             form={"token": token, "token_type_hint": "access_token"},
             headers={"authorization": self._authorization},
         )
+        answer = reply.json
+        if answer.get("active") is False:
+            # Whatever the status: some authorization servers (the TypeScript SDK's demo one)
+            # answer an unknown token with 401 {"active": false}. That is the token's fault
+            # (401 invalid_token: the client re-authorizes), not an outage (503).
+            raise InvalidToken("the token is not active")
         if not reply.ok:
             raise VerifierUnavailable(f"token introspection: {reply.error_text()}")
-        answer = reply.json
         if answer.get("active") is not True:
             raise InvalidToken("the token is not active")
         exp = answer.get("exp")
