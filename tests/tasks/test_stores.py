@@ -5,6 +5,8 @@ Memory and SQLite always run; Redis runs against a real ``redis-server`` on 127.
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -138,6 +140,28 @@ async def test_sqlite_survives_reopening(tmp_path: Path) -> None:
         assert bytes(got.result) == b'{"content":[]}'
     finally:
         await second.close()
+
+
+async def test_sqlite_files_are_private_to_their_owner(tmp_path: Path) -> None:
+    """Issue 28 F9: results sit in the database and its WAL: the file, its -wal and -shm are
+    created 0600 and a folder the store creates 0700, whatever the umask allows."""
+    path = tmp_path / "state" / "mcp" / "tasks.db"
+    previous = os.umask(0o022)
+    try:
+        store = SqliteTaskStore(path)
+        try:
+            rec = _record()
+            await store.create(rec)
+            rec.result = raw({"content": [{"type": "text", "text": "secret"}]})
+            assert await store.replace(rec)
+            modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in path.parent.iterdir()}
+        finally:
+            await store.close()
+    finally:
+        os.umask(previous)
+    assert modes == {"tasks.db": 0o600, "tasks.db-wal": 0o600, "tasks.db-shm": 0o600}
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.parent.parent.stat().st_mode) == 0o700
 
 
 async def test_two_redis_clients_see_one_store(redis_url: str) -> None:
