@@ -164,6 +164,42 @@ async def test_sqlite_files_are_private_to_their_owner(tmp_path: Path) -> None:
     assert stat.S_IMODE(path.parent.parent.stat().st_mode) == 0o700
 
 
+async def test_redis_keys_all_expire_with_their_tasks(redis_url: str) -> None:
+    """Issue 28 F10: the per-scope index expired never, so every session or sessionless
+    caller left a key behind for good. It now lives as long as its longest-lived task
+    (persistent only while one has no ttl)."""
+    import redis.asyncio
+
+    prefix = f"test:{uuid.uuid4().hex}"
+    store = RedisTaskStore(redis_url, prefix=prefix)
+    probe = redis.asyncio.Redis.from_url(redis_url)
+    try:
+        index = f"{prefix}:scope:alice"
+        await store.create(_record(ttl_ms=60_000))
+        assert 0 < await probe.pttl(index) <= 60_000
+        await store.create(_record(ttl_ms=120_000))
+        assert 60_000 < await probe.pttl(index) <= 120_000
+        await store.create(_record(ttl_ms=30_000))  # never shortens it
+        assert 60_000 < await probe.pttl(index) <= 120_000
+        await store.create(_record(ttl_ms=None))
+        assert await probe.pttl(index) == -1  # lives as long as its unlimited task
+        short = f"{prefix}:scope:bob"
+        await store.create(_record(scope="bob", ttl_ms=100))
+        for _ in range(500):  # bounded: Redis expires keys actively within ~100 ms
+            if not await probe.exists(short):
+                break
+            await anyio.sleep(0.01)
+        assert not await probe.exists(short)
+        keys = [k.decode() async for k in probe.scan_iter(match=f"{prefix}:*")]
+        ttls = {k: await probe.pttl(k) for k in keys}
+        # Only alice's unlimited task (and its index) and the ordering counter persist.
+        persistent = sorted(k.split(":", 2)[2].split(":")[0] for k, v in ttls.items() if v == -1)
+        assert persistent == ["scope", "seq", "task"]
+    finally:
+        await probe.aclose()
+        await store.close()
+
+
 async def test_two_redis_clients_see_one_store(redis_url: str) -> None:
     prefix = f"test:{uuid.uuid4().hex}"
     a, b = RedisTaskStore(redis_url, prefix=prefix), RedisTaskStore(redis_url, prefix=prefix)

@@ -3,7 +3,7 @@
 Uses redis-py's asyncio client (``pip install mcpbind[redis]``; imported when the store is
 made, never by ``import mcpbind``). A task is one key holding its encoded record, expiring with
 the task's ``ttl`` (Redis drops it; no sweeper). A per-scope sorted set, scored by a global
-counter, orders ``tasks/list``. Compare-and-set is one Lua script, so it is atomic on the
+counter, orders ``tasks/list``; it expires with its longest-lived task. Compare-and-set is one Lua script, so it is atomic on the
 server whichever process writes. Redis acknowledges a write once it is applied; for writes
 that must survive a Redis restart, run Redis with ``appendonly yes`` and ``appendfsync always``.
 """
@@ -17,15 +17,25 @@ from .record import TaskRecord, decode_record, encode_record
 __all__ = ["RedisTaskStore"]
 
 # KEYS[1] task key, KEYS[2] scope index, KEYS[3] counter; ARGV body, ttl ms (0: none), task id
+# The index lives as long as its longest-lived task (persistent while one has no ttl), so a
+# scope (a session, a sessionless caller) leaves no key behind once its tasks expired.
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-if tonumber(ARGV[2]) > 0 then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local ttl = tonumber(ARGV[2])
+if ttl > 0 then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
 else
   redis.call('SET', KEYS[1], ARGV[1])
 end
 local seq = redis.call('INCR', KEYS[3])
+local existed = redis.call('EXISTS', KEYS[2])
+local left = redis.call('PTTL', KEYS[2])
 redis.call('ZADD', KEYS[2], seq, ARGV[3])
+if ttl <= 0 then
+  redis.call('PERSIST', KEYS[2])
+elseif existed == 0 or (left >= 0 and left < ttl) then
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
 return seq
 """
 
