@@ -112,6 +112,21 @@ async def test_an_inactive_answer_is_invalid_whatever_the_status(
         await _verifier(endpoint).verify("opaque-7", RESOURCE)
 
 
+async def test_a_failing_endpoint_is_not_asked_for_every_request(endpoint: Endpoint) -> None:
+    """Issue 28 F15 (introspection): after a failure the endpoint is left alone for the
+    backoff; tokens not remembered get 503 meanwhile, remembered ones keep working."""
+    endpoint.body = _answer
+    verifier = _verifier(endpoint, failure_backoff=3600)
+    await verifier.verify("known", RESOURCE)
+    endpoint.status = 500
+    for n in range(20):
+        with pytest.raises(VerifierUnavailable, match="HTTP 500"):
+            await verifier.verify(f"opaque-{n}", RESOURCE)
+    assert endpoint.hits == 2
+    assert (await verifier.verify("known", RESOURCE)).subject == "alice"
+    assert endpoint.hits == 2
+
+
 async def test_an_unreachable_endpoint_is_unavailable_not_invalid(endpoint: Endpoint) -> None:
     endpoint.status = 500
     with pytest.raises(VerifierUnavailable, match="HTTP 500"):
