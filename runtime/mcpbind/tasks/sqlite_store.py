@@ -6,11 +6,16 @@ acknowledged to a client (``CreateTaskResult``, a status, a result) is there aft
 database work runs on one dedicated thread that owns the connection, so the event loop never
 waits on the disk and the connection is never shared between threads. Several processes may
 open the same file (SQLite locks it); compare-and-set on ``version`` keeps their writes apart.
+Results and input answers are stored (also in the ``-wal`` file until a checkpoint): a new
+database is created readable by its owner only (0600; SQLite gives ``-wal`` and ``-shm`` the
+database file's mode), and a missing folder 0700.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -51,6 +56,7 @@ class SqliteTaskStore:
     # ------------------------------------------------------------------ the db thread
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
+            _create_private(self.path)
             db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
@@ -139,3 +145,20 @@ class SqliteTaskStore:
         if self._db is not None:
             await self._run(shut)
         self._pool.shutdown(wait=True)
+
+
+def _create_private(path: str) -> None:
+    """Create the database file (and its missing folders) for its owner alone, before SQLite
+    opens it; an existing file keeps the mode its operator gave it."""
+    if path == ":memory:" or path.startswith("file:") or not path:
+        return
+    folder = Path(path).parent
+    missing: list[Path] = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for each in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            each.mkdir(mode=0o700)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
