@@ -42,7 +42,7 @@ from ...protocol.errors import (
 )
 from ...tasks.manager import TaskManager
 from ...tasks.receiving import cancel_task, get_task, list_tasks, task_id_of, task_result
-from ...tasks.record import TaskRecord, raw
+from ...tasks.record import ANONYMOUS, TaskRecord, raw
 from ...tasks.store import TaskStore
 from ...tasks.wire import EXTENSION, created_2025, created_2026, detailed_2026, task_2025
 from ..context import Context
@@ -59,11 +59,6 @@ __all__ = ["ANONYMOUS", "Tasks", "default_scope"]
 _STATELESS: Final = "2026-07-28"
 _REQUIRED_CAPS: Final[dict[str, Any]] = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
 _sessions: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
-
-ANONYMOUS: Final = ""
-"""The scope of a caller the server cannot tell from any other (no principal, no session):
-its task id (128 random bits) is the only key, a capability handed to the creator. Anonymous
-tasks share no per-caller cap and no list: ``max_active_anonymous`` bounds them together."""
 
 
 def default_scope(ctx: Context) -> str:
