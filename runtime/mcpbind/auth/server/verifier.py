@@ -166,8 +166,8 @@ class FailureBackoff:
     """Negative caching of an endpoint's outage (JWKS, introspection): after a failed fetch,
     requests within the backoff get :class:`VerifierUnavailable` at once instead of a fetch
     each, so a failing endpoint is not hammered once per request. The wait starts at
-    ``initial`` seconds and doubles with each failure in a row, up to ``maximum``; a success
-    resets it."""
+    ``initial`` seconds (0: no negative caching) and doubles with each failure in a row, up to
+    ``maximum``; a success resets it."""
 
     def __init__(
         self, initial: float, maximum: float, clock: Callable[[], float] = time.monotonic
