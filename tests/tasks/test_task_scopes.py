@@ -160,3 +160,28 @@ def test_sessionless_tasks_are_capped_across_posts_and_reached_by_id(
     for n, task_id in enumerate((ids[0], ids[2])):
         result = _post(live, 30 + n, "tasks/result", {"taskId": task_id})["result"]
         assert result["content"][0]["text"] == "built"
+
+
+# ---------------------------------------------------------------------- status notifications
+@pytest.mark.anyio
+async def test_task_notifications_go_only_to_a_listener_that_may_read_the_task() -> None:
+    """Sibling of F16: ``subscriptions/listen`` agreed to any task id, so a listener that
+    knew another principal's task id received its DetailedTask (result included). A
+    notification now goes only to a listener ``tasks/get`` would answer."""
+    _, tasks, _ = _tasks_server()
+    alices = await tasks.manager.create(
+        f"principal:{principal_key(ALICE)}", "tools/call", STATELESS
+    )
+    anonymous = await tasks.manager.create("", "tools/call", STATELESS)
+    try:
+        for record, allowed, refused in (
+            (alices, ALICE, (MALLORY, None)),
+            (anonymous, None, (ALICE,)),
+        ):
+            agreed = {"taskIds": [record.task_id]}
+            note = await tasks.notification("task", record.task_id, agreed, allowed)
+            assert note is not None and note[1]["taskId"] == record.task_id
+            for other in refused:
+                assert await tasks.notification("task", record.task_id, agreed, other) is None
+    finally:
+        await tasks.aclose()

@@ -168,13 +168,22 @@ class Tasks:
         return {"taskIds": [i for i in dict.fromkeys(ids) if isinstance(i, str)]}
 
     async def notification(
-        self, what: str, detail: str | None, agreed: Mapping[str, Any]
+        self, what: str, detail: str | None, agreed: Mapping[str, Any], principal: Any
     ) -> tuple[str, dict[str, Any]] | None:
-        """``notifications/tasks``: the full ``DetailedTask``, as ``tasks/get`` would answer."""
+        """``notifications/tasks``: the full ``DetailedTask``, as ``tasks/get`` would answer,
+        and only to a listener ``tasks/get`` would answer (tasks.mdx §Task Isolation: another
+        principal's task is not sent, even to a listener that knows its id). With a custom
+        ``scope`` (it needs a request's context) the task id alone decides."""
         if what != "task" or detail not in agreed.get("taskIds", ()):
             return None
         record = await self.manager.store.get(detail) if detail is not None else None
-        return None if record is None else ("notifications/tasks", detailed_2026(record))
+        if record is None:
+            return None
+        if self.scope is default_scope:
+            listener = ANONYMOUS if principal is None else f"principal:{principal_key(principal)}"
+            if record.scope != listener:
+                return None
+        return "notifications/tasks", detailed_2026(record)
 
     # ------------------------------------------------------------------ tools/call
     def _wrap_call(self, inner: Handler) -> Handler:
