@@ -270,6 +270,11 @@ async def test_redis_keys_all_expire_with_their_tasks(redis_url: str) -> None:
                 break
             await anyio.sleep(0.01)
         assert not await probe.exists(short)
+        carol = _record(scope="carol", ttl_ms=60_000)  # finished: joins the done sets
+        await store.create(carol)
+        await _finish(store, carol)
+        for done in (f"{prefix}:done", f"{prefix}:done:carol"):
+            assert 0 < await probe.pttl(done) <= 60_000
         keys = [k.decode() async for k in probe.scan_iter(match=f"{prefix}:*")]
         ttls = {k: await probe.pttl(k) for k in keys}
         # Only alice's unlimited task (and its index) and the ordering counter persist.
