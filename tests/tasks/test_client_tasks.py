@@ -207,6 +207,24 @@ async def test_create_task_result_at_once_then_get_list_result() -> None:
         assert done["status"] == "completed"
 
 
+async def test_running_client_tasks_are_capped() -> None:
+    """Issue 28 (sibling of F7/F8): a server could start any number of task-augmented
+    sampling requests on the client (each is answered at once, so no in-flight cap held).
+    Past ``max_active`` running the client answers -32600."""
+    llm = _Llm()
+    params = {**msgspec.to_builtins(ask_llm("slow")), "task": {}}
+    async with Client(_server(), protocol_version=HANDSHAKE, handlers=_handlers(llm)) as client:
+        assert client.task_receiver is not None
+        client.task_receiver.max_active = 2
+        try:
+            for _ in range(2):
+                assert "task" in (await _send(client, "sampling/createMessage", params))["result"]
+            refused = await _send(client, "sampling/createMessage", params)
+            assert refused["error"] == -32600 and "Too many running tasks (2)" in refused["message"]
+        finally:
+            llm.release.set()
+
+
 # ---------------------------------------------------------------------- §Task Cancellation
 async def test_cancel_stops_the_handler_and_a_second_cancel_is_invalid_params() -> None:
     llm = _Llm()

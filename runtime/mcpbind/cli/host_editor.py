@@ -35,8 +35,10 @@ class LineEditor:
     def __init__(self, source: Callable[[str], Sequence[str]], history: Path) -> None:
         kept: History
         try:
-            history.parent.mkdir(parents=True, exist_ok=True)
-            history.touch()
+            # What was typed may hold secrets (tool arguments): the owner's alone, like a
+            # shell's history.
+            history.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            history.touch(mode=0o600)
             kept = FileHistory(str(history))
         except OSError:
             kept = InMemoryHistory()

@@ -21,8 +21,9 @@ class ServerExtension(Protocol):
         ...
 
     async def notification(
-        self, what: str, detail: str | None, agreed: Mapping[str, Any]
+        self, what: str, detail: str | None, agreed: Mapping[str, Any], principal: Any
     ) -> tuple[str, dict[str, Any]] | None:
         """For a change it announced (``Server._changed(what, detail)``): the notification
-        (method, params) a listen stream with filter ``agreed`` receives, or ``None``."""
+        (method, params) a listen stream with filter ``agreed``, opened by ``principal``
+        (``None``: anonymous), receives, or ``None``."""
         ...

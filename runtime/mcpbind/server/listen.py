@@ -23,6 +23,7 @@ from ..protocol import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, McpError
 from ..protocol._wire import encode_error, encode_notification, encode_result
 from ..protocol.meta import SUBSCRIPTION_ID, MalformedMeta, parse_request_meta
 from .dispatch import Reply, encoded, stateless_capabilities
+from .principal import Principal, current_principal
 
 if TYPE_CHECKING:
     import asyncio
@@ -55,10 +56,19 @@ _CORE_KEYS: Final = frozenset(
 class Subscription:
     """One open listen stream: its id, the filter the server agreed to, pending messages."""
 
-    def __init__(self, hub: ListenHub, request_id: int | str, agreed: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        hub: ListenHub,
+        request_id: int | str,
+        agreed: dict[str, Any],
+        principal: Principal | None = None,
+    ) -> None:
         self.hub = hub
         self.id = request_id
         self.agreed = agreed
+        #: Who listens (the request's authenticated caller): an extension sends it only what
+        #: that caller may read.
+        self.principal = principal
         self.uris: frozenset[str] = frozenset(agreed.get("resourceSubscriptions", ()))
         #: (list_changed kind, updated URI or extension change key; message, or an extension's
         #: change to render when taken); ``None`` ends the stream.
@@ -151,7 +161,7 @@ class ListenHub:
             limit = self.max_subscriptions
             raise McpError(INVALID_REQUEST, f"Too many open {LISTEN} streams (limit {limit})")
         agreed = self._agree(raw or b"{}")
-        sub = Subscription(self, request_id, agreed)
+        sub = Subscription(self, request_id, agreed, current_principal.get())
         self.subscriptions[id(sub)] = sub
         if self._unsubscribe is None:
             self._unsubscribe = self.server.on_change(self._changed)
@@ -177,7 +187,7 @@ class ListenHub:
     async def render(self, sub: Subscription, what: str, detail: str | None) -> bytes | None:
         """An extension's notification for ``sub``, tagged with its subscription id."""
         for extension in self.server.extensions:
-            note = await extension.notification(what, detail, sub.agreed)
+            note = await extension.notification(what, detail, sub.agreed, sub.principal)
             if note is not None:
                 method, params = note
                 meta = {**(params.get("_meta") or {}), SUBSCRIPTION_ID: sub.id}

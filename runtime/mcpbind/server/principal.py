@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["Principal", "current_principal"]
+__all__ = ["Principal", "current_principal", "principal_key"]
 
 
 class Principal(msgspec.Struct, frozen=True):
@@ -50,12 +50,28 @@ class Principal(msgspec.Struct, frozen=True):
             f"issuer={self.issuer!r}, scopes={self.scopes!r}, expires_at={self.expires_at!r})"
         )
 
+    @property
+    def key(self) -> str:
+        """The identity as one unambiguous string (a JSON array of issuer, subject and
+        client): what task scopes and the 2026-07-28 requestState are bound to. Stable across
+        refreshes; two different identities never give the same key, whatever their text."""
+        return _ENCODER.encode(list(self._identity())).decode()
+
     def __str__(self) -> str:
-        # The identity the 2026-07-28 requestState is bound to: stable across refreshes.
-        return f"{self.issuer or ''} {self.subject} {self.client_id or ''}"
+        return self.key
 
     def has_scopes(self, required: frozenset[str] | set[str]) -> bool:
         return required <= self.scopes
+
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def principal_key(who: object) -> str:
+    """The key of an authenticated caller, whatever the auth layer put in the request: a
+    :class:`Principal`'s :attr:`~Principal.key`, else (a Starlette-style identity) its text,
+    each with its own prefix so the two forms never meet."""
+    return f"p{who.key}" if isinstance(who, Principal) else f"u{who}"
 
 
 #: The principal of the request being served (``None``: no auth layer, or anonymous).

@@ -43,7 +43,7 @@ def sessionless_capabilities(server: Server) -> t.ServerCapabilities:
     """The server's capabilities in the sessionless mode: no logging (no level outlives
     ``logging/setLevel``), no ``resources.subscribe`` and no ``listChanged`` (no stream is
     left to carry their notifications; basic/lifecycle.mdx §Capability Negotiation:
-    advertise only what can be honoured)."""
+    advertise only what can be honoured), no ``tasks.list`` (no caller to list for)."""
     caps = server.capabilities()
     caps.logging = msgspec.UNSET
     for kind in (caps.tools, caps.prompts, caps.resources):
@@ -51,6 +51,10 @@ def sessionless_capabilities(server: Server) -> t.ServerCapabilities:
             kind.list_changed = msgspec.UNSET
     if not isinstance(caps.resources, msgspec.UnsetType):
         caps.resources.subscribe = msgspec.UNSET
+    if isinstance(caps.tasks, t.ServerCapabilitiesTasks):
+        # tasks.mdx §Task Isolation: without a session the server cannot tell callers apart
+        # (unless an auth layer does): their tasks are reached by id, never listed.
+        caps.tasks.list_ = msgspec.UNSET
     return caps
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from mcpbind_types import unified as t
 
-from ..protocol.errors import METHOD_NOT_FOUND, McpError
+from ..protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError
 from .manager import TaskManager
 from .receiving import cancel_task, get_task, list_tasks, task_id_of, task_result
 from .store import TaskStore
@@ -34,8 +34,9 @@ _SCOPE: Final = ""
 
 class TaskReceiver:
     """Tasks a client runs for its server. ``methods``: the requests it accepts as tasks
-    (``sampling/createMessage``, ``elicitation/create``); the other keywords go to
-    :class:`TaskManager` (``default_ttl_ms``, ``poll_interval_ms``, ...)."""
+    (``sampling/createMessage``, ``elicitation/create``); ``max_active``: tasks running at
+    once (more is -32600: a task's request is answered at once, so no in-flight cap bounds
+    them); the other keywords go to :class:`TaskManager` (``default_ttl_ms``, ...)."""
 
     def __init__(
         self,
@@ -43,11 +44,14 @@ class TaskReceiver:
         store: TaskStore | None = None,
         *,
         page_size: int = 50,
+        max_active: int = 100,
         **options: Any,
     ) -> None:
         self.methods = methods
         self.manager = TaskManager(store, **options)
         self.page_size = page_size
+        self.max_active = max_active
+        self._active = 0
 
     def declare(self, caps: t.ClientCapabilities) -> None:
         """Add the ``tasks`` capability (§Client Capabilities) for ``methods``."""
@@ -69,14 +73,30 @@ class TaskReceiver:
         """Create the task, start ``work`` (the usual handler) in the background; the
         ``CreateTaskResult``. Each status change goes to the server as
         ``notifications/tasks/status`` (§Task Status Notification)."""
+        if self._active >= self.max_active:
+            # tasks.mdx §Resource Management: a limit on concurrent tasks per requestor.
+            raise McpError(
+                INVALID_REQUEST, f"Too many running tasks ({self.max_active}); let one finish first"
+            )
         ttl = params.task.ttl
-        record = await self.manager.create(_SCOPE, "", ERA, ttl if isinstance(ttl, int) else None)
+        self._active += 1
+        try:
+            record = await self.manager.create(
+                _SCOPE, "", ERA, ttl if isinstance(ttl, int) else None
+            )
+        except BaseException:
+            self._active -= 1
+            raise
 
         async def notify(changed: Any) -> None:
             await connection.notify("notifications/tasks/status", task_2025(changed))
 
-        self.manager.start(record, work, listener=notify)
+        runner = self.manager.start(record, work, listener=notify)
+        runner.add_done_callback(self._release)
         return created_2025(record)
+
+    def _release(self, _: object) -> None:
+        self._active -= 1
 
     async def serve(self, method: str, params: Any) -> Any:
         """Answer one of the server's ``tasks/*`` requests."""

@@ -19,6 +19,9 @@ import msgspec
 
 __all__ = [
     "ACTIVE",
+    "ANONYMOUS",
+    "DEFAULT_MAX_FINISHED",
+    "DEFAULT_MAX_FINISHED_PER_SCOPE",
     "NULL",
     "TERMINAL",
     "TaskRecord",
@@ -36,6 +39,15 @@ NULL: Final = msgspec.Raw(b"null")
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TERMINAL: Final[frozenset[str]] = frozenset({"completed", "failed", "cancelled"})
 ACTIVE: Final[tuple[str, ...]] = ("working", "input_required")
+
+ANONYMOUS: Final = ""
+"""The scope of callers the server cannot tell apart: the task id is the only key. Not one
+caller's scope, so per-scope caps do not apply to it (only the totals)."""
+
+DEFAULT_MAX_FINISHED: Final = 10_000
+"""Finished tasks a store keeps in all; the oldest finished beyond it are deleted early."""
+DEFAULT_MAX_FINISHED_PER_SCOPE: Final = 1_000
+"""Finished tasks a store keeps per scope (not :data:`ANONYMOUS`)."""
 
 
 class TaskRecord(msgspec.Struct, kw_only=True):

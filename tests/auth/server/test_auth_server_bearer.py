@@ -46,13 +46,15 @@ def _server() -> Server:
 
 
 @contextmanager
-def _protected(jwks: Endpoint, path: str | None = "/mcp", **auth: Any) -> Iterator[LiveServer]:
+def _protected(
+    jwks: Endpoint, path: str | None = "/mcp", failure_backoff: float = 1.0, **auth: Any
+) -> Iterator[LiveServer]:
     app = StreamableHTTPApp(_server(), path=path, max_body_size=4096)
     live = LiveServer(app)
     if path is None:
         live.url = live.url.removesuffix("/mcp")
     app.auth = ResourceServer(
-        JWTVerifier(jwks.url, issuer=ISSUER),
+        JWTVerifier(jwks.url, issuer=ISSUER, failure_backoff=failure_backoff),
         resource=live.url,
         authorization_servers=[ISSUER],
         **auth,
@@ -229,7 +231,11 @@ def test_unreachable_jwks_is_503_and_no_token_is_logged(
     jwks: Endpoint, keys: Keys, caplog: pytest.LogCaptureFixture
 ) -> None:
     jwks.status = 500
-    with _protected(jwks) as live, caplog.at_level(logging.DEBUG, logger="mcpbind"):
+    # failure_backoff=0: the JWKS is asked again at once when it is back (no negative cache).
+    with (
+        _protected(jwks, failure_backoff=0) as live,
+        caplog.at_level(logging.DEBUG, logger="mcpbind"),
+    ):
         token = keys.sign(aud=live.url)
         reply = _post(live.url, _call("read"), token)
         assert reply.status_code == 503 and reply.headers["retry-after"] == "5"

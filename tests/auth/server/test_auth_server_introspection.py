@@ -96,6 +96,37 @@ async def test_accepted_answers_are_cached_per_token(endpoint: Endpoint) -> None
     assert endpoint.hits == 6
 
 
+@pytest.mark.parametrize("status", [400, 401, 403, 500])
+async def test_an_inactive_answer_is_invalid_whatever_the_status(
+    endpoint: Endpoint, status: int
+) -> None:
+    """Issue 28: the TypeScript SDK's demo authorization server answers an unknown token with
+    401 {"active": false}; that is 401 invalid_token (re-authorize), not 503."""
+    endpoint.status = status
+    endpoint.body = lambda: {"active": False}
+    with pytest.raises(InvalidToken, match="the token is not active"):
+        await _verifier(endpoint).verify("opaque-7", RESOURCE)
+    # A non-2xx answer that says nothing about the token is still an outage.
+    endpoint.body = lambda: {"error": "invalid_client"}
+    with pytest.raises(VerifierUnavailable, match="invalid_client"):
+        await _verifier(endpoint).verify("opaque-7", RESOURCE)
+
+
+async def test_a_failing_endpoint_is_not_asked_for_every_request(endpoint: Endpoint) -> None:
+    """Issue 28 F15 (introspection): after a failure the endpoint is left alone for the
+    backoff; tokens not remembered get 503 meanwhile, remembered ones keep working."""
+    endpoint.body = _answer
+    verifier = _verifier(endpoint, failure_backoff=3600)
+    await verifier.verify("known", RESOURCE)
+    endpoint.status = 500
+    for n in range(20):
+        with pytest.raises(VerifierUnavailable, match="HTTP 500"):
+            await verifier.verify(f"opaque-{n}", RESOURCE)
+    assert endpoint.hits == 2
+    assert (await verifier.verify("known", RESOURCE)).subject == "alice"
+    assert endpoint.hits == 2
+
+
 async def test_an_unreachable_endpoint_is_unavailable_not_invalid(endpoint: Endpoint) -> None:
     endpoint.status = 500
     with pytest.raises(VerifierUnavailable, match="HTTP 500"):

@@ -11,11 +11,13 @@ import subprocess
 import sys
 import time
 
+import anyio
 import pytest
 from joserfc.jwk import ECKey, OctKey
 from server_support import ISSUER, RESOURCE, Endpoint, Keys
 
 from mcpbind.auth.server import InvalidToken, JWTVerifier, Principal, VerifierUnavailable
+from mcpbind.auth.server.verifier import FailureBackoff
 
 pytestmark = pytest.mark.anyio
 
@@ -123,6 +125,52 @@ async def test_unreachable_oversized_or_broken_jwks(jwks: Endpoint, keys: Keys) 
     jwks.body = lambda: {"keys": [{"kty": "EC", "crv": "P-256", "x": "bad"}]}
     with pytest.raises(VerifierUnavailable, match="invalid"):
         await _verifier(jwks).verify(keys.sign(), RESOURCE)
+
+
+async def test_a_failing_jwks_is_not_fetched_for_every_request(jwks: Endpoint, keys: Keys) -> None:
+    """Issue 28 F15: with no keys known, a failed fetch was repeated for every request. It is
+    now remembered for the backoff: the requests meanwhile get 503 without a fetch."""
+    jwks.status = 500
+    verifier = _verifier(jwks, failure_backoff=3600)
+    for _ in range(20):
+        with pytest.raises(VerifierUnavailable, match="HTTP 500"):
+            await verifier.verify(keys.sign(), RESOURCE)
+    assert jwks.hits == 1
+    # Once the backoff is over the endpoint is asked again, and a success is used at once.
+    quick = _verifier(jwks, failure_backoff=0.05, max_failure_backoff=0.05)
+    with pytest.raises(VerifierUnavailable):
+        await quick.verify(keys.sign(), RESOURCE)
+    jwks.status = 200
+    for _ in range(500):  # bounded: the backoff is 50 ms
+        try:
+            principal = await quick.verify(keys.sign(), RESOURCE)
+            break
+        except VerifierUnavailable:
+            await anyio.sleep(0.01)
+    else:
+        pytest.fail("the JWKS was never fetched again")
+    assert principal.subject == "alice" and jwks.hits == 3
+
+
+def test_failure_backoff_doubles_up_to_its_maximum_and_resets() -> None:
+    now = [0.0]
+    backoff = FailureBackoff(1.0, 5.0, clock=lambda: now[0])
+    backoff.check()  # nothing failed yet
+    waits = []
+    for _ in range(5):
+        backoff.failed("down")
+        start = now[0]
+        while True:
+            try:
+                backoff.check()
+                break
+            except VerifierUnavailable as exc:
+                assert "down" in str(exc)
+                now[0] += 0.25
+        waits.append(now[0] - start)
+    assert waits == [1.0, 2.0, 4.0, 5.0, 5.0]
+    backoff.succeeded()
+    backoff.check()
 
 
 async def test_a_failed_refetch_keeps_the_known_keys(jwks: Endpoint, keys: Keys) -> None:

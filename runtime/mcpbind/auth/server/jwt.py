@@ -9,7 +9,9 @@ The key set is cached for ``jwks_ttl`` seconds; a token signed with a key id the
 not know triggers one refetch (key rotation), at most every ``refetch_interval`` seconds, so
 made-up key ids cannot make the server hammer the authorization server. Fetches are bounded
 (``timeout``, 256 KiB); concurrent requests share one fetch; when a refetch fails the keys
-already known keep working.
+already known keep working. With no keys known, a failed fetch is not repeated for
+``failure_backoff`` seconds (doubling with each failure in a row, up to
+``max_failure_backoff``): meanwhile requests get 503 at once.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ...server.principal import Principal
 from .verifier import (
     AcceptedTokens,
+    FailureBackoff,
     InvalidToken,
     VerifierUnavailable,
     audience_matches,
@@ -68,6 +71,8 @@ class JWTVerifier:
         refetch_interval: float = 30.0,
         timeout: float = 5.0,
         cache_size: int = 1024,
+        failure_backoff: float = 1.0,
+        max_failure_backoff: float = 60.0,
     ) -> None:
         if not {a.upper() for a in algorithms}.isdisjoint({"NONE", "HS256", "HS384", "HS512"}):
             raise ValueError("JWTVerifier takes asymmetric algorithms only (no 'none', no HMAC)")
@@ -83,6 +88,7 @@ class JWTVerifier:
         self._fetched_at = -1e18
         self._lock = asyncio.Lock()
         self._accepted = AcceptedTokens(cache_size)
+        self._backoff = FailureBackoff(failure_backoff, max_failure_backoff)
 
     async def verify(self, token: str, resource: str) -> Principal:
         from joserfc import errors, jwt
@@ -126,10 +132,14 @@ class JWTVerifier:
                 self.refetch_interval if refresh else self.jwks_ttl
             ):
                 return self._keys  # fetched meanwhile, or refetched too recently
+            if self._keys is None:
+                self._backoff.check()  # a failed fetch is not repeated for every request
             try:
                 self._keys = await self._fetch()
-            except VerifierUnavailable:
+                self._backoff.succeeded()
+            except VerifierUnavailable as exc:
                 if self._keys is None:
+                    self._backoff.failed(str(exc))
                     raise
                 logger.warning("JWKS refetch from %s failed; keeping the known keys", self.jwks_url)
             self._fetched_at = now

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from ...server.principal import Principal
@@ -21,6 +21,7 @@ from ..client.urls import canonical_resource, check_url
 
 __all__ = [
     "AcceptedTokens",
+    "FailureBackoff",
     "InvalidToken",
     "TokenVerifier",
     "VerifierUnavailable",
@@ -159,3 +160,37 @@ class AcceptedTokens:
             self._entries[key] = (until, principal)
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
+
+
+class FailureBackoff:
+    """Negative caching of an endpoint's outage (JWKS, introspection): after a failed fetch,
+    requests within the backoff get :class:`VerifierUnavailable` at once instead of a fetch
+    each, so a failing endpoint is not hammered once per request. The wait starts at
+    ``initial`` seconds (0: no negative caching) and doubles with each failure in a row, up to
+    ``maximum``; a success resets it."""
+
+    def __init__(
+        self, initial: float, maximum: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.initial = initial
+        self.maximum = maximum
+        self._clock = clock
+        self._failures = 0
+        self._retry_at = 0.0
+        self._reason = ""
+
+    def check(self) -> None:
+        """:class:`VerifierUnavailable` while the last failure's backoff lasts."""
+        if self._failures:
+            left = self._retry_at - self._clock()
+            if left > 0:
+                raise VerifierUnavailable(f"{self._reason} (not retried for {left:.1f} s)")
+
+    def failed(self, reason: str) -> None:
+        self._failures += 1
+        wait = min(self.initial * 2 ** min(self._failures - 1, 60), self.maximum)
+        self._retry_at = self._clock() + wait
+        self._reason = reason
+
+    def succeeded(self) -> None:
+        self._failures = 0

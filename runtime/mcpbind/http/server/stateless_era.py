@@ -32,6 +32,7 @@ from ...server.dispatch import Reply, answer
 from ...server.limits import server_inflight
 from ...server.listen import LISTEN, ListenHub, Subscription
 from ...server.mrtr import Emit
+from ...server.principal import principal_key
 from ._asgi import Headers, Receive, Scope, Send, send_response
 from .ticks import Ticks, ticks
 
@@ -159,7 +160,7 @@ class StatelessEra:
             await self._listen(receive, send, rid, raw)
             return
         who = self.principal(scope)
-        principal = None if who is None else str(who)
+        principal = None if who is None else principal_key(who)
         server = self.server
         await self._request(
             receive,

@@ -6,6 +6,14 @@ from __future__ import annotations
 from ...tasks.manager import TaskManager
 from ...tasks.wire import EXTENSION, RELATED_TASK
 from .context import TaskContext
-from .support import Tasks, default_scope
+from .support import ANONYMOUS, Tasks, default_scope
 
-__all__ = ["EXTENSION", "RELATED_TASK", "TaskContext", "TaskManager", "Tasks", "default_scope"]
+__all__ = [
+    "ANONYMOUS",
+    "EXTENSION",
+    "RELATED_TASK",
+    "TaskContext",
+    "TaskManager",
+    "Tasks",
+    "default_scope",
+]

@@ -42,10 +42,11 @@ from ...protocol.errors import (
 )
 from ...tasks.manager import TaskManager
 from ...tasks.receiving import cancel_task, get_task, list_tasks, task_id_of, task_result
-from ...tasks.record import TaskRecord, raw
+from ...tasks.record import ANONYMOUS, TaskRecord, raw
 from ...tasks.store import TaskStore
 from ...tasks.wire import EXTENSION, created_2025, created_2026, detailed_2026, task_2025
 from ..context import Context
+from ..principal import principal_key
 from ..results import tool_result
 from ..signature import ToolSignature
 from .context import TaskContext
@@ -53,7 +54,7 @@ from .context import TaskContext
 if TYPE_CHECKING:
     from ..app import Handler, Server
 
-__all__ = ["Tasks", "default_scope"]
+__all__ = ["ANONYMOUS", "Tasks", "default_scope"]
 
 _STATELESS: Final = "2026-07-28"
 _REQUIRED_CAPS: Final[dict[str, Any]] = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
@@ -62,17 +63,16 @@ _sessions: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
 def default_scope(ctx: Context) -> str:
     """Whose task it is: the authenticated principal if the request has one, else the session
-    (handshake era), else nobody in particular (2026-07-28 without auth: the unguessable task
-    id is the only key, as tasks.mdx §Task Isolation allows, and no ``tasks/list`` exists)."""
+    (handshake era), else nobody in particular (:data:`ANONYMOUS`: 2026-07-28 and the
+    sessionless HTTP mode without auth; the unguessable task id is the only key, as tasks.mdx
+    §Task Isolation allows, and no ``tasks/list`` exists for such a caller)."""
     principal = getattr(ctx, "principal", None)
     if principal is not None:
-        return f"principal:{principal}"
-    if ctx.protocol_version == _STATELESS:
-        return ""
-    if getattr(ctx.peer, "sessionless", False):
-        # Sessionless HTTP: no session outlives the POST (its session object may be reused
-        # for someone else's next POST), so the task belongs to this request alone.
-        return f"request:{secrets.token_hex(8)}"
+        return f"principal:{principal_key(principal)}"
+    if ctx.protocol_version == _STATELESS or getattr(ctx.peer, "sessionless", False):
+        # Nothing identifies the caller across requests (a sessionless POST's session object
+        # may be reused for someone else's next POST; clientInfo is whatever the caller says).
+        return ANONYMOUS
     token = _sessions.get(ctx.peer)
     if token is None:
         token = _sessions[ctx.peer] = secrets.token_hex(8)
@@ -89,9 +89,11 @@ class Tasks:
     """Task support installed on ``server``; ``store`` defaults to memory.
 
     ``scope(ctx)`` names who owns a task (default: :func:`default_scope`); a caller of another
-    scope gets the same "not found" as for an unknown id. ``max_active``: tasks one scope may
-    have running in this process at once (more is -32600). The other keywords go to
-    :class:`TaskManager` (``default_ttl_ms``, ``max_ttl_ms``, ``poll_interval_ms``, ``lease``).
+    scope gets the same "not found" as for an unknown id. Running in this process at once
+    (more is -32600): ``max_active`` tasks per scope, ``max_active_anonymous`` tasks of all
+    :data:`ANONYMOUS` callers together, ``max_active_total`` tasks in all. The other keywords go
+    to :class:`TaskManager` (``default_ttl_ms``, ``max_ttl_ms``, ``poll_interval_ms``,
+    ``lease``).
     """
 
     def __init__(
@@ -102,11 +104,16 @@ class Tasks:
         scope: Callable[[Context], str] = default_scope,
         page_size: int = 50,
         max_active: int = 100,
+        max_active_anonymous: int = 500,
+        max_active_total: int = 1000,
         **options: Any,
     ) -> None:
         self.server = server
         self.max_active = max_active
+        self.max_active_anonymous = max_active_anonymous
+        self.max_active_total = max_active_total
         self._active: Counter[str] = Counter()
+        self._active_total = 0
         self.manager = TaskManager(store, **options)
         self.scope = scope
         self.page_size = page_size
@@ -161,13 +168,22 @@ class Tasks:
         return {"taskIds": [i for i in dict.fromkeys(ids) if isinstance(i, str)]}
 
     async def notification(
-        self, what: str, detail: str | None, agreed: Mapping[str, Any]
+        self, what: str, detail: str | None, agreed: Mapping[str, Any], principal: Any
     ) -> tuple[str, dict[str, Any]] | None:
-        """``notifications/tasks``: the full ``DetailedTask``, as ``tasks/get`` would answer."""
+        """``notifications/tasks``: the full ``DetailedTask``, as ``tasks/get`` would answer,
+        and only to a listener ``tasks/get`` would answer (tasks.mdx §Task Isolation: another
+        principal's task is not sent, even to a listener that knows its id). With a custom
+        ``scope`` (it needs a request's context) the task id alone decides."""
         if what != "task" or detail not in agreed.get("taskIds", ()):
             return None
         record = await self.manager.store.get(detail) if detail is not None else None
-        return None if record is None else ("notifications/tasks", detailed_2026(record))
+        if record is None:
+            return None
+        if self.scope is default_scope:
+            listener = ANONYMOUS if principal is None else f"principal:{principal_key(principal)}"
+            if record.scope != listener:
+                return None
+        return "notifications/tasks", detailed_2026(record)
 
     # ------------------------------------------------------------------ tools/call
     def _wrap_call(self, inner: Handler) -> Handler:
@@ -252,14 +268,15 @@ class Tasks:
     ) -> TaskRecord:
         era = ctx.protocol_version or "2025-11-25"
         scope = self.scope(ctx)
-        if self._active[scope] >= self.max_active:
-            # tasks.mdx §Resource Management: a limit on concurrent tasks per requestor.
-            raise McpError(
-                INVALID_REQUEST, f"Too many running tasks ({self.max_active}); let one finish first"
-            )
-        record = await self.manager.create(scope, method, era, ttl)
+        self._check_room(scope)
+        self._active[scope] += 1  # before the store's await: concurrent calls see the slot
+        self._active_total += 1
+        try:
+            record = await self.manager.create(scope, method, era, ttl)
+        except BaseException:
+            self._release(scope)
+            raise
         task_id = record.task_id
-        self._active[scope] += 1
 
         task = _as_task_context(ctx)
         task.task_id = task_id
@@ -280,7 +297,28 @@ class Tasks:
         runner.add_done_callback(lambda _: self._release(scope))
         return record
 
+    def _check_room(self, scope: str) -> None:
+        """tasks.mdx §Resource Management: limits on concurrent tasks per requestor (and, for
+        callers the server cannot tell apart, on all of them together) and in all."""
+        if scope == ANONYMOUS:
+            if self._active[scope] >= self.max_active_anonymous:
+                raise McpError(
+                    INVALID_REQUEST,
+                    f"Too many running tasks of unauthenticated callers "
+                    f"({self.max_active_anonymous}); try again later",
+                )
+        elif self._active[scope] >= self.max_active:
+            raise McpError(
+                INVALID_REQUEST, f"Too many running tasks ({self.max_active}); let one finish first"
+            )
+        if self._active_total >= self.max_active_total:
+            raise McpError(
+                INVALID_REQUEST,
+                f"Too many running tasks on this server ({self.max_active_total}); try again later",
+            )
+
     def _release(self, scope: str) -> None:
+        self._active_total -= 1
         self._active[scope] -= 1
         if self._active[scope] <= 0:
             del self._active[scope]
@@ -333,7 +371,16 @@ class Tasks:
     async def _list(self, params: Any, ctx: Context) -> Any:
         if ctx.protocol_version == _STATELESS:
             raise McpError(METHOD_NOT_FOUND, "Method not found: tasks/list")
-        return await list_tasks(self.manager, params, self.scope(ctx), self.page_size)
+        scope = self.scope(ctx)
+        if scope == ANONYMOUS:
+            # tasks.mdx §Task Isolation: a receiver that cannot identify the requestor does
+            # not list (it would show every caller's tasks); its tasks are reached by id.
+            raise McpError(
+                METHOD_NOT_FOUND,
+                "Method not found: tasks/list (the caller is not identified: tasks are "
+                "reached by id only)",
+            )
+        return await list_tasks(self.manager, params, scope, self.page_size)
 
     async def _cancel(self, params: Any, ctx: Context) -> Any:
         if not self._check_stateless(ctx):
