@@ -34,6 +34,29 @@ def test_every_public_name_is_in_the_api_reference(site: Path) -> None:
     assert missing == [], f"public names missing from docs/reference/api: {missing}"
 
 
+def test_every_public_class_and_function_has_its_own_docstring() -> None:
+    """The reference shows each name with its docstring: none of them is a bare signature."""
+    import importlib
+    import inspect
+
+    bare = []
+    for module in PUBLIC_MODULES:
+        if module == "mcpbind.types":  # generated from the schemas' descriptions
+            continue
+        imported = importlib.import_module(module)
+        for name in imported.__all__:
+            value = getattr(imported, name)
+            if inspect.isclass(value):
+                doc = value.__dict__.get("__doc__")
+            elif inspect.isfunction(value):
+                doc = value.__doc__
+            else:
+                continue
+            if not doc:
+                bare.append(f"{module}.{name}")
+    assert bare == []
+
+
 def test_the_public_modules_are_what_mcpbind_declares() -> None:
     """Each public module declares ``__all__`` (the reference documents exactly that)."""
     import importlib
