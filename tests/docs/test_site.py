@@ -34,6 +34,25 @@ def test_every_public_name_is_in_the_api_reference(site: Path) -> None:
     assert missing == [], f"public names missing from docs/reference/api: {missing}"
 
 
+def test_the_cli_reference_has_every_command_and_option(site: Path) -> None:
+    """docs/reference/cli.md is generated from the click commands: each command has its section
+    and each of its options is listed there."""
+    import click
+
+    from mcpbind.cli import COMMANDS, main
+
+    page = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    context = click.Context(main)
+    for name in COMMANDS:
+        assert f'id="mcpbind-{name}"' in page, name
+        command = main.get_command(context, name)
+        assert command is not None, name
+        for param in command.params:
+            for opt in getattr(param, "opts", []):
+                if opt.startswith("--"):
+                    assert opt in page, f"mcpbind {name} {opt}"
+
+
 def test_every_public_class_and_function_has_its_own_docstring() -> None:
     """The reference shows each name with its docstring: none of them is a bare signature."""
     import importlib
