@@ -9,13 +9,13 @@ PYTHONS := 3.11 3.12 3.13
 NEWEST := $(lastword $(PYTHONS))
 OLDER := $(filter-out $(NEWEST),$(PYTHONS))
 
-.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http bench-tasks bench-cold bench-cold-wheel bench-mem bench-scale conformance pythons test-older fuzz soak
+.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci docs dist bench-codec bench-rt bench-http bench-tasks bench-cold bench-cold-wheel bench-mem bench-scale conformance pythons test-older fuzz soak
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
 
-setup:  ## install mcpbind (editable) with the generator, test tools and benchmark peers
-	$(PY) -m pip install -q -e '.[dev,peers]'
+setup:  ## install mcpbind (editable) with the generator, test tools, doc tools and benchmark peers
+	$(PY) -m pip install -q -e '.[dev,peers,docs]'
 
 demo:  ## the main job: a Host over the bundled example servers (notes over stdio, files over HTTP)
 	$(PY) -m examples.host_demo
@@ -30,8 +30,8 @@ gen-check: schema  ## regenerate in memory and fail on any difference from gener
 	$(PY) -m mcpbind_codegen check
 
 lint:  ## ruff lint (all code) and format check (hand-written code)
-	ruff check codegen generated runtime tests bench examples conformance
-	ruff format --check codegen runtime tests bench examples conformance generated/mcpbind_types/_common.py generated/mcpbind_types/_lazy.py
+	ruff check codegen generated runtime tests bench examples conformance docs/hooks
+	ruff format --check codegen runtime tests bench examples conformance docs/hooks generated/mcpbind_types/_common.py generated/mcpbind_types/_lazy.py
 
 typecheck:  ## mypy --strict over the three layers and the examples
 	mypy --strict -p mcpbind_codegen -p mcpbind_types -p mcpbind -p examples
@@ -47,6 +47,14 @@ typecheck-installed: tests/typing/installed/node_modules/.installed  ## sdist+wh
 test: schema  ## the test suite, warnings as errors
 	$(PY) -m pytest -W error -q
 
+docs:  ## the documentation site (mkdocs.yml, docs/) into site/, warnings (broken links, references) as errors
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+
+dist:  ## sdist and wheel into dist/, checked with twine (what .github/workflows/release.yml publishes)
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/*
+
 pythons:  ## print the supported Pythons (PYTHONS), oldest first
 	@echo $(PYTHONS)
 
@@ -60,13 +68,14 @@ PYENV_PYTHON = "$$(pyenv root)/versions/$$(pyenv latest $(1))/bin/python"
 	$(MAKE) --no-print-directory setup PY=.venv-$*/bin/python
 	touch $@
 
-# The benchmark smoke tests run once, on the newest Python (make check): what they check is the
-# benchmark harness and its peers, not the interpreter.
+# The benchmark smoke tests and the documentation site's tests run once, on the newest Python
+# (make check): what they check is the benchmark harness and its peers, and the site, not the
+# interpreter.
 test-older: schema $(foreach v,$(OLDER),.venv-$(v)/.installed)  ## the suite on every older Python of PYTHONS, one after another (TESTS=path narrows it)
 	@status=0; for v in $(OLDER); do \
 	  echo "== Python $$v: $$(.venv-$$v/bin/python --version)"; \
 	  PATH="$$PWD/.venv-$$v/bin:$$PATH" .venv-$$v/bin/python -m pytest -W error -q \
-	    -p no:cacheprovider --ignore=tests/bench $(TESTS) || status=1; \
+	    -p no:cacheprovider --ignore=tests/bench --ignore=tests/docs $(TESTS) || status=1; \
 	done; exit $$status
 
 check: gen-check lint typecheck test conformance  ## the README's test command; CI runs it on the newest Python

@@ -95,6 +95,8 @@ class ApprovalPolicy(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, r
 
 
 class RootConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One root a server may see (its entry's ``roots`` key): a ``file://`` URI and a name."""
+
     uri: str
     name: str | None = None
 

@@ -75,11 +75,15 @@ class HostError(McpError):
 
 
 class UnknownName(HostError):
+    """No tool, prompt, resource, server or task of that name (-32602); nothing was sent."""
+
     def __init__(self, what: str, name: str, hint: str = "") -> None:
         super().__init__(INVALID_PARAMS, f"Unknown {what}: {name!r}{hint}", {"name": name})
 
 
 class ServerUnavailable(HostError):
+    """The server that would answer is not connected now (its status and last error say why)."""
+
     def __init__(self, server: str, status: str, error: str | None) -> None:
         detail = f" (last error: {error})" if error else ""
         super().__init__(CONNECTION_CLOSED, f"Server {server!r} is not connected: {status}{detail}")
