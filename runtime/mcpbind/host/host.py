@@ -350,9 +350,15 @@ class Host(Supervisor):
         return await self.client(entry.server).call(entry.tool.name, arguments, options=options)
 
     async def read_resource(self, uri: str, *, server: str | None = None) -> t.ReadResourceResult:
-        """Read a resource from ``server``, or from the one server that lists or templates it."""
+        """Read a resource from ``server``, or from the one server that lists or templates it.
+
+        Every server that could serve the URI counts, by listing or by template: a listing
+        does not beat another server's template (a server could otherwise shadow a URI another
+        one serves and learn what is read), so two candidates of any kind are refused."""
         if server is None:
-            owners = self.catalog.servers_listing(uri) or self._template_owners(uri)
+            owners = sorted(
+                set(self.catalog.servers_listing(uri)) | set(self._template_owners(uri))
+            )
             if not owners:
                 raise UnknownName(
                     "resource", uri, "; no server lists it or has a matching template"
