@@ -20,7 +20,7 @@ from ...protocol import CONNECTION_CLOSED
 from ...protocol.mcp_headers import HeaderPath
 from ...transports.lost import STREAM_LOST
 from ...transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
-from ._common import Inbox, TaskSet, lost_responses
+from ._common import DEFAULT_MAX_BUFFERED_MESSAGES, Inbox, TaskSet, lost_responses
 from ._peek import RequestId, error_response, response_id, result_protocol_version
 from ._reconnect import ServerWatch, connection_lost
 from .legacy_sse import LegacySSETransport
@@ -67,6 +67,7 @@ class HTTPEndpoint:
         protocol_version: str | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         auth: httpx2.Auth | str | None = None,
+        max_buffered_messages: int = DEFAULT_MAX_BUFFERED_MESSAGES,
     ) -> None:
         self.url = url
         self.headers = dict(headers or {})
@@ -95,7 +96,7 @@ class HTTPEndpoint:
         self.protocol_version = protocol_version
         #: The 2024-11-05 transport in use after a fallback, else ``None``.
         self.legacy: LegacySSETransport | None = None
-        self._inbox = Inbox()
+        self._inbox = Inbox(max_buffered_messages)
         self._tasks = TaskSet()
         self._closed = False
         self._init_request: bytes | None = None
@@ -212,7 +213,7 @@ class HTTPEndpoint:
                             waiting.discard(rid)
                             if is_init:
                                 self._learn_version(data)
-                    self._inbox.put(data)
+                    await self._inbox.push(data)  # waits while the session is behind
                 if waiting is not None and not waiting:
                     return count
         except (httpx2.TransportError, SSETooLarge) as exc:

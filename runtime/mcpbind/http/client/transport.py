@@ -72,6 +72,8 @@ class StreamableHTTPTransport(HTTPEndpoint):
     the ``MCP-Protocol-Version`` header; otherwise it is read from the initialize response.
     ``reconnect_timeout`` bounds the wait for a server that went away after answering once
     (a crash and restart): past it the transport closes (``ConnectionClosed``).
+    ``max_buffered_messages``: server messages queued for the session before the streams
+    stop being read (backpressure, as on stdio: a flood costs the server, not our memory).
     """
 
     # ------------------------------------------------------------------ lifecycle
@@ -265,7 +267,7 @@ class StreamableHTTPTransport(HTTPEndpoint):
                 return
             if is_init:
                 self._learn_version(body)
-            self._inbox.put(body)
+            await self._inbox.push(body)
             return
         if ctype != "text/event-stream":
             why = f"unexpected Content-Type {ctype or '(none)'!r} in the answer to a request"
