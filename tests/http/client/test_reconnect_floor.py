@@ -12,14 +12,17 @@ wait plus a round trip, so never below the wait, however loaded the machine is."
 from __future__ import annotations
 
 import itertools
+import json
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 
 from mcpbind import Client, types
-from mcpbind.http.client import connect_http
+from mcpbind.http.client import StreamableHTTPTransport, connect_http
 from mcpbind.transports.backoff import MAX_RECONNECT_DELAY, MIN_RECONNECT_DELAY, reconnect_delay
 
 from ._support import Running, server
@@ -122,4 +125,40 @@ def test_listen_reissued_after_each_break_backs_off(fresh_mock: Running) -> None
 
     anyio.run(go)
     gaps = _gaps([e["t"] for e in listens()])
+    assert _doubling_from_the_floor(gaps), gaps
+
+
+async def test_stream_connections_failing_while_probes_answer_back_off() -> None:
+    """A server that answers the client's probe (HEAD) but fails every connection of the GET
+    stream (a TLS handshake, say): the stream is retried after 0.1, 0.2, 0.4 s, not in a loop
+    of one probe and one connection attempt."""
+    gets: list[float] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        if request.method == "GET":
+            gets.append(time.monotonic())
+            raise httpx2.ConnectError("handshake failed", request=request)
+        if request.method != "POST":  # HEAD (the probe: the server answers), DELETE
+            return httpx2.Response(405)
+        message = json.loads(request.content)
+        if "id" not in message:
+            return httpx2.Response(202)
+        result = {
+            "protocolVersion": ERA,
+            "capabilities": {},
+            "serverInfo": {"name": "s", "version": "1"},
+        }
+        body = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        return httpx2.Response(200, json=body, headers={"mcp-session-id": "s-1"})
+
+    async with (
+        httpx2.AsyncClient(transport=httpx2.MockTransport(handler)) as http,
+        # reconnect_delay=0: the floor (min_reconnect_delay) still holds.
+        StreamableHTTPTransport(
+            "http://server.test/mcp", client=http, reconnect_delay=0
+        ) as transport,
+        Client(transport, protocol_version=ERA),
+    ):
+        await _until(lambda: len(gets) >= 4)
+    gaps = _gaps(gets[:4])
     assert _doubling_from_the_floor(gaps), gaps

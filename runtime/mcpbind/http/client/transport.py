@@ -410,7 +410,12 @@ class StreamableHTTPTransport(HTTPEndpoint):
             except httpx2.ConnectError as exc:
                 if not await self._server_back(exc):
                     return
-                continue  # back: its 404 (a restarted server) starts a new session below
+                # Back: its 404 (a restarted server) starts a new session below. Not at once
+                # again and again: a server that answers the probe but fails every stream
+                # connection (a TLS handshake, say) is backed off too.
+                await anyio.sleep(self._backoff(parser, streak))
+                streak += 1
+                continue
             except httpx2.HTTPError as exc:
                 failures += 1
                 if failures > self.max_reconnect_attempts:
