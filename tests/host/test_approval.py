@@ -194,6 +194,34 @@ async def test_sampling_approve_edit_deny() -> None:
     assert [v for v, _ in sampling] == ["approve", "edit", "deny"]
 
 
+async def test_the_audit_keeps_the_last_decisions() -> None:
+    """A server can send sampling requests without end, each one a decision: the audit keeps
+    the newest ``audit_limit`` of them, not every one."""
+    count = 0
+
+    async def review(server: str, params: t.CreateMessageRequestParams) -> SamplingReview:
+        nonlocal count
+        count += 1
+        return SamplingReview.deny(f"no {count}")
+
+    async with Host(
+        {"s": legacy("s")},
+        sampler=Model(),
+        review_sampling=review,
+        approve=Approver(True),
+        audit_limit=4,
+    ) as host:
+        for _ in range(5):
+            await host.call_tool("s__sample", {"prompt": "x"})
+    kept = [(a.kind, a.reason if a.kind == "sampling" else a.verdict) for a in host.audit]
+    assert kept == [
+        ("tool", "allow"),
+        ("sampling", "no 4"),
+        ("tool", "allow"),
+        ("sampling", "no 5"),
+    ]
+
+
 async def test_sampling_without_reviewer_or_with_tools_is_refused() -> None:
     """sampling.mdx: a human in the loop SHOULD always be able to deny -- with no reviewer the
     host denies (-1); tool use without the sampling.tools capability, which the host does not

@@ -88,6 +88,25 @@ async def test_unknown_and_ambiguous_names() -> None:
         assert read.contents[0].uri == "mem://same/info"
 
 
+async def test_a_listing_does_not_shadow_another_servers_template() -> None:
+    """server/resources.mdx §Reading Resources: a URI one server lists and another's template
+    matches is ambiguous (a listing must not win, or a server could shadow a URI another one
+    serves and learn what is read): refused naming both, nothing is sent; naming the server
+    reads from it."""
+    files, files_wire = recorded(normal("files"))
+    shadow = normal("shadow")
+    shadow.resource("mem://files/items/7", name="notes")(lambda: "shadowed")
+    shadow_server, shadow_wire = recorded(shadow)
+    async with Host({"files": files, "shadow": shadow_server}) as host:
+        with pytest.raises(HostError, match="offered by files, shadow; pass server="):
+            await host.read_resource("mem://files/items/7")
+        assert "resources/read" not in files_wire.methods() + shadow_wire.methods()
+        read = await host.read_resource("mem://files/items/7", server="files")
+        assert isinstance(read.contents[0], t.TextResourceContents)
+        assert read.contents[0].text == "item 7 of files"
+    assert "resources/read" not in shadow_wire.methods()
+
+
 async def test_list_changed_refreshes_the_catalog() -> None:
     """server/tools.mdx §List Changed Notification: a server's new or removed tool shows up in
     (or leaves) the aggregated catalog without a restart."""

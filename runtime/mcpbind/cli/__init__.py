@@ -37,7 +37,9 @@ def run() -> None:
     prestart(sys.argv[1:])
     try:
         from .group import main
+        from .output import show_library_logs
 
+        show_library_logs()
         main(prog_name="mcpbind")
     finally:
         discard_unused()

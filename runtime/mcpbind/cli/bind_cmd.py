@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from .errors import EXIT_TOOL_ERROR, CliFailure, missing_dependency
+from .output import echo
 from .render import wire
 from .target import ServerTarget, connect, run_async, server_options
 
@@ -99,8 +100,8 @@ def bind(target: ServerTarget, out: Path, class_name: str | None, check: bool) -
             raise CliFailure(
                 f"{out} is out of date; run mcpbind bind without --check", EXIT_TOOL_ERROR
             )
-        click.echo(f"{out} is up to date ({len(tools)} tools)", err=True)
+        echo(f"{out} is up to date ({len(tools)} tools)", err=True)
         return
     changed = write_if_changed(out, text)
     state = "wrote" if changed else "unchanged:"
-    click.echo(f"{state} {out} ({len(tools)} tools of {name})", err=True)
+    echo(f"{state} {out} ({len(tools)} tools of {name})", err=True)

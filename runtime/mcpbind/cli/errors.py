@@ -15,6 +15,8 @@ from typing import Any, Final, NoReturn
 
 import click
 
+from .output import echo
+
 __all__ = [
     "DEBUG_KEY",
     "EXIT_AUTH",
@@ -168,9 +170,9 @@ def _silence_stdout() -> None:
 
 
 def _fail(message: str, code: int, cause: BaseException | None, debug: bool) -> NoReturn:
-    if debug and cause is not None:
-        traceback.print_exception(cause)
-    click.echo(f"Error: {message.strip() or 'failed'}", err=True)
+    if debug and cause is not None:  # (the messages in it may quote a server)
+        echo("".join(traceback.format_exception(cause)), err=True, nl=False)
+    echo(f"Error: {message.strip() or 'failed'}", err=True)
     sys.exit(code)
 
 

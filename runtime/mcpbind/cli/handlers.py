@@ -25,6 +25,7 @@ from mcpbind_types import unified as t
 
 from ..client import Client, ClientHandlers
 from .forms import fill_form
+from .output import echo, visible
 
 __all__ = ["cli_handlers", "set_log_level"]
 
@@ -37,7 +38,11 @@ async def _ask(prompt: str) -> str | None:
     def read() -> str | None:
         try:
             reply: str = click.prompt(
-                prompt, default="", show_default=False, prompt_suffix="", err=True
+                visible(prompt, one_line=True),
+                default="",
+                show_default=False,
+                prompt_suffix="",
+                err=True,
             )
             return reply
         except click.Abort:
@@ -47,7 +52,7 @@ async def _ask(prompt: str) -> str | None:
 
 
 def _say(line: str) -> None:
-    click.echo(line, err=True)
+    echo(line, err=True)
 
 
 async def _elicit(params: t.ElicitRequestFormParams | t.ElicitRequestURLParams) -> t.ElicitResult:

@@ -39,6 +39,7 @@ from .errors import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_TOOL_ERROR, EXIT_USA
 from .host_form import OMIT, fields_of, parse_answer
 from .host_tasks import TaskCommands, requires_task
 from .host_terminal import Terminal
+from .output import echo, quiet_library_logs
 from .progress import ProgressBar
 from .render import call_result_lines, prompt_lines, resource_contents_lines, tool_signature
 
@@ -175,11 +176,11 @@ class _Shell:
         """Problems on stderr, one line each; a failing server's stderr once per cause."""
         if event.kind == "stderr":
             lines = event.message.splitlines()[-_STDERR_LINES:]
-            click.echo(f"[host] server {event.server!r} stderr (last lines):", err=True)
+            echo(f"[host] server {event.server!r} stderr (last lines):", err=True)
             for line in lines:
-                click.echo(f"    {line}", err=True)
+                echo(f"    {line}", err=True)
         elif event.kind in ("failed", "disconnected", "retrying", "warning"):
-            click.echo(f"[host] server {event.server!r} {event.kind}: {event.message}", err=True)
+            echo(f"[host] server {event.server!r} {event.kind}: {event.message}", err=True)
 
     # ------------------------------------------------------------------ display
     def show_catalog(self) -> None:
@@ -394,9 +395,10 @@ def host(
         config = load_config(config_path)
     except ConfigError as exc:
         raise CliFailure(f"invalid configuration: {exc}", EXIT_USAGE) from None
-    # Host events are shown by the shell (on_event): keep Python's last-resort handler from
-    # printing each one a second time.
+    # Host events are shown by the shell (on_event): keep the CLI's log handler and Python's
+    # last-resort one from printing each one a second time.
     logging.getLogger("mcpbind.host").addHandler(logging.NullHandler())
+    quiet_library_logs("mcpbind.host")
 
     async def main() -> int:
         term = Terminal(answer)
@@ -432,7 +434,7 @@ def host(
     try:
         code = anyio.run(main)
     except KeyboardInterrupt:  # Ctrl-C: the servers were shut down on the way out
-        click.echo("interrupted", err=True)
+        echo("interrupted", err=True)
         code = EXIT_INTERRUPTED
     if code:
         sys.exit(code)

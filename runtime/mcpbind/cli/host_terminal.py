@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
-import click
+
+from .output import echo, visible
 
 if TYPE_CHECKING:
     from .host_editor import LineEditor
@@ -75,7 +76,7 @@ class Terminal:
         return self._editor is not None
 
     def say(self, text: str = "") -> None:
-        click.echo(text)
+        echo(text)
 
     async def ask(
         self, prompt: str, *, command: bool = False, words: Sequence[str] = ()
@@ -86,13 +87,14 @@ class Terminal:
         async with self._lock:
             if self.eof:
                 return None
+            prompt = visible(prompt, one_line=True)  # it may quote the server
             try:
                 if self._editor is not None:
                     return await self._editor.read(prompt, command, words)
                 return await _read_line(prompt)
             except EOFError:
                 self.eof = True
-                click.echo()
+                echo()
                 return None
 
     async def confirm(self, prompt: str, *, default: bool = False) -> bool:

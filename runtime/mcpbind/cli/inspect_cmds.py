@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .errors import EXIT_TOOL_ERROR, CliFailure
+from .output import echo, echo_json
 from .progress import ProgressBar
 from .target import ServerTarget, connect, run_async, server_options
 
@@ -59,10 +60,10 @@ def _show(value: Any, as_json: bool, lines: Iterable[str], *, err: bool = False)
     if as_json:
         from .render import pretty_json, wire
 
-        click.echo(pretty_json(wire(value)))
+        echo_json(pretty_json(wire(value)))
         return
     for line in lines:
-        click.echo(line, err=err)
+        echo(line, err=err)
 
 
 _json_option = click.option(
@@ -270,7 +271,7 @@ def read(target: ServerTarget, uri: str, out: str | None, as_json: bool) -> None
             else base64.b64decode(first.blob)
         )
         Path(out).write_bytes(data)
-        click.echo(f"wrote {len(data)} bytes to {out}", err=True)
+        echo(f"wrote {len(data)} bytes to {out}", err=True)
     else:
         many = len(result.contents) > 1
         _show(result, as_json, resource_contents_lines(result.contents, header=many))

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from .errors import EXIT_MISSING_DEPENDENCY
+from .output import echo
 
 __all__ = ["LazyCommand", "LazyGroup"]
 
@@ -82,7 +83,7 @@ def _unavailable(name: str, lazy: LazyCommand, exc: ImportError) -> click.Comman
     message = f"mcpbind {name} is unavailable: {exc}{hint}"
 
     def run() -> None:
-        click.echo(f"Error: {message}", err=True)
+        echo(f"Error: {message}", err=True)
         raise click.exceptions.Exit(EXIT_MISSING_DEPENDENCY)
 
     return click.Command(

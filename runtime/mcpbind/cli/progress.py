@@ -7,7 +7,7 @@ calls print nothing extra; redrawn in place with ``\\r`` and ended with a newlin
 
 from __future__ import annotations
 
-import click
+from .output import echo
 
 __all__ = ["ProgressBar"]
 
@@ -40,10 +40,10 @@ class ProgressBar:
         line = self.render(progress, total, message)
         pad = " " * max(self._last_len - len(line), 0)
         self._last_len = len(line)
-        click.echo(f"\r{line}{pad}", err=True, nl=False)
+        echo(f"{line}{pad}", err=True, nl=False, redraw=True)
 
     def close(self) -> None:
         """End the bar's line, if one was drawn."""
         if self.enabled and self.updates:
-            click.echo("", err=True)
+            echo("", err=True)
             self._last_len = 0

@@ -22,6 +22,7 @@ import click
 
 from ..server.app import Server
 from .errors import EXIT_USAGE, CliFailure, missing_dependency
+from .output import echo
 
 __all__ = ["load_server", "serve"]
 
@@ -147,5 +148,5 @@ def serve(app: str, port: int | None, host: str, path: str) -> None:
         from mcpbind.http import serve_http
     except ImportError as exc:
         raise missing_dependency("mcpbind serve --http", exc, "http") from None
-    click.echo(f"serving {app} on http://{host}:{port}{path}", err=True)
+    echo(f"serving {app} on http://{host}:{port}{path}", err=True)
     serve_http(server, host=host, port=port, path=path)

@@ -23,6 +23,7 @@ import click
 from ..launch import ServerLocation, open_server, parse_server
 from .auth_options import AuthSettings, auth_options
 from .errors import EXIT_USAGE, CliFailure, missing_dependency, translate
+from .output import echo
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -213,7 +214,7 @@ async def connect(target: ServerTarget, **client_options: Any) -> AsyncIterator[
 
 
 def _echo_stderr(line: str) -> None:
-    click.echo(f"[server] {line.rstrip()}", err=True)
+    echo(f"[server] {line.rstrip()}", err=True)
 
 
 def run_async(main: Callable[[], Awaitable[T]], target: ServerTarget | None = None) -> T:

@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import click
 
 from mcpbind_types import unified as t
 
 from ..client.tasks import start_task
 from ..tasks.wire import EXTENSION
+from .output import echo
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -54,7 +54,7 @@ async def run_as_task(
         async for state in handle.updates():
             if show:
                 message = f": {state.status_message}" if state.status_message else ""
-                click.echo(f"task {handle.task_id} {state.status}{message}", err=True)
+                echo(f"task {handle.task_id} {state.status}{message}", err=True)
         return await handle.result()
     except BaseException:
         # Ctrl-C (the event loop cancels us) or a failure: the task must not run on unseen.
@@ -62,5 +62,5 @@ async def run_as_task(
             state = await handle.status()
             if not state.terminal:
                 await handle.cancel()
-                click.echo(f"task {handle.task_id} cancelled", err=True)
+                echo(f"task {handle.task_id} cancelled", err=True)
         raise

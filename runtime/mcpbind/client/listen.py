@@ -21,6 +21,7 @@ from mcpbind_types.unified import methods as m
 from ..connection import PeerError
 from ..protocol import McpError
 from ..protocol.meta import SUBSCRIPTION_ID, with_meta
+from ..transports.backoff import MIN_RECONNECT_DELAY, reconnect_delay
 from .pipeline import stream_lost
 from .subscription import Subscription, filter_from
 
@@ -30,6 +31,11 @@ if TYPE_CHECKING:
 __all__ = ["Listener"]
 
 _FOREVER: Final = 10 * 365 * 86400.0  # a listen request waits as long as the subscription lasts
+
+#: Re-sending a broken listen request waits 0.1 s, doubling per break in a row up to 5 s (plus
+#: jitter); a stream that stayed open this long (seconds) starts the count over.
+_MAX_RELISTEN_DELAY: Final = 5.0
+_STABLE_AFTER: Final = 10.0
 
 logger = logging.getLogger("mcpbind.client")
 
@@ -70,8 +76,10 @@ class Listener:
             client._meta,
         )
         failures = 0
+        streak = 0  # breaks in a row of streams that did not stay open: the wait doubles
         try:
             while True:
+                opened = anyio.current_time()
                 with sub.new_scope():
                     async with self._lock:  # one unacknowledged listen at a time
                         self._awaiting_ack = sub
@@ -94,7 +102,14 @@ class Listener:
                         return
                 if not sub.active or sub._scope.cancel_called:
                     return
-                await anyio.sleep(min(0.1 * 2**failures, 5.0))
+                if anyio.current_time() - opened >= _STABLE_AFTER:
+                    streak = 0
+                # An acknowledgment does not reset the wait: a server acknowledging and then
+                # breaking each stream at once must not get a listen request every 0.1 s.
+                await anyio.sleep(
+                    reconnect_delay(MIN_RECONNECT_DELAY, streak, cap=_MAX_RELISTEN_DELAY)
+                )
+                streak += 1
         finally:
             if self._awaiting_ack is sub:
                 self._awaiting_ack = None

@@ -2,7 +2,8 @@
 
 Each entry names the server it comes from. Tools and prompts get host names from
 :mod:`mcpbind.host.naming`; resources keep their URIs (a URI means the same thing everywhere),
-and a URI two servers both list is read from the one named by the caller.
+and a URI two servers could serve (by listing or template) is read from the one named by the
+caller.
 """
 
 from __future__ import annotations

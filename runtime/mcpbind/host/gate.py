@@ -6,6 +6,7 @@ server sends for the user or the model, passes through here and leaves an :class
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -44,7 +45,7 @@ class Gate:
     review_sampling: SamplingReviewer | None
     review_sampling_result: SamplingResultReviewer | None
     elicit: ElicitationHook | None
-    audit: list[AuditEntry]
+    audit: deque[AuditEntry]
 
     def _sampling_for(self, name: str) -> Callable[[t.CreateMessageRequestParams], Any]:
         async def sample(params: t.CreateMessageRequestParams) -> t.CreateMessageResult:

@@ -72,7 +72,8 @@ class Host(Supervisor):
     call; may override the policy), ``sampler`` + ``review_sampling`` (``sampling/createMessage``
     runs only after the reviewer approves or edits it; ``review_sampling_result`` may edit or
     withhold the answer), ``elicit`` (``elicitation/create``),
-    ``on_event`` (lifecycle and catalog events).
+    ``on_event`` (lifecycle and catalog events). ``audit`` keeps the last ``audit_limit``
+    decisions (a server sending sampling requests without end cannot grow it without bound).
     """
 
     def __init__(
@@ -90,6 +91,7 @@ class Host(Supervisor):
         startup_timeout: float = 30.0,
         refresh_interval: float = 0.05,
         client_name: str = "mcpbind-host",
+        audit_limit: int = 10_000,
     ) -> None:
         self._initial, self._warnings = _targets(config)
         self.approve = approve
@@ -104,7 +106,7 @@ class Host(Supervisor):
         self.refresh_interval = refresh_interval
         self.client_name = client_name
         self.catalog = Catalog()
-        self.audit: list[AuditEntry] = []
+        self.audit: deque[AuditEntry] = deque(maxlen=audit_limit)
         self.events: deque[HostEvent] = deque(maxlen=1000)
         self._handles: dict[str, Handle] = {}
         self._tg: TaskGroup | None = None
@@ -350,9 +352,15 @@ class Host(Supervisor):
         return await self.client(entry.server).call(entry.tool.name, arguments, options=options)
 
     async def read_resource(self, uri: str, *, server: str | None = None) -> t.ReadResourceResult:
-        """Read a resource from ``server``, or from the one server that lists or templates it."""
+        """Read a resource from ``server``, or from the one server that lists or templates it.
+
+        Every server that could serve the URI counts, by listing or by template: a listing
+        does not beat another server's template (a server could otherwise shadow a URI another
+        one serves and learn what is read), so two candidates of any kind are refused."""
         if server is None:
-            owners = self.catalog.servers_listing(uri) or self._template_owners(uri)
+            owners = sorted(
+                set(self.catalog.servers_listing(uri)) | set(self._template_owners(uri))
+            )
             if not owners:
                 raise UnknownName(
                     "resource", uri, "; no server lists it or has a matching template"

@@ -6,7 +6,9 @@ abruptly after two events (the rest is replayed to ``GET`` + ``Last-Event-ID``),
 ``poll`` ends its stream gracefully after a priming event with ``retry``, ``headers``
 reports the request headers it saw, ``die`` ends the server process before answering. A client sending ``x-no-get-stream: 1`` is refused
 the GET stream (405); one sending ``x-get-empty: 1`` gets GET streams that end at once
-with no event (the client backs off between them). ``POST /admin/expire`` forgets every session (the
+with no event (the client backs off between them); one sending ``x-get-retry0: 1`` gets GET
+streams of a priming event with ``retry: 0`` that end at once. ``poll0`` is ``poll`` with
+``retry: 0`` whose first three resumptions bring only a priming event. ``POST /admin/expire`` forgets every session (the
 next request gets 404); ``GET /admin/log`` returns what the server saw.
 ``/legacy-evil`` is a 2024-11-05 stream whose endpoint is on another origin; ``/legacy`` is
 a minimal 2024-11-05 HTTP+SSE server (its messages are POSTed to ``/legacy-messages``).
@@ -28,6 +30,7 @@ Scope = dict[str, Any]
 sessions: set[str] = set()
 log: list[dict[str, Any]] = []
 streams: dict[str, list[tuple[str, bytes]]] = {}  # stream name -> [(event id, data)]
+empty_resumes: dict[str, int] = {}  # stream name -> resumptions left that bring nothing
 _ids = itertools.count(1)
 
 
@@ -197,6 +200,15 @@ async def _poll(send: Any, rid: Any, headers: dict[str, str]) -> None:
     await send({"type": "http.response.body", "body": b""})
 
 
+async def _poll0(send: Any, rid: Any, headers: dict[str, str]) -> None:
+    name = f"poll0{next(_ids)}"
+    streams[name] = [(f"{name}-1", _text(rid, "polled"))]
+    empty_resumes[name] = 3
+    await _start_sse(send, {})
+    await _event(send, f"id: {name}-0\nretry: 0\ndata:\n\n".encode())
+    await send({"type": "http.response.body", "body": b""})
+
+
 async def _die(send: Any, rid: Any, headers: dict[str, str]) -> None:
     os._exit(1)  # the process ends with the request read and no response headers sent
 
@@ -213,6 +225,7 @@ TOOLS = {
     "http503": _http503,
     "drop": _drop,
     "poll": _poll,
+    "poll0": _poll0,
     "headers": _headers,
     "die": _die,
 }
@@ -220,6 +233,11 @@ TOOLS = {
 
 async def _get(send: Any, headers: dict[str, str]) -> None:
     last = headers.get("last-event-id")
+    if headers.get("x-get-retry0") == "1":
+        await _start_sse(send, {})
+        await _event(send, b"id: z-0\nretry: 0\ndata:\n\n")
+        await send({"type": "http.response.body", "body": b""})
+        return
     if last and last.startswith("g-"):  # the standalone stream, polled
         await _start_sse(send, {})
         if last == "g-1":
@@ -227,6 +245,12 @@ async def _get(send: Any, headers: dict[str, str]) -> None:
         await anyio.sleep_forever()
     if last:
         name, _, _ = last.rpartition("-")
+        if empty_resumes.get(name):
+            empty_resumes[name] -= 1
+            await _start_sse(send, {})
+            await _event(send, f"id: {last}\ndata:\n\n".encode())
+            await send({"type": "http.response.body", "body": b""})
+            return
         events = streams.get(name, [])
         ids = [eid for eid, _ in events]
         start = ids.index(last) + 1 if last in ids else 0  # a priming id: from the start

@@ -3,7 +3,8 @@
 It answers ``server/discover``, ``tools/list`` (``x-mcp-header`` tools, one invalid; a
 ``ttlMs``), ``resources/list`` (no ``ttlMs``), ``tools/call`` for the scripted tools below and
 ``subscriptions/listen`` (acknowledgment, then one ``tools/list_changed``, then open until the
-client closes it). ``GET /admin/log`` returns every request with its headers; ``POST
+client closes it; with ``x-listen-break: 1`` the connection drops right after the
+acknowledgment). ``GET /admin/log`` returns every request with its headers; ``POST
 /admin/clear`` empties it.
 
 Tools: ``region`` (echoes its ``Mcp-Param-*`` headers), ``bad`` (``x-mcp-header`` on an
@@ -16,6 +17,7 @@ mismatch, as if the server was updated).
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from support.live_server import answer_lifespan
@@ -159,7 +161,9 @@ def _event(message: dict[str, Any]) -> bytes:
     return b"event: message\ndata: " + json.dumps(message).encode() + b"\n\n"
 
 
-async def _listen(send: Any, receive: Any, rid: Any, params: dict[str, Any]) -> None:
+async def _listen(
+    send: Any, receive: Any, rid: Any, params: dict[str, Any], headers: dict[str, str]
+) -> None:
     wanted = params.get("notifications") or {}
     agreed = {"toolsListChanged": True} if wanted.get("toolsListChanged") else {}
     sub = {"io.modelcontextprotocol/subscriptionId": rid}
@@ -172,6 +176,8 @@ async def _listen(send: Any, receive: Any, rid: Any, params: dict[str, Any]) -> 
     ack = {"_meta": sub, "notifications": agreed}
     first = {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": ack}
     await send({"type": "http.response.body", "body": _event(first), "more_body": True})
+    if headers.get("x-listen-break") == "1":
+        raise ConnectionAbortedError("listen stream broken on purpose")
     if agreed:
         changed: dict[str, Any] = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
         changed["params"] = {"_meta": sub}
@@ -200,7 +206,7 @@ async def app(scope: Scope, receive: Any, send: Any) -> None:
         return
     headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
     message = json.loads(await _body(receive))
-    LOG.append({"headers": headers, "body": message})
+    LOG.append({"headers": headers, "body": message, "t": time.monotonic()})
     rid = message.get("id")
     if rid is None:
         await send({"type": "http.response.start", "status": 202, "headers": []})
@@ -208,7 +214,7 @@ async def app(scope: Scope, receive: Any, send: Any) -> None:
         return
     params = message.get("params") or {}
     if message.get("method") == "subscriptions/listen":
-        await _listen(send, receive, rid, params)
+        await _listen(send, receive, rid, params, headers)
         return
     answered = _answer(message.get("method", ""), params, headers)
     if answered is None:  # break the stream: SSE headers, then the connection drops

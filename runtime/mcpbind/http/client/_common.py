@@ -9,7 +9,7 @@ pending call immediately instead of leaving them to their timeouts.
 from __future__ import annotations
 
 import logging
-import math
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -27,6 +27,7 @@ from ...transports.base import TransportClosed
 from ._peek import RequestId, error_response
 
 __all__ = [
+    "DEFAULT_MAX_BUFFERED_MESSAGES",
     "Inbox",
     "TaskSet",
     "auth_failed",
@@ -40,31 +41,67 @@ logger = logging.getLogger("mcpbind.http.client")
 _ERROR_BODY_LIMIT = 64 * 1024
 
 
-class Inbox:
-    """Messages waiting for ``receive()``, and the reason once the transport is closed."""
+#: Server messages waiting for ``receive()`` before the streams stop being read.
+DEFAULT_MAX_BUFFERED_MESSAGES = 32
 
-    def __init__(self) -> None:
-        self._send, self._receive = anyio.create_memory_object_stream[bytes](math.inf)
+
+class Inbox:
+    """Messages waiting for ``receive()``, and the reason once the transport is closed.
+
+    Bounded like stdio, by backpressure: a stream hands the server's messages to :meth:`push`,
+    which waits while ``max_buffered`` are queued, so a stream is read no faster than the
+    session takes its messages and a server flooding notifications fills its own socket
+    buffers, not the client's memory. :meth:`put` never waits: it is for the error responses
+    the transport makes itself, at most one per request in flight.
+    """
+
+    def __init__(self, max_buffered: int = DEFAULT_MAX_BUFFERED_MESSAGES) -> None:
+        if max_buffered < 1:
+            raise ValueError("max_buffered must be at least 1")
+        self.max_buffered = max_buffered
         self.reason: str | None = None
+        self._queue: deque[bytes] = deque()
+        self._arrived = anyio.Event()
+        self._taken = anyio.Event()
+        self._discarded = False
 
     def put(self, message: bytes) -> None:
         if self.reason is None:
-            self._send.send_nowait(message)
+            self._queue.append(message)
+            self._arrived.set()
+
+    async def push(self, message: bytes) -> None:
+        """Queue a message from the server, once fewer than ``max_buffered`` are waiting."""
+        while self.reason is None and len(self._queue) >= self.max_buffered:
+            if self._taken.is_set():
+                self._taken = anyio.Event()
+            await self._taken.wait()
+        self.put(message)
 
     async def get(self) -> bytes:
-        try:
-            return await self._receive.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise TransportClosed(self.reason) from None
+        while not self._queue or self._discarded:
+            if self.reason is not None or self._discarded:
+                raise TransportClosed(self.reason)
+            if self._arrived.is_set():
+                self._arrived = anyio.Event()
+            await self._arrived.wait()
+        message = self._queue.popleft()
+        self._taken.set()
+        return message
 
     def close(self, reason: str) -> None:
         """Stop accepting messages; ``get()`` raises once the queue is drained."""
         if self.reason is None:
             self.reason = reason
-            self._send.close()
+            self._arrived.set()
+            self._taken.set()
 
     def discard(self) -> None:
-        self._receive.close()
+        """Drop what is queued; ``get()`` raises from now on."""
+        self._discarded = True
+        self._queue.clear()
+        self._arrived.set()
+        self._taken.set()
 
     @property
     def closed(self) -> bool:

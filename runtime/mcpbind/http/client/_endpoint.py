@@ -18,9 +18,10 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 from ...protocol import CONNECTION_CLOSED
 from ...protocol.mcp_headers import HeaderPath
+from ...transports.backoff import MIN_RECONNECT_DELAY, reconnect_delay
 from ...transports.lost import STREAM_LOST
 from ...transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
-from ._common import Inbox, TaskSet, lost_responses
+from ._common import DEFAULT_MAX_BUFFERED_MESSAGES, Inbox, TaskSet, lost_responses
 from ._peek import RequestId, error_response, response_id, result_protocol_version
 from ._reconnect import ServerWatch, connection_lost
 from .legacy_sse import LegacySSETransport
@@ -59,6 +60,7 @@ class HTTPEndpoint:
         sse_read_timeout: float | None = 300.0,
         open_get_stream: bool = True,
         reconnect_delay: float = 1.0,
+        min_reconnect_delay: float = MIN_RECONNECT_DELAY,
         max_reconnect_delay: float = 30.0,
         max_reconnect_attempts: int = 5,
         reconnect_timeout: float = 10.0,
@@ -67,6 +69,7 @@ class HTTPEndpoint:
         protocol_version: str | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         auth: httpx2.Auth | str | None = None,
+        max_buffered_messages: int = DEFAULT_MAX_BUFFERED_MESSAGES,
     ) -> None:
         self.url = url
         self.headers = dict(headers or {})
@@ -82,10 +85,13 @@ class HTTPEndpoint:
         self._short_timeout = httpx2.Timeout(min(timeout, 5.0))
         self.open_get_stream = open_get_stream
         self.reconnect_delay = reconnect_delay
+        self.min_reconnect_delay = min_reconnect_delay
         self.max_reconnect_delay = max_reconnect_delay
         self.max_reconnect_attempts = max_reconnect_attempts
         #: Waits for a server that went away; set up once the server has answered.
-        self._watch = ServerWatch(self._answers, timeout=reconnect_timeout)
+        self._watch = ServerWatch(
+            self._answers, timeout=reconnect_timeout, first_delay=min_reconnect_delay
+        )
         self._answered = False
         self.terminate_on_close = terminate_on_close
         self.legacy_fallback = legacy_fallback
@@ -95,7 +101,7 @@ class HTTPEndpoint:
         self.protocol_version = protocol_version
         #: The 2024-11-05 transport in use after a fallback, else ``None``.
         self.legacy: LegacySSETransport | None = None
-        self._inbox = Inbox()
+        self._inbox = Inbox(max_buffered_messages)
         self._tasks = TaskSet()
         self._closed = False
         self._init_request: bytes | None = None
@@ -197,14 +203,15 @@ class HTTPEndpoint:
         is_init: bool = False,
     ) -> int:
         """Deliver the stream's messages until it ends or every awaited response arrived;
-        return how many events came; raise ``StreamEnded`` if it broke."""
+        return how many messages came (a priming event is none); raise ``StreamEnded`` if it
+        broke."""
         count = 0
         try:
             async for chunk in response.aiter_bytes():
                 for event in parser.feed(chunk):
-                    count += 1
                     if event.event != "message" or not event.data:
                         continue  # priming events carry only an id
+                    count += 1
                     data = event.data.encode()
                     if waiting:
                         rid = response_id(data)
@@ -212,7 +219,7 @@ class HTTPEndpoint:
                             waiting.discard(rid)
                             if is_init:
                                 self._learn_version(data)
-                    self._inbox.put(data)
+                    await self._inbox.push(data)  # waits while the session is behind
                 if waiting is not None and not waiting:
                     return count
         except (httpx2.TransportError, SSETooLarge) as exc:
@@ -245,10 +252,10 @@ class HTTPEndpoint:
             why = f"the server's stream broke before the response: {abrupt!r}"
             self._deliver(connection_lost(waiting, why))
             return
-        delay = self._first_delay(parser)
         failures = 0
+        streak = 0  # attempts in a row that brought no message: the wait doubles
         while waiting:
-            await anyio.sleep(delay)
+            await anyio.sleep(self._backoff(parser, streak))
             try:
                 response = await self._open("GET", last_event_id=parser.last_event_id)
             except httpx2.ConnectError as exc:
@@ -257,10 +264,10 @@ class HTTPEndpoint:
                 return
             except httpx2.HTTPError as exc:
                 failures += 1
+                streak += 1
                 if failures > self.max_reconnect_attempts:
                     self._deliver(lost_responses(waiting, f"cannot resume the stream: {exc!r}"))
                     return
-                delay = min(delay * 2, self.max_reconnect_delay)
                 continue
             try:
                 ctype = response.headers.get("content-type", "")
@@ -270,18 +277,25 @@ class HTTPEndpoint:
                     return
                 failures = 0
                 try:
-                    await self._read_events(response, parser, waiting)
+                    delivered = await self._read_events(response, parser, waiting)
+                    streak = 0 if delivered else streak + 1
                 except StreamEnded:
                     failures += 1
+                    streak += 1
                     if failures > self.max_reconnect_attempts:
                         self._deliver(lost_responses(waiting, "the stream keeps breaking"))
                         return
-                delay = self._first_delay(parser)
             finally:
                 await response.aclose()
 
-    def _first_delay(self, parser: SSEParser) -> float:
-        return parser.retry / 1000 if parser.retry is not None else self.reconnect_delay
+    def _backoff(self, parser: SSEParser, streak: int) -> float:
+        """The wait before reconnecting: the server's ``retry`` (else ``reconnect_delay``), at
+        least ``min_reconnect_delay``, doubled per fruitless attempt in a row, capped at
+        ``max_reconnect_delay``, with jitter (:mod:`mcpbind.transports.backoff`)."""
+        base = parser.retry / 1000 if parser.retry is not None else self.reconnect_delay
+        return reconnect_delay(
+            base, streak, floor=self.min_reconnect_delay, cap=self.max_reconnect_delay
+        )
 
     def _deliver(self, messages: list[bytes]) -> None:
         for message in messages:

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 
 from ...protocol import CONNECTION_CLOSED
+from ...transports.backoff import MIN_RECONNECT_DELAY, reconnect_delay
 from ...transports.lost import CONNECTION_LOST
 from ._peek import RequestId, error_response
 
@@ -29,7 +30,8 @@ def connection_lost(request_ids: tuple[RequestId, ...] | set[RequestId], why: st
 class ServerWatch:
     """``await watch.wait_back()``: True once ``probe()`` says the server answers, False once
     ``timeout`` seconds passed without that. Probes start ``first_delay`` apart and double up
-    to ``max_delay``; concurrent waiters share one loop (a probe that succeeded after a
+    to ``max_delay``, with jitter (:func:`~mcpbind.transports.backoff.reconnect_delay`);
+    concurrent waiters share one loop (a probe that succeeded after a
     waiter started answers it at once)."""
 
     def __init__(
@@ -37,7 +39,7 @@ class ServerWatch:
         probe: Callable[[], Awaitable[bool]],
         *,
         timeout: float,
-        first_delay: float = 0.1,
+        first_delay: float = MIN_RECONNECT_DELAY,
         max_delay: float = 5.0,
     ) -> None:
         self._probe = probe
@@ -53,7 +55,7 @@ class ServerWatch:
             if self._answered_at >= started:
                 return True
             deadline = anyio.current_time() + self.timeout
-            delay = self.first_delay
+            attempt = 0
             while True:
                 if await self._probe():
                     self._answered_at = anyio.current_time()
@@ -61,5 +63,8 @@ class ServerWatch:
                 remaining = deadline - anyio.current_time()
                 if remaining <= 0:
                     return False
+                delay = reconnect_delay(
+                    self.first_delay, attempt, floor=self.first_delay, cap=self.max_delay
+                )
                 await anyio.sleep(min(delay, remaining))
-                delay = min(delay * 2, self.max_delay)
+                attempt += 1

@@ -22,7 +22,13 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 from ...transports.base import TransportClosed
 from ...transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
-from ._common import Inbox, TaskSet, http_error_responses, lost_responses
+from ._common import (
+    DEFAULT_MAX_BUFFERED_MESSAGES,
+    Inbox,
+    TaskSet,
+    http_error_responses,
+    lost_responses,
+)
 from ._peek import Peek, peek
 from .sse import ServerSentEvent, SSEParser, SSETooLarge
 
@@ -41,7 +47,10 @@ def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
 
 
 class LegacySSETransport:
-    """Client end of HTTP+SSE. Use as ``async with LegacySSETransport(url) as transport``."""
+    """Client end of HTTP+SSE. Use as ``async with LegacySSETransport(url) as transport``.
+
+    ``max_buffered_messages``: server messages queued for the session before the stream stops
+    being read (backpressure; a shared ``inbox`` brings its own bound)."""
 
     def __init__(
         self,
@@ -54,6 +63,7 @@ class LegacySSETransport:
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         inbox: Inbox | None = None,
         tasks: TaskSet | None = None,
+        max_buffered_messages: int = DEFAULT_MAX_BUFFERED_MESSAGES,
     ) -> None:
         self.url = url
         self.headers = dict(headers or {})
@@ -71,7 +81,7 @@ class LegacySSETransport:
         #: Where messages are POSTed, from the server's ``endpoint`` event.
         self.endpoint: str | None = None
         self._shared = inbox is not None  # part of a StreamableHTTPTransport after fallback
-        self._inbox = inbox or Inbox()
+        self._inbox = inbox or Inbox(max_buffered_messages)
         self._tasks = tasks or TaskSet()
         self._response: httpx2.Response | None = None
         self._closed = False
@@ -154,19 +164,20 @@ class LegacySSETransport:
     ) -> None:
         reason = "the server closed the SSE stream"
         try:
-            self._deliver_events(early)
+            await self._deliver_events(early)
             async for chunk in chunks:
-                self._deliver_events(parser.feed(chunk))
+                await self._deliver_events(parser.feed(chunk))
         except (httpx2.HTTPError, SSETooLarge) as exc:
             reason = f"the SSE stream broke: {exc!r}"
         finally:
             await response.aclose()
             self._inbox.close(reason)
 
-    def _deliver_events(self, events: list[ServerSentEvent]) -> None:
+    async def _deliver_events(self, events: list[ServerSentEvent]) -> None:
         for event in events:
             if event.event == "message" and event.data:
-                self._inbox.put(event.data.encode())
+                # Waits while the session is behind: the stream is not read meanwhile.
+                await self._inbox.push(event.data.encode())
 
     async def send(self, message: bytes) -> None:
         if self._closed or self._inbox.closed or self.endpoint is None:

@@ -72,6 +72,11 @@ class StreamableHTTPTransport(HTTPEndpoint):
     the ``MCP-Protocol-Version`` header; otherwise it is read from the initialize response.
     ``reconnect_timeout`` bounds the wait for a server that went away after answering once
     (a crash and restart): past it the transport closes (``ConnectionClosed``).
+    A stream is opened again after the server's ``retry`` (else ``reconnect_delay``), never
+    sooner than ``min_reconnect_delay`` (0.1 s: ``retry: 0`` cannot make it spin), doubled
+    while attempts bring nothing, at most ``max_reconnect_delay`` (plus jitter).
+    ``max_buffered_messages``: server messages queued for the session before the streams
+    stop being read (backpressure, as on stdio: a flood costs the server, not our memory).
     """
 
     # ------------------------------------------------------------------ lifecycle
@@ -265,7 +270,7 @@ class StreamableHTTPTransport(HTTPEndpoint):
                 return
             if is_init:
                 self._learn_version(body)
-            self._inbox.put(body)
+            await self._inbox.push(body)
             return
         if ctype != "text/event-stream":
             why = f"unexpected Content-Type {ctype or '(none)'!r} in the answer to a request"
@@ -392,9 +397,12 @@ class StreamableHTTPTransport(HTTPEndpoint):
             self._get_running = False
 
     async def _get_stream_loop(self) -> None:
+        """Listen, and listen again after each end: after the server's ``retry`` delay (a
+        polling server), backing off while the streams bring nothing (``_backoff``: a floor,
+        doubling, a cap, jitter), so no answer of the server makes this loop spin."""
         parser = SSEParser(self.max_message_size)
-        failures = 0
-        delay = self.reconnect_delay
+        failures = 0  # attempts in a row that failed or came back empty: past the limit, stop
+        streak = 0  # attempts in a row that brought no message: the wait doubles
         while True:
             sent_session = self.session_id
             try:
@@ -402,50 +410,64 @@ class StreamableHTTPTransport(HTTPEndpoint):
             except httpx2.ConnectError as exc:
                 if not await self._server_back(exc):
                     return
-                continue  # back: its 404 (a restarted server) starts a new session below
+                # Back: its 404 (a restarted server) starts a new session below. Not at once
+                # again and again: a server that answers the probe but fails every stream
+                # connection (a TLS handshake, say) is backed off too.
+                await anyio.sleep(self._backoff(parser, streak))
+                streak += 1
+                continue
             except httpx2.HTTPError as exc:
                 failures += 1
                 if failures > self.max_reconnect_attempts:
                     logger.warning("giving up on the GET stream: %r", exc)
                     return
-                await anyio.sleep(delay)
-                delay = min(delay * 2, self.max_reconnect_delay)
+                await anyio.sleep(self._backoff(parser, streak))
+                streak += 1
                 continue
             try:
                 ctype = response.headers.get("content-type", "")
                 status = response.status_code
                 if status == 404 and sent_session is not None:
-                    # The session is gone (the server restarted): start a new one, listen again.
+                    # The session is gone (the server restarted): start a new one, listen again
+                    # (a server that keeps refusing the stream is backed off, then given up on).
+                    failures += 1
+                    streak += 1
+                    if failures > self.max_reconnect_attempts:
+                        logger.warning("giving up on the GET stream: HTTP 404 after a new session")
+                        return
                     if not await self._reinitialize(sent_session):
                         return
                     parser = SSEParser(self.max_message_size)
-                    continue
-                if status != 200 or not ctype.startswith(ACCEPT_SSE):
+                    if failures == 1:
+                        continue  # the first time, at once
+                elif status != 200 or not ctype.startswith(ACCEPT_SSE):
                     # 405: not offered. Anything else: not usable; requests still work.
                     logger.debug("no GET stream: HTTP %d", status)
                     return
-                try:
-                    last_id = parser.last_event_id
-                    events = await self._read_events(response, parser, None)
-                    if events or parser.last_event_id != last_id or parser.retry is not None:
-                        failures = 0  # a polling server: reconnect after its retry delay
-                    else:
-                        failures += 1  # an empty stream: back off, eventually give up
+                else:
+                    try:
+                        last_id = parser.last_event_id
+                        delivered = await self._read_events(response, parser, None)
+                        streak = 0 if delivered else streak + 1
+                        if delivered or parser.last_event_id != last_id or parser.retry is not None:
+                            failures = 0  # a polling server: reconnect after its retry delay
+                        else:
+                            failures += 1  # an empty stream: back off, eventually give up
+                            if failures > self.max_reconnect_attempts:
+                                return
+                    except StreamEnded as ended:
+                        failures += 1
+                        streak += 1
                         if failures > self.max_reconnect_attempts:
                             return
-                except StreamEnded as ended:
-                    failures += 1
-                    if failures > self.max_reconnect_attempts:
-                        return
-                    if ended.abrupt is not None and not await self._answers():
-                        if not await self._server_back(ended.abrupt):  # a dead server
-                            return
-                        failures = 0
-                        continue  # back: listen again at once
+                        if ended.abrupt is not None and not await self._answers():
+                            if not await self._server_back(ended.abrupt):  # a dead server
+                                return
+                            failures = streak = 0
+                            continue  # back: listen again at once
             finally:
                 await response.aclose()
-            delay = self._first_delay(parser) * (2 ** max(failures - 1, 0))
-            await anyio.sleep(min(delay, self.max_reconnect_delay))
+            await anyio.sleep(self._backoff(parser, max(streak - 1, 0)))
 
     # ------------------------------------------------------------------ fallback
     async def _fall_back(self, initialize: bytes) -> bool:
