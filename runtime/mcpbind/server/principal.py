@@ -51,8 +51,10 @@ class Principal(msgspec.Struct, frozen=True):
         )
 
     def __str__(self) -> str:
-        # The identity the 2026-07-28 requestState is bound to: stable across refreshes.
-        return f"{self.issuer or ''} {self.subject} {self.client_id or ''}"
+        # The identity a task scope and the 2026-07-28 requestState are bound to: stable
+        # across refreshes, and one string per identity (JSON, so a space in a subject or a
+        # client id cannot make two principals' strings equal).
+        return msgspec.json.encode(self._identity()).decode()
 
     def has_scopes(self, required: frozenset[str] | set[str]) -> bool:
         return required <= self.scopes

@@ -10,12 +10,15 @@ import json
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 from joserfc.jwk import ECKey, OctKey
 from server_support import ISSUER, RESOURCE, Endpoint, Keys
 
 from mcpbind.auth.server import InvalidToken, JWTVerifier, Principal, VerifierUnavailable
+from mcpbind.server.request_state import binding_for
+from mcpbind.server.tasks import default_scope
 
 pytestmark = pytest.mark.anyio
 
@@ -149,6 +152,21 @@ def test_principal_identity_ignores_scopes_and_claims() -> None:
     assert a == b and hash(a) == hash(b) and str(a) == str(b)
     assert a != Principal("alice", "other-app", ISSUER)
     assert b.has_scopes({"a", "b"}) and not a.has_scopes({"b"})
+
+
+def test_principals_that_differ_never_share_a_task_scope_or_a_state_binding() -> None:
+    """``str(Principal)`` keys a principal's task scope and its requestState binding. Joined
+    with spaces, subject "alice x" of client "app" and subject "alice" of client "x app" had
+    one key: each could read, cancel and list the other's tasks."""
+    a = Principal("alice x", "app", ISSUER)
+    b = Principal("alice", "x app", ISSUER)
+    c = Principal("alice x app", None, ISSUER)
+    assert len({a, b, c}) == 3 and len({str(a), str(b), str(c)}) == 3
+    scopes = {default_scope(SimpleNamespace(principal=p)) for p in (a, b, c)}
+    assert len(scopes) == 3
+    bindings = {binding_for("tools/call", {"name": "t"}, str(p)) for p in (a, b, c)}
+    assert len(bindings) == 3
+    assert str(a) == str(Principal("alice x", "app", ISSUER, frozenset({"more"})))
 
 
 def test_import_mcpbind_does_not_import_joserfc() -> None:
