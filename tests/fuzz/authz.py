@@ -84,9 +84,10 @@ class AuthTarget:
             scopes_supported=["mcp:read"],
         )
         self.server = self._server()
-        self.app = with_legacy_sse(
-            StreamableHTTPApp(self.server, auth=self.auth, json_response=True, path="/mcp")
+        self.streamable = StreamableHTTPApp(
+            self.server, auth=self.auth, json_response=True, path="/mcp"
         )
+        self.app = with_legacy_sse(self.streamable)
         jkt = self.dpop_key.thumbprint()
         self.valid = {  # token -> (subject, scheme, scopes)
             self._token(sub="alice"): ("alice", "bearer"),
@@ -245,6 +246,8 @@ class AuthTarget:
         return text
 
     async def _one(self, data: bytes) -> None:
+        if self.session not in self.streamable.sessions:  # an input ended it (DELETE)
+            self.session = await self._open_session()
         request, named = asgi.parse(data, path="/mcp")
         if named:
             given = {k for k, _ in request.headers}
