@@ -8,7 +8,8 @@ values, ``Origin``/``Host``) and a body. Placeholders are replaced before it is 
 ``{alice}``, ``{bob}`` (valid bearer tokens; bob also has ``mcp:admin``), ``{carol}`` (a valid
 DPoP-bound token), ``{proof}`` (a fresh DPoP proof of carol's key for this request),
 ``{stale-proof}``, ``{expired}``, ``{other-aud}``, ``{other-iss}``, ``{unknown-key}``,
-``{none-alg}``, ``{session}`` (alice's session), ``{alice-task}`` (a task of alice's).
+``{none-alg}``, ``{session}`` (alice's session), ``{legacy-session}`` (alice's legacy
+HTTP+SSE session), ``{alice-task}`` (a task of alice's).
 A body alone is sent with alice's token.
 
 Invariants: nothing raises, no 5xx but 503; a 401 carries ``WWW-Authenticate``; no request
@@ -36,7 +37,8 @@ from mcpbind.http import StreamableHTTPApp, with_legacy_sse
 from mcpbind.server.tasks import TaskContext, Tasks
 
 from . import asgi
-from .checks import Finding, check_message
+from .checks import Finding, check_message, request_ids
+from .legacy import LegacyStream
 
 __all__ = ["AuthTarget"]
 
@@ -112,8 +114,11 @@ class AuthTarget:
         }
         self.session = self._run(self._open_session())
         self.alice_task = self._run(self._alice_task())
+        self.legacy: LegacyStream | None = None
 
     def close(self) -> None:
+        if self.legacy is not None:
+            self._run(self.legacy.close())
         self._run(self.app.aclose())
         self._run(self.tasks.aclose())
 
@@ -235,6 +240,7 @@ class AuthTarget:
         values = {
             **self.tokens,
             "session": self.session,
+            "legacy-session": self.legacy.session_id if self.legacy is not None else "",
             "alice-task": self.alice_task,
             "proof": self.proof(request.method, ORIGIN + request.path, carol),
             "stale-proof": self.proof(
@@ -248,6 +254,10 @@ class AuthTarget:
     async def _one(self, data: bytes) -> None:
         if self.session not in self.streamable.sessions:  # an input ended it (DELETE)
             self.session = await self._open_session()
+        if self.legacy is None or self.legacy.task.done():
+            alice = [("authorization", f"Bearer {self.tokens['alice']}")]
+            self.legacy = await LegacyStream(self.app, alice).open()
+        self.legacy.seen.clear()
         request, named = asgi.parse(data, path="/mcp")
         if named:
             given = {k for k, _ in request.headers}
@@ -259,10 +269,14 @@ class AuthTarget:
             (k, fill(v).decode("utf-8", "surrogateescape")) for k, v in request.headers
         ]
         request.body = self._fill(request.body, request)
+        request.query = self._fill(request.query, request)
         subject = self._valid_subject(request)
         calls, admin_calls = len(self.calls), len(self.admin_calls)
         reply = await asgi.call(self.app, request)
         self._check(request, reply, subject)
+        if reply.status == 202 and request.path == self.legacy.path:
+            for wanted in request_ids(request.body):  # its handlers ran: answered on the stream
+                await self.legacy.wait_for(wanted)
         ran = self.calls[calls:] + self.admin_calls[admin_calls:]
         where = f"auth {request.method} {request.path} (valid principal: {subject})"
         if ran and subject is None:

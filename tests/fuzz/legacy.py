@@ -21,17 +21,19 @@ from mcpbind.http import StreamableHTTPApp, with_legacy_sse
 from . import asgi
 from .checks import Finding, check_message, request_ids
 
-__all__ = ["LegacyTarget"]
+__all__ = ["LegacyStream", "LegacyTarget"]
 
 _TIMEOUT = 4.0  # below the harness's 5 s for a whole input, so the finding names the id
 _HEADERS = [("host", "127.0.0.1:8000"), ("content-type", "application/json")]
 
 
-class _Stream:
-    """One ``GET /sse`` kept open: its events are parsed into ``messages`` as they come."""
+class LegacyStream:
+    """One ``GET /sse`` kept open (with ``headers`` on it and on its POSTs), its session
+    initialized; the ids answered on it are collected in ``seen`` as events come."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, headers: list[tuple[str, str]] | None = None) -> None:
         self.app = app
+        self.headers = [*_HEADERS, *(headers or [])]
         self.endpoint = asyncio.get_running_loop().create_future()
         self.seen: set[object] = set()  # ids answered on the stream (since the last input)
         self.arrived = asyncio.Event()
@@ -39,6 +41,47 @@ class _Stream:
         self._buffer = b""
         self.status = 0
         self.task = asyncio.ensure_future(self._run())
+        self.path, self.query = "", b""
+
+    async def open(self) -> LegacyStream:
+        """Wait for the endpoint event, then initialize the session."""
+        path, _, query = (await self.endpoint).partition("?")
+        self.path, self.query = path, query.encode()
+        init = {
+            "jsonrpc": "2.0",
+            "id": "init",
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {},
+                "clientInfo": {"name": "fuzz", "version": "1"},
+            },
+        }
+        await self.post(json.dumps(init).encode())
+        await self.wait_for("init")
+        await self.post(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        return self
+
+    @property
+    def session_id(self) -> str:
+        return self.query.decode().partition("=")[2]
+
+    async def post(self, body: bytes) -> asgi.Reply:
+        request = asgi.Request("POST", self.path, self.query, list(self.headers), body)
+        return await asgi.call(self.app, request)
+
+    async def wait_for(self, wanted: object) -> None:
+        """Return once ``wanted`` (an id) or an error for a whole body was answered."""
+
+        async def find() -> None:
+            while wanted not in self.seen and None not in self.seen:
+                self.arrived.clear()
+                await self.arrived.wait()
+
+        try:
+            await asyncio.wait_for(find(), _TIMEOUT)
+        except TimeoutError:
+            raise Finding(f"legacy: no answer to id {wanted!r} on the stream") from None
 
     async def _run(self) -> None:
         async def receive() -> dict[str, Any]:
@@ -54,16 +97,14 @@ class _Stream:
                 event, self._buffer = self._buffer.split(b"\n\n", 1)
                 self._event(event)
 
-        request = asgi.Request(
-            "GET", "/sse", b"", [*_HEADERS, ("accept", "text/event-stream")], b""
-        )
+        headers = [*self.headers, ("accept", "text/event-stream")]
         scope = {
             "type": "http",
             "method": "GET",
-            "path": request.path,
+            "path": "/sse",
             "query_string": b"",
             "root_path": "",
-            "headers": asgi.encode_headers(request.headers),
+            "headers": asgi.encode_headers(headers),
             "server": ("127.0.0.1", 8000),
             "client": ("127.0.0.1", 50000),
         }
@@ -104,7 +145,7 @@ class LegacyTarget:
     def __init__(self, run: Any, server: Any) -> None:
         self._run = run
         self.app = with_legacy_sse(StreamableHTTPApp(server, json_response=True))
-        self.stream: _Stream | None = None
+        self.stream: LegacyStream | None = None
         self.sync = 0
 
     def close(self) -> None:
@@ -115,44 +156,22 @@ class LegacyTarget:
     def __call__(self, data: bytes) -> None:
         self._run(self._one(data))
 
-    async def _open(self) -> _Stream:
-        if self.stream is not None and not self.stream.task.done():
-            return self.stream
-        self.stream = stream = _Stream(self.app)
-        path, _, query = (await stream.endpoint).partition("?")
-        self.path, self.query = path, query.encode()
-        init = {
-            "jsonrpc": "2.0",
-            "id": "init",
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2024-11-05",
-                "capabilities": {},
-                "clientInfo": {"name": "fuzz", "version": "1"},
-            },
-        }
-        await self._post(json.dumps(init).encode())
-        await self._await_id(stream, "init")
-        await self._post(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
-        return stream
-
-    async def _post(self, body: bytes, request: asgi.Request | None = None) -> asgi.Reply:
-        if request is None:
-            request = asgi.Request("POST", self.path, self.query, list(_HEADERS), body)
-        return await asgi.call(self.app, request)
+    async def _open(self) -> LegacyStream:
+        if self.stream is None or self.stream.task.done():  # (an input may end it)
+            self.stream = await LegacyStream(self.app).open()
+        return self.stream
 
     async def _one(self, data: bytes) -> None:
         stream = await self._open()
         stream.seen.clear()
-        session_id = self.query.decode().partition("=")[2]
-        request, named = asgi.parse(data.replace(b"{session}", session_id.encode()))
+        request, named = asgi.parse(data.replace(b"{session}", stream.session_id.encode()))
         if named:
             given = {k for k, _ in request.headers}
             request.headers = [h for h in _HEADERS if h[0] not in given] + request.headers
             if request.path == "/":
-                request.path, request.query = self.path, request.query or self.query
+                request.path, request.query = stream.path, request.query or stream.query
         else:
-            request = asgi.Request("POST", self.path, self.query, list(_HEADERS), request.body)
+            request = asgi.Request("POST", stream.path, stream.query, list(_HEADERS), request.body)
         reply = await asgi.call(self.app, request)
         where = f"legacy {request.method} {request.path}"
         if reply.status >= 500 and reply.status != 503:
@@ -161,24 +180,15 @@ class LegacyTarget:
             "application/json"
         ):
             check_message(reply.body, where)
-        accepted = reply.status == 202 and request.path == self.path and request.query == self.query
+        accepted = (
+            reply.status == 202 and request.path == stream.path and request.query == stream.query
+        )
         # A sync ping: everything the input caused before it has been checked as it arrived.
         self.sync += 1
         ping = f'{{"jsonrpc":"2.0","id":"sync-{self.sync}","method":"ping"}}'.encode()
-        if (await self._post(ping)).status != 202:
+        if (await stream.post(ping)).status != 202:
             return  # the input ended the session; the next input opens another
-        await self._await_id(stream, f"sync-{self.sync}")
+        await stream.wait_for(f"sync-{self.sync}")
         if accepted:
             for wanted in request_ids(request.body):  # answered before or after the ping
-                await self._await_id(stream, wanted)
-
-    async def _await_id(self, stream: _Stream, wanted: object) -> None:
-        async def find() -> None:
-            while wanted not in stream.seen and None not in stream.seen:
-                stream.arrived.clear()
-                await stream.arrived.wait()
-
-        try:
-            await asyncio.wait_for(find(), _TIMEOUT)
-        except TimeoutError:
-            raise Finding(f"legacy: no answer to id {wanted!r} on the stream") from None
+                await stream.wait_for(wanted)
