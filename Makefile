@@ -139,10 +139,19 @@ conformance: conformance/node_modules/.installed  ## the official MCP conformanc
 	  --spec-version $(CONFORMANCE_CLIENT_SPEC); c=$$?; exit $$(( s || c ))
 
 FUZZ_SECONDS ?= 600
+# atheris 3.0.0 has wheels for CPython 3.11 only: the fuzzer runs in its own venv on pyenv's
+# 3.11 (FUZZ_PY=... to use another interpreter that has atheris).
+FUZZ_PY ?= .venv-fuzz/bin/python
 
-fuzz:  ## coverage-guided fuzzing (atheris) of bytes -> decode -> dispatch, both eras and the ASGI app
-	$(PY) -c 'import atheris' 2>/dev/null || $(PY) -m pip install -q 'atheris==3.0.0'
-	nice $(PY) tests/fuzz/run.py --seconds $(FUZZ_SECONDS)
+.venv-fuzz/.installed: pyproject.toml
+	@pyenv latest 3.11 >/dev/null || { echo "make fuzz needs Python 3.11 (pyenv install 3.11)" >&2; exit 1; }
+	test -x .venv-fuzz/bin/python || $(call PYENV_PYTHON,3.11) -m venv .venv-fuzz
+	.venv-fuzz/bin/python -m pip install -q -e '.[dev,fuzz]'
+	touch $@
+
+fuzz: $(if $(filter .venv-fuzz/bin/python,$(FUZZ_PY)),.venv-fuzz/.installed)  ## coverage-guided fuzzing (atheris) of the receive path: both eras, the ASGI app, legacy HTTP+SSE, auth, tasks
+	$(FUZZ_PY) -c 'import atheris' 2>/dev/null || $(FUZZ_PY) -m pip install -q 'atheris==3.0.0'
+	nice $(FUZZ_PY) tests/fuzz/run.py --seconds $(FUZZ_SECONDS)
 
 SOAK_SECONDS ?= 1800
 SOAK_CLIENTS ?= 50

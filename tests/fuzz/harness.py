@@ -11,7 +11,6 @@ them); HTTP never answers 500; no call hangs (5 s).
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import msgspec
@@ -23,16 +22,20 @@ from mcpbind.protocol import ErrorReceived, Outgoing, RequestReceived, Session
 from mcpbind.protocol.classify import classify
 from mcpbind.server.dispatch import answer
 
-__all__ = ["Finding", "Targets"]
+from .authz import AuthTarget
+from .checks import Finding, check_message
+from .legacy import LegacyTarget
+from .tasks import TasksTarget
+
+__all__ = ["COUNT", "Finding", "Targets"]
 
 STATELESS = "2026-07-28"
 HANDSHAKE = "2025-11-25"
 _ACCEPT = "application/json, text/event-stream"
 _TIMEOUT = 5.0
-
-
-class Finding(AssertionError):
-    """An invariant of the receive path broke for this input."""
+#: The targets, picked by an input's first byte: core, stateless dispatch, HTTP session era,
+#: HTTP stateless era, legacy HTTP+SSE, authorization, tasks.
+COUNT = 7
 
 
 def make_server() -> Server:
@@ -68,21 +71,6 @@ def make_server() -> Server:
     return server
 
 
-def check_message(data: bytes, where: str) -> None:
-    """``data`` is one JSON-RPC 2.0 message or a non-empty batch of them."""
-    try:
-        value = json.loads(data)
-    except (ValueError, RecursionError) as exc:
-        raise Finding(f"{where}: not JSON: {exc}: {data[:200]!r}") from None
-    items = value if isinstance(value, list) else [value]
-    for item in items:
-        if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":
-            raise Finding(f"{where}: not a JSON-RPC 2.0 message: {data[:200]!r}")
-        error = item.get("error")
-        if error is not None and not isinstance(error.get("code"), int):
-            raise Finding(f"{where}: error without an integer code: {data[:200]!r}")
-
-
 def _server_session(version: str) -> Session:
     server = Session("server", version=version)
     server.set_local_capabilities({"tools": {}, "resources": {}, "prompts": {}, "logging": {}})
@@ -102,28 +90,38 @@ class Targets:
             raise RuntimeError(f"initialize failed: {status} {body!r}")
         self.session_id = headers["mcp-session-id"]
         self._run(self._post(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', {}))
+        self.legacy = LegacyTarget(self._run, make_server())
+        self.auth = AuthTarget(self._run)
+        self.tasks = TasksTarget(self._run)
 
     def close(self) -> None:
+        self.tasks.close()
+        self.auth.close()
+        self.legacy.close()
         self._run(self.app.aclose())
         self.loop.close()
 
     def all(self, data: bytes) -> None:
-        self.core(data)
-        self.stateless(data)
-        self.http(data, stateless=False)
-        self.http(data, stateless=True)
+        for target in range(COUNT):
+            self.pick(bytes([target]) + data)
 
     def pick(self, data: bytes) -> None:
         """The fuzzer's entry: the first byte picks the target, the rest is the input."""
         if not data:
             return
-        kind, body = data[0] % 4, data[1:]
+        kind, body = data[0] % COUNT, data[1:]
         if kind == 0:
             self.core(body)
         elif kind == 1:
             self.stateless(body)
-        else:
+        elif kind in (2, 3):
             self.http(body, stateless=kind == 3)
+        elif kind == 4:
+            self.legacy(body)
+        elif kind == 5:
+            self.auth(body)
+        else:
+            self.tasks(body)
 
     # -- the session core (stdio and in-memory connections) ---------------------------------
     def core(self, data: bytes) -> None:

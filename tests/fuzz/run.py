@@ -2,9 +2,9 @@
 
     python tests/fuzz/run.py [--seconds 600] [--workdir build/fuzz]
 
-The committed seeds (``corpus/``) are copied into the working corpus four times, once per
-target (the first byte of an input picks it: core, stateless dispatch, HTTP session era,
-HTTP stateless era); libFuzzer grows the working corpus and writes a crashing input to
+The committed seeds (``corpus/``) are copied into the working corpus once per target (the
+first byte of an input picks it: core, stateless dispatch, HTTP session era, HTTP stateless
+era, legacy HTTP+SSE, authorization, tasks; ``harness.COUNT``); libFuzzer grows the working corpus and writes a crashing input to
 ``<workdir>/crash-*``. To keep a finding as a regression: fix it, then copy the input minus
 its first byte into ``corpus/`` (the replay test runs it through every target).
 """
@@ -29,15 +29,15 @@ def main() -> int:
     except ImportError:
         print("make fuzz needs atheris: pip install -e '.[fuzz]'", file=sys.stderr)
         return 2
+    sys.path.insert(0, str(HERE.parent.parent / "tests"))
     work = args.workdir.resolve()
     corpus = work / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
-    for seed in sorted((HERE / "corpus").iterdir()):
-        for target in range(4):
-            (corpus / f"{target}-{seed.name}").write_bytes(bytes([target]) + seed.read_bytes())
-    sys.path.insert(0, str(HERE.parent.parent / "tests"))
     with atheris.instrument_imports(include=["mcpbind", "mcpbind_types"]):
-        from fuzz.harness import Targets
+        from fuzz.harness import COUNT, Targets
+    for seed in sorted((HERE / "corpus").iterdir()):
+        for target in range(COUNT):
+            (corpus / f"{target}-{seed.name}").write_bytes(bytes([target]) + seed.read_bytes())
 
     import logging
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import Targets
+from .harness import COUNT, Targets
 
 CORPUS = sorted((Path(__file__).with_name("corpus")).iterdir())
 
@@ -32,6 +32,5 @@ def test_corpus_is_small_and_present() -> None:
 def test_replay(targets: Targets, path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.CRITICAL)
     data = path.read_bytes()
-    targets.all(data)
-    for selector in range(4):  # the fuzzer's framing too (first byte picks the target)
-        targets.pick(bytes([selector]) + data)
+    targets.all(data)  # the fuzzer's framing: the first byte picks one of COUNT targets
+    targets.pick(bytes([COUNT]) + data)  # and wraps around

@@ -18,7 +18,7 @@ from support.live_server import LiveServer
 from mcpbind import Client, Context, Server
 from mcpbind.auth.client.jose import DPoPKey
 from mcpbind.auth.server import JWTVerifier, ResourceServer, metadata_path
-from mcpbind.http import StreamableHTTPApp
+from mcpbind.http import StreamableHTTPApp, with_legacy_sse
 
 ACCEPT = "application/json, text/event-stream"
 
@@ -155,6 +155,40 @@ def test_every_method_needs_a_token_and_bad_headers_get_401(jwks: Endpoint, keys
         )
         assert twice.status_code == 401
         assert _post_modern(live.url, _call("read"), token).status_code == 200
+
+
+def test_the_legacy_sse_endpoint_beside_it_is_guarded_too(jwks: Endpoint, keys: Keys) -> None:
+    """``serve_http(legacy_sse=True)`` / ``with_legacy_sse``: ``GET /sse`` and ``POST
+    /messages/`` pass the same check, read from the app when a request comes (``make fuzz``
+    found both served without a token, and a scoped tool callable without its scope)."""
+    streamable = StreamableHTTPApp(_server(), path="/mcp")
+    live = LiveServer(with_legacy_sse(streamable))
+    base = live.url.removesuffix("/mcp")
+    streamable.auth = ResourceServer(
+        JWTVerifier(jwks.url, issuer=ISSUER), resource=live.url, authorization_servers=[ISSUER]
+    )
+    live.start()
+    try:
+        accept = {"accept": "text/event-stream"}
+        with httpx2.stream("GET", base + "/sse", headers=accept, timeout=30) as anonymous:
+            assert anonymous.status_code == 401
+            assert anonymous.headers["www-authenticate"].startswith("Bearer ")
+        reply = _post(base + "/messages/?session_id=x", _call("read"))
+        assert reply.status_code == 401
+        token = keys.sign(aud=live.url, scope="")
+        signed = {**accept, "authorization": f"Bearer {token}"}
+        with httpx2.stream("GET", base + "/sse", headers=signed, timeout=30) as stream:
+            assert stream.status_code == 200
+            lines = stream.iter_lines()
+            assert next(lines) == "event: endpoint"
+            endpoint = base + next(lines).removeprefix("data: ")
+            denied = _post(endpoint, _call("write", {"text": "x"}), token)
+            assert denied.status_code == 403
+            assert 'scope="notes:write"' in denied.headers["www-authenticate"]
+            assert _post(endpoint, _call("read"), token).status_code == 202
+            assert _post(endpoint, _call("read")).status_code == 401
+    finally:
+        live.stop()
 
 
 def test_insufficient_scope_for_tools_prompts_and_templates(jwks: Endpoint, keys: Keys) -> None:

@@ -93,6 +93,9 @@ class LegacySSEApp:
         self.session_options = session_options
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
         self.sessions: dict[str, HttpSession] = {}
+        #: The Streamable HTTP app this endpoint stands beside (:meth:`beside`): its ``auth``
+        #: check (``ResourceServer``), read on each request, guards this endpoint too.
+        self.guarded_by: StreamableHTTPApp | None = None
 
     @classmethod
     def beside(
@@ -115,6 +118,7 @@ class LegacySSEApp:
             session_options=app.session_options,
         )
         legacy.policy = app.policy
+        legacy.guarded_by = app
         return legacy
 
     def serves(self, scope: Scope) -> bool:
@@ -148,6 +152,12 @@ class LegacySSEApp:
         else:
             await send_error(send, 404, INVALID_REQUEST, "Not Found")
             return
+        owner = self.guarded_by
+        if owner is not None and owner.auth is not None:
+            checked = await owner.auth(owner, scope, receive, send)
+            if checked is None:
+                return  # answered by the auth check (401, 403)
+            receive = checked
         headers = Headers(scope["headers"])
         if (refused := refusal(self.policy, scope, headers)) is not None:
             await send_error(send, refused[0], INVALID_REQUEST, refused[1])
