@@ -57,7 +57,9 @@ logger = lazy_logger("mcpbind.server")
 _CLOSED = (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 THREAD_GRACE = 2.0
-"""Seconds ``serve`` waits, once the client is gone, for ``def`` tools still running."""
+"""Seconds the requests still running at stdin EOF get to send their answers (the client
+closed its input but may still read), and then seconds ``serve`` waits, once the client is
+gone, for ``def`` tools still running."""
 
 _LIST_CHANGED = {
     "tools": "notifications/tools/list_changed",
@@ -102,6 +104,7 @@ class ServerSession:
             self.core, transport, on_request=self._on_request, on_notification=self._on_notification
         )
         self.connection.shared_limit = server_inflight(server)
+        self.connection.eof_grace = THREAD_GRACE  # stdin EOF: running handlers still answer
         #: 2026-07-28 requests answered on this connection (for tests and metrics).
         self.served = 0
         #: This connection's ``subscriptions/listen`` streams (created on first use).

@@ -27,6 +27,8 @@ class StdioServerTransport(AsyncResource, MessagePump):
     per process. Any task may send; receive from one task at a time.
     """
 
+    writes_after_eof = True  # the client may close stdin and still read stdout
+
     def __init__(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
         # stdin may be shared with other processes: it keeps its flags (see FdReader).
         self._source = FdReader(0, nonblocking=False)
