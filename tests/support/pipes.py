@@ -34,6 +34,11 @@ class LineReader:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line + b"\n"
 
+    @property
+    def has_line(self) -> bool:
+        """A whole line is buffered (``readline`` returns it without reading)."""
+        return b"\n" in self._buffer
+
     def rest(self) -> list[bytes]:
         """Every line up to EOF."""
         lines = []

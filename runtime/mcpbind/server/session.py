@@ -331,19 +331,27 @@ async def serve(server: Server, transport: Transport, **options: Any) -> None:
 
 
 def serve_stdio(
-    server: Server, *, max_message_size: int | None = None, loop: LoopChoice = "auto"
+    server: Server,
+    *,
+    max_message_size: int | None = None,
+    write_high_water: int | None = None,
+    loop: LoopChoice = "auto",
 ) -> None:
     """Serve ``server`` over stdin/stdout (the stdio transport); returns on stdin EOF.
     ``max_message_size``: the longest message line read (default 16 MiB); the client's cap
     (``StdioClientTransport.spawn(max_message_size=...)``) bounds what it reads back.
+    ``write_high_water``: bytes of answers a client leaves unread before no more requests are
+    read (default 1 MiB; see ``StdioServerTransport``).
     ``loop``: the event loop, as for ``serve_http`` (``"auto"``: uvloop when installed)."""
     from ..transports import DEFAULT_MAX_MESSAGE_SIZE, StdioServerTransport
+    from ..transports.stdio.fdio import DEFAULT_WRITE_HIGH_WATER
 
     use_uvloop = choose_loop(loop) == "uvloop"
 
     async def main() -> None:
         transport = StdioServerTransport(
-            max_message_size=max_message_size or DEFAULT_MAX_MESSAGE_SIZE
+            max_message_size=max_message_size or DEFAULT_MAX_MESSAGE_SIZE,
+            write_high_water=write_high_water or DEFAULT_WRITE_HIGH_WATER,
         )
         await serve(server, transport)
 
