@@ -13,10 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
+import pytest
 from support.live_server import stop_process
 from support.pipes import LineReader
 
-from mcpbind import LATEST_HANDSHAKE
+from mcpbind import LATEST_HANDSHAKE, Client
+from mcpbind.transports import StdioClientTransport
 
 SERVER = Path(__file__).with_name("blob_server.py")
 CALLS = 1000
@@ -97,3 +100,32 @@ def test_server_stops_reading_while_answers_are_unread_then_resumes() -> None:
         assert process.wait(timeout=30) == 0
     finally:
         stop_process(process)
+
+
+PINGER = Path(__file__).with_name("pinging_server.py")
+
+
+@pytest.mark.anyio
+async def test_client_stops_reading_a_server_that_does_not_read_its_answers() -> None:
+    """The client side: a server that floods requests (60000 pings) and never reads the
+    answers gets no more read from it once 1 MiB of answers wait (the callers' own requests
+    are not counted: they wait for them), so the client's memory stays bounded; its
+    pings stop getting through (it reports each thousand written on stderr)."""
+    lines, progress = anyio.create_memory_object_stream[str](1000)
+    async with (
+        lines,
+        progress,
+        StdioClientTransport.spawn(
+            sys.executable, [str(PINGER)], on_stderr=lines.send_nowait, close_timeout=0.5
+        ) as transport,
+        Client(transport, protocol_version=LATEST_HANDSHAKE),
+    ):
+        last = ""
+        while True:
+            with anyio.move_on_after(STALL) as waited:
+                last = await progress.receive()
+            if waited.cancelled_caught:
+                break  # no ping written for STALL seconds: the client stopped reading
+            assert last.strip() != "done", "the client read every ping though none was answered"
+        assert last.startswith("sent ")
+        assert int(last.split()[1]) < 60_000

@@ -194,11 +194,12 @@ class FdReader:
 class _Queued:
     """A message, or what is left of it, waiting in ``FdWriter.queue``."""
 
-    __slots__ = ("data", "started", "written")
+    __slots__ = ("counted", "data", "started", "written")
 
-    def __init__(self, data: bytes, *, started: bool) -> None:
+    def __init__(self, data: bytes, *, started: bool, counted: bool) -> None:
         self.data = memoryview(data)
         self.started = started  # part of it is in the fd: it can no longer be withdrawn
+        self.counted = counted  # in ``FdWriter.queued_bytes``
         self.written = asyncio.Event()  # set once it is all in the fd, or the fd is gone
 
 
@@ -214,15 +215,26 @@ class FdWriter:
     (``pollable`` false: a regular file, tty or /dev/null) is written in a worker thread, never
     batched. Once the fd fails, :attr:`error` is set and writes are dropped; the transport
     reports it. :attr:`full`: over ``high_water`` bytes are queued (the peer does not read);
-    :meth:`wait_drained` waits until half of that is left.
+    :meth:`wait_drained` waits until half of that is left. ``reactive_only``: count only
+    the messages queued while :attr:`reacting` (written in reaction to what was read: a
+    client's answers to its server's requests), not those of callers who wait for their
+    own writes, so that two ends that both hold back cannot wait for each other.
     """
 
     def __init__(
-        self, fd: int, *, pollable: bool, high_water: int = DEFAULT_WRITE_HIGH_WATER
+        self,
+        fd: int,
+        *,
+        pollable: bool,
+        high_water: int = DEFAULT_WRITE_HIGH_WATER,
+        reactive_only: bool = False,
     ) -> None:
         self.fd = fd
         self.pollable = pollable
         self.high_water = high_water
+        self.reactive_only = reactive_only
+        #: Set by the pump while it hands over what it read.
+        self.reacting = False
         self.closed = False
         self.error: OSError | None = None  # the write that broke the fd
         self.queue: deque[_Queued] = deque()
@@ -268,7 +280,8 @@ class FdWriter:
         except BaseException:
             if not queued.started and not queued.written.is_set():
                 self.queue.remove(queued)  # not a byte of it went out: as if never sent
-                self._written(len(queued.data))
+                if queued.counted:
+                    self._written(len(queued.data))
                 queued.written.set()  # for wait_flushed()
             raise
 
@@ -315,9 +328,11 @@ class FdWriter:
                 self._enqueue(data[-left:], started=left < len(data))
 
     def _enqueue(self, data: bytes, *, started: bool) -> _Queued:
-        queued = _Queued(data, started=started)
+        counted = self.reacting or not self.reactive_only
+        queued = _Queued(data, started=started, counted=counted)
         self.queue.append(queued)
-        self.queued_bytes += len(data)
+        if counted:
+            self.queued_bytes += len(data)
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.get_running_loop().create_task(self._flush())
         return queued
@@ -344,7 +359,8 @@ class FdWriter:
                 return
             head.started = True
             head.data = head.data[written:]
-            self._written(written)
+            if head.counted:
+                self._written(written)
             if not head.data:
                 queue.popleft()
                 head.written.set()
@@ -426,6 +442,8 @@ async def pump_lines(
         ``False`` once it refuses one."""
         begin_batch()
         count = 0
+        if writer is not None:
+            writer.reacting = True
         try:
             while not full() and (line := lines.buffered_line()) is not None:
                 count += 1
@@ -433,6 +451,8 @@ async def pump_lines(
                     return False
         finally:
             end_batch(count)
+            if writer is not None:
+                writer.reacting = False
         return True
 
     def on_chunk(chunk: bytes) -> bool:
