@@ -19,7 +19,15 @@ import pytest
 from support.live_server import stop_process
 from support.pipes import LineReader
 
-from mcpbind import LATEST_HANDSHAKE, LATEST_STATELESS, Client, McpError
+from mcpbind import (
+    LATEST_HANDSHAKE,
+    LATEST_STATELESS,
+    Client,
+    ClientHandlers,
+    Context,
+    McpError,
+    Server,
+)
 from mcpbind import types as t
 from mcpbind.client import start_task
 
@@ -113,3 +121,28 @@ def test_stdio_answers_every_raising_handler_and_frees_its_id() -> None:
         assert process.wait(timeout=30) == 0
     finally:
         stop_process(process)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+async def test_raising_client_handler_answers_the_server(kind: str) -> None:
+    """The client end shares the connection: a sampling handler raising one of these is an
+    error answer to the server's request (the tool sees it), not a request left unanswered."""
+    server = Server("asks")
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        message = t.SamplingMessage(content=t.TextContent(text="hi"), role="user")
+        try:
+            await ctx.sample(t.CreateMessageRequestParams(max_tokens=5, messages=[message]))
+        except McpError as exc:
+            return f"refused {exc.code}"
+        return "sampled"
+
+    async def sample(params: Any) -> t.CreateMessageResult:
+        raise KINDS[kind]
+
+    handlers = ClientHandlers(sampling=sample)
+    async with Client(server, protocol_version=LATEST_HANDSHAKE, handlers=handlers) as client:
+        with anyio.fail_after(10):
+            result = await client.call("ask")
+        assert result.content == [t.TextContent(text=f"refused {INTERNAL_ERROR}")]
