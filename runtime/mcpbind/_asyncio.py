@@ -14,7 +14,8 @@ trio is not supported). What is here:
   (private ``anyio._core._eventloop.get_async_backend``), and a synchronous test for it
   (private ``anyio._backends._asyncio._task_states`` and cancel scope attributes); anyio is
   pinned below 5 and tests/test_private_apis.py fails when they move.
-- :func:`is_cancellation`: whether a handler's exception is the framework's cancellation.
+- :func:`is_cancellation`: whether a handler's exception is a real cancellation of its task.
+- :class:`Raised`, :func:`carried`: a handler's exception that a task or future cannot carry.
 - :class:`Flag`: an event that costs no waiter queue until a task waits on it.
 - :func:`choose_loop`: the event loop a server runs on, uvloop when installed (``"auto"``).
 """
@@ -42,7 +43,9 @@ __all__ = [
     "Flag",
     "InPlaceStarter",
     "LoopChoice",
+    "Raised",
     "backend_lookup",
+    "carried",
     "choose_loop",
     "current_tasks",
     "eager_supported",
@@ -442,9 +445,53 @@ class CancelCheck:
 
 
 def is_cancellation(exc: BaseException) -> bool:
-    """Whether ``exc`` is the framework's cancellation (or a generator closing), which a
-    handler must let through; every other ``BaseException`` of a handler is its failure."""
-    return isinstance(exc, (asyncio.CancelledError, GeneratorExit))
+    """Whether ``exc`` is a real cancellation of the running task (the peer's cancel, a
+    session or server ending), which a handler must let through; every other
+    ``BaseException`` of a handler is its failure, answered with an error (issue 28 F18):
+
+    - ``CancelledError`` while nobody cancelled the task (``cancelling() == 0``): one the
+      handler raised itself, or of a future someone else cancelled, leaked out of it;
+    - ``GeneratorExit``: asyncio never closes a running task's coroutine (it cancels it),
+      so one that reaches here was raised by the handler (or a generator it drove);
+    - ``KeyboardInterrupt`` / ``SystemExit``: asyncio turns Ctrl-C into a cancellation of
+      the main task, and a thread never gets one, so these were raised by the handler
+      (``sys.exit()`` in a wrapped CLI, argparse): its request fails, the server serves on;
+    - ``StopIteration`` is a ``RuntimeError`` by then in a coroutine (PEP 479) and in a
+      thread (``threads.py``); ``StopAsyncIteration`` is an ordinary ``Exception``.
+    """
+    if not isinstance(exc, asyncio.CancelledError):
+        return False
+    task = asyncio.current_task()
+    return task is None or task.cancelling() > 0
+
+
+class Raised:
+    """A handler's exception carried out of a task or a future as its *result*, to be raised
+    again by whoever awaits it (:func:`carried`, :meth:`reraise`), because the task or future
+    cannot carry it (issue 28 F18): ``StopIteration`` (``set_exception`` refuses it);
+    ``GeneratorExit`` (a task throws an awaited future's exception into its coroutine, and a
+    thrown ``GeneratorExit`` closes every coroutine in the await chain instead of reaching
+    their error handling); ``CancelledError`` (it would read as the awaiting task being
+    cancelled); ``KeyboardInterrupt`` and ``SystemExit`` (a task re-raises them out of the
+    event loop, which ends the server)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    @staticmethod
+    def reraise(value: Any) -> Any:
+        """``value``, or its carried exception raised."""
+        if type(value) is Raised:
+            raise value.error
+        return value
+
+
+def carried(error: BaseException) -> bool:
+    """Whether ``error`` must travel as :class:`Raised` rather than as a task's or future's
+    exception (anything but an ordinary ``Exception`` other than ``StopIteration``)."""
+    return not isinstance(error, Exception) or isinstance(error, StopIteration)
 
 
 # ---------------------------------------------------------------------------- Flag

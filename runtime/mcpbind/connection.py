@@ -23,6 +23,7 @@ from mcpbind_types._common import MethodInfo, RequestOptions
 
 from ._asyncio import CancelCheck, Flag, InPlaceStarter, is_cancellation, start_eager
 from ._lazy import LazyModule, lazy_logger
+from ._waiter import Waiter
 from .peer_errors import ConnectionClosed, PeerError, RequestTimeout, raised_for
 from .protocol import (
     INTERNAL_ERROR,
@@ -75,30 +76,6 @@ async def _closed_handler(event: RequestReceived) -> Any:  # pragma: no cover - 
     raise ConnectionClosed("Connection closed")
 
 
-class _Waiter(msgspec.Struct):
-    """One request we sent, awaiting its outcome on an asyncio future (cheaper than an
-    ``anyio.Event``); a Struct: built in C, no ``__init__`` frame per request."""
-
-    method: str
-    options: RequestOptions | None
-    started: float
-    timeout: float | None
-    #: Awaited by the caller (directly: no coroutine of its own on the hot path).
-    future: asyncio.Future[None]
-    result: Any = None
-    error: McpError | None = None
-    deadline: float = math.inf  # when it times out (loop time), while it has a timeout
-    timed_out: bool = False
-    done: bool = False  # set once: result, error or timeout
-
-    def set(self) -> None:
-        if self.done:
-            return
-        self.done = True
-        if not self.future.done():
-            self.future.set_result(None)
-
-
 class InflightLimit:
     """A count of inbound requests in flight shared by several connections, and its bound."""
 
@@ -126,7 +103,7 @@ class Connection:
         self._on_request = on_request
         self._on_notification = on_notification
         self.default_timeout = default_timeout
-        self._waiters: dict[RequestId, _Waiter] = {}
+        self._waiters: dict[RequestId, Waiter] = {}
         #: Running inbound handlers of both eras, the one in-flight table (``None`` while an
         #: eagerly started handler takes its first step); and those the peer cancelled.
         self._handlers: dict[RequestId, asyncio.Task[None] | None] = {}
@@ -158,6 +135,10 @@ class Connection:
         self._send_checks_cancellation = False
         #: Told of each -32042 answer to one of our requests before it is raised to the caller.
         self.on_url_elicitation: Callable[[UrlElicitationRequired], None] | None = None
+        #: Seconds the handlers still running at the end of the peer's input get to finish
+        #: and send their answers, on a transport that ``writes_after_eof`` (then cancelled).
+        self.eof_grace = 0.0
+        self._writes_after_eof = False
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Connection:
@@ -170,6 +151,7 @@ class Connection:
         if isinstance(transport, MessagePump):
             self._pump = transport
             self._send_checks_cancellation = transport.send_checks_cancellation
+            self._writes_after_eof = transport.writes_after_eof
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         # A plain task, like the handlers: an anyio task also costs a cancel scope, an event
@@ -249,7 +231,7 @@ class Connection:
         if timeout is None:
             timeout = self.default_timeout
         started = self._clock()
-        waiter = _Waiter(method, options, started, timeout, asyncio.Future(loop=self._loop))
+        waiter = Waiter(method, options, started, timeout, asyncio.Future(loop=self._loop))
         self._waiters[request_id] = waiter
         if timeout is not None:
             if options is None:  # _arm(), inlined for the usual case
@@ -297,7 +279,7 @@ class Connection:
             ):
                 await self.send(data)
 
-    def _arm(self, waiter: _Waiter, start: float) -> None:
+    def _arm(self, waiter: Waiter, start: float) -> None:
         """(Re)start the request's timeout from ``start``, never past its total cap."""
         assert waiter.timeout is not None
         deadline = start + waiter.timeout
@@ -343,6 +325,7 @@ class Connection:
     # ------------------------------------------------------------------ receiving
     async def _read_loop(self) -> None:
         reason = "Connection closed"
+        at_eof = False
         try:
             transport = self.transport
             # A transport that can push (stdio) hands messages to ``_take`` straight from the
@@ -375,14 +358,22 @@ class Connection:
             anyio.ClosedResourceError,
         ) as exc:
             reason = str(exc) or "peer closed the connection"
+            at_eof = True
         finally:
             self.close_reason = reason
-            self._fail_all(reason)
-            self._is_closed = True
-            self._closed.set()
-            for rid, running in list(self._handlers.items()):
-                if running is not None:
-                    self._cancel_handler(rid, running)
+            try:  # stdin at EOF, stdout open (``printf '<request>\\n' | server``): answer
+                if at_eof and self._writes_after_eof and self._handlers and self.eof_grace > 0:
+                    self._fail_all(reason, owed=True)
+                    self._is_closed = True  # the handlers' own requests fail from here on
+                    if busy := [task for task in self._handlers.values() if task is not None]:
+                        await asyncio.wait(busy, timeout=self.eof_grace)
+            finally:
+                self._fail_all(reason)
+                self._is_closed = True
+                self._closed.set()
+                for rid, running in list(self._handlers.items()):
+                    if running is not None:
+                        self._cancel_handler(rid, running)
 
     def _take(self, data: bytes) -> bool:
         """The pump's handler: handle one message's events that need no waiting (responses,
@@ -410,12 +401,14 @@ class Connection:
                 return False
         return True
 
-    def _fail_all(self, reason: str) -> None:
+    def _fail_all(self, reason: str, *, owed: bool = False) -> None:
+        """Fail our requests waiting for answers; ``owed``: the peer's requests are still
+        owed theirs (the session stays open for them), else it closes."""
         if self._timer is not None:
             self._timer.cancel()
         self._timer, self._due = None, -math.inf  # no timer is set again
         error = ConnectionClosed(reason)
-        for ev in self.core.fail_all(error):
+        for ev in self.core.fail_pending(error) if owed else self.core.fail_all(error):
             self._resolve(ev.id, error=ev.error)
         for waiter in self._waiters.values():
             if not waiter.done:

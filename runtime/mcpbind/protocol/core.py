@@ -193,10 +193,16 @@ class Session(Receiver):
 
     def fail_all(self, exc: McpError | None = None) -> list[ErrorReceived]:
         """The peer is gone: fail every pending request at once and close the session."""
+        events = self.fail_pending(exc)
+        self._inbound.clear()
+        self._transition(Transition.CLOSE)
+        return events
+
+    def fail_pending(self, exc: McpError | None = None) -> list[ErrorReceived]:
+        """The peer sends no more (its input ended, it may still read): fail every pending
+        request of ours at once; the requests it sent are still owed their answers."""
         error = exc if exc is not None else McpError(CONNECTION_CLOSED, "Connection closed")
         events = [ErrorReceived(rid, p.info.method, error) for rid, p in self._pending.items()]
         self._pending.clear()
         self._progress.clear()
-        self._inbound.clear()
-        self._transition(Transition.CLOSE)
         return events

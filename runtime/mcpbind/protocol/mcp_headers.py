@@ -97,16 +97,21 @@ def _safe(value: str) -> bool:
 
 def decode_value(raw: str) -> str | None:
     """A header value as the body would hold it: OWS stripped, the Base64 sentinel decoded
-    (strictly: padding and alphabet checked, UTF-8). ``None`` when it is not valid."""
+    (strictly: padding, alphabet and canonical form checked, UTF-8). ``None`` when it is
+    not valid."""
     value = raw.strip(_OWS)
     if not (value.isascii() and value.isprintable()) and not _safe(value):
         return None  # (visible ASCII and space, the usual case, is told without a call)
     if value.startswith(_PREFIX) and value.endswith(_SUFFIX) and len(value) >= _SENTINEL:
         inner = value[len(_PREFIX) : -len(_SUFFIX)]
         try:
-            return base64.b64decode(inner.encode("ascii"), validate=True).decode("utf-8")
+            data = base64.b64decode(inner.encode("ascii"), validate=True)
+            text = data.decode("utf-8")
         except (binascii.Error, ValueError):
             return None
+        if base64.b64encode(data).decode("ascii") != inner:
+            return None  # non-canonical (non-zero pad bits): decoders disagree on such text
+        return text
     return value
 
 
@@ -151,19 +156,24 @@ def param_values(arguments: Any, path: tuple[str, ...]) -> Any:
     return value
 
 
-def _same(header: str, body: Any) -> bool:
-    """Header text vs body value (Value Encoding, Type conversion); integers compare numerically."""
+def _same(raw: str, decoded: str, body: Any) -> bool:
+    """Header vs body value (Value Encoding, Type conversion). Only the canonical form
+    matches, so an intermediary that parses the header differently cannot be fooled: a
+    boolean is ``true``/``false``, an integer its decimal string (``50``, ``-7``: no
+    ``+50``, ``050``, ``5_0``, ``5e1`` or ``50.0``), both plain text (never Base64); a string
+    is compared after decoding (``decode_value`` refuses non-canonical Base64). The spec's
+    SHOULD of comparing integers numerically (``42.0`` equal to ``42``) is not followed:
+    clients MUST send the decimal form, and the numeric reading is what gateways disagree on.
+    ``raw`` is the header with OWS stripped, ``decoded`` the same after ``decode_value``."""
     if isinstance(body, bool):
-        return header == ("true" if body else "false")
+        return raw == ("true" if body else "false")
+    if isinstance(body, float) and body.is_integer():
+        body = int(body)  # JSON ``50.0`` is the integer 50 (JSON Schema); its form is ``50``
     if isinstance(body, int):
-        try:
-            number = float(header)
-        except ValueError:
-            return False
-        return number.is_integer() and int(number) == body
+        return raw == str(body)
     if isinstance(body, str):
-        return header == body
-    return False  # numbers, objects, arrays cannot be mirrored
+        return decoded == body
+    return False  # fractions, objects, arrays cannot be mirrored
 
 
 # ---------------------------------------------------------------------- client side
@@ -343,7 +353,7 @@ def _check_params(
             return (
                 f"Header mismatch: Mcp-Param-{name} header value has invalid characters or Base64"
             )
-        if value is None or not _same(decoded, value):
+        if value is None or not _same(raw.strip(_OWS), decoded, value):
             return (
                 f"Header mismatch: Mcp-Param-{name} header value {decoded!r} does not match "
                 f"body value {value!r}"

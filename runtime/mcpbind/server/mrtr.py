@@ -20,6 +20,7 @@ import msgspec
 
 from mcpbind_types._common import MethodInfo, RequestOptions, decoder
 
+from .._asyncio import Raised, carried, is_cancellation
 from .._lazy import LazyModule
 from ..protocol import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, McpError
 from ..protocol._wire import encode_notification
@@ -184,11 +185,16 @@ async def run_with_inputs(call: Callable[[], Awaitable[Any]], round_: InputRound
         raise
     if task.cancelled():
         raise McpError(INTERNAL_ERROR, "the handler was cancelled")
-    return Outcome(result=task.result())
+    return Outcome(result=Raised.reraise(task.result()))
 
 
 async def _awaited(call: Callable[[], Awaitable[Any]]) -> Any:
-    return await call()
+    try:
+        return await call()
+    except BaseException as exc:  # raised again by the awaiting request (Raised.reraise)
+        if carried(exc) and not is_cancellation(exc):
+            return Raised(exc)
+        raise
 
 
 def _nothing() -> None:

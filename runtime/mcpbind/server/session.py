@@ -57,7 +57,9 @@ logger = lazy_logger("mcpbind.server")
 _CLOSED = (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 THREAD_GRACE = 2.0
-"""Seconds ``serve`` waits, once the client is gone, for ``def`` tools still running."""
+"""Seconds the requests still running at stdin EOF get to send their answers (the client
+closed its input but may still read), and then seconds ``serve`` waits, once the client is
+gone, for ``def`` tools still running."""
 
 _LIST_CHANGED = {
     "tools": "notifications/tools/list_changed",
@@ -102,6 +104,7 @@ class ServerSession:
             self.core, transport, on_request=self._on_request, on_notification=self._on_notification
         )
         self.connection.shared_limit = server_inflight(server)
+        self.connection.eof_grace = THREAD_GRACE  # stdin EOF: running handlers still answer
         #: 2026-07-28 requests answered on this connection (for tests and metrics).
         self.served = 0
         #: This connection's ``subscriptions/listen`` streams (created on first use).
@@ -328,19 +331,27 @@ async def serve(server: Server, transport: Transport, **options: Any) -> None:
 
 
 def serve_stdio(
-    server: Server, *, max_message_size: int | None = None, loop: LoopChoice = "auto"
+    server: Server,
+    *,
+    max_message_size: int | None = None,
+    write_high_water: int | None = None,
+    loop: LoopChoice = "auto",
 ) -> None:
     """Serve ``server`` over stdin/stdout (the stdio transport); returns on stdin EOF.
     ``max_message_size``: the longest message line read (default 16 MiB); the client's cap
     (``StdioClientTransport.spawn(max_message_size=...)``) bounds what it reads back.
+    ``write_high_water``: bytes of answers a client leaves unread before no more requests are
+    read (default 1 MiB; see ``StdioServerTransport``).
     ``loop``: the event loop, as for ``serve_http`` (``"auto"``: uvloop when installed)."""
     from ..transports import DEFAULT_MAX_MESSAGE_SIZE, StdioServerTransport
+    from ..transports.stdio.fdio import DEFAULT_WRITE_HIGH_WATER
 
     use_uvloop = choose_loop(loop) == "uvloop"
 
     async def main() -> None:
         transport = StdioServerTransport(
-            max_message_size=max_message_size or DEFAULT_MAX_MESSAGE_SIZE
+            max_message_size=max_message_size or DEFAULT_MAX_MESSAGE_SIZE,
+            write_high_water=write_high_water or DEFAULT_WRITE_HIGH_WATER,
         )
         await serve(server, transport)
 

@@ -55,6 +55,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._asyncio import Raised, carried
 from .._lazy import LazyModule
 
 if TYPE_CHECKING:
@@ -163,11 +164,12 @@ class ToolThreads:
             self._taken_seen = self.taken
             self._watchdog = self.loop.call_later(PATIENCE, self._watch)
         try:
-            return await done  # cancelling the task cancels ``done``: a thread then drops it
+            result = await done  # cancelling the task cancels ``done``: a thread then drops it
         except asyncio.CancelledError:
             if on_cancel is not None:
                 on_cancel()
             raise
+        return Raised.reraise(result)  # type: ignore[no-any-return]
 
     def _first_this_iteration(self) -> bool:
         """Whether this is the loop's first wait in this iteration of the loop. Calls that
@@ -286,6 +288,8 @@ class ToolThreads:
                 continue  # abandoned (cancelled): nobody waits for it
             if error is None:
                 done.set_result(result)
+            elif carried(error):
+                done.set_result(Raised(error))  # not for a future to carry (issue 28 F18)
             else:
                 done.set_exception(error)
         if not self.pending and self._drained is not None:

@@ -78,6 +78,11 @@ class MessagePump(ABC):
     #: written, so the connection need not check for cancellation before each request.
     send_checks_cancellation: ClassVar[bool] = False
 
+    #: The end of the peer's input leaves the write side open (stdio's server end: stdin at
+    #: EOF, stdout still read), so a request read before the end is still owed its answer:
+    #: the connection gives the handlers still running its ``eof_grace`` to send them.
+    writes_after_eof: ClassVar[bool] = False
+
     @abstractmethod
     async def pump(self, handler: Callable[[bytes], bool]) -> None:
         """Hand each incoming message to ``handler`` until it returns ``False``: what

@@ -154,9 +154,9 @@ def test_repeated_header_is_refused(server: LiveServer) -> None:
 
 def test_x_mcp_header_params(server: LiveServer) -> None:
     """§Custom Headers from Tool Parameters: annotated parameters are mirrored into
-    Mcp-Param-{Name}; strings as-is, integers compared numerically, booleans lower-case."""
+    Mcp-Param-{Name}; strings as-is, integers in decimal, booleans lower-case."""
     message = call("query", {"region": "us-west1", "limit": 42, "dry": True})
-    extra = {"mcp-param-region": "us-west1", "mcp-param-limit": "42.0", "Mcp-Param-Dry": "true"}
+    extra = {"mcp-param-region": "us-west1", "mcp-param-limit": "42", "Mcp-Param-Dry": "true"}
     response = post(server, message, std_headers(message, **extra))
     assert response.status_code == 200, response.text
     assert response.json()["result"]["content"][0]["text"] == "us-west1::42:True"
@@ -186,6 +186,58 @@ def test_x_mcp_header_rejections(server: LiveServer) -> None:
     wrong_int = call("query", {"region": "eu", "limit": 7})
     extra = {"mcp-param-region": "eu", "mcp-param-limit": "7.5"}
     assert_mismatch(post(server, wrong_int, std_headers(wrong_int, **extra)))
+
+
+def test_x_mcp_header_only_canonical_forms_match(server: LiveServer) -> None:
+    """Issue 28 F17: an integer matches only its decimal string and a boolean only
+    ``true``/``false``, neither Base64-encoded; a Base64 string only in canonical form (zero
+    pad bits). Looser readings (``float()``, ``int()``) would let a header that a gateway
+    reads as another value through."""
+    for limit, header in (
+        (50, "5_0"),
+        (50, "5e1"),
+        (50, "+50"),
+        (50, "50.0"),
+        (50, "050"),
+        (50, "0x32"),
+        (50, b64("50")),
+        (0, "-0"),
+        (-7, "-07"),
+    ):
+        message = call("query", {"region": "eu", "limit": limit})
+        extra = {"mcp-param-region": "eu", "mcp-param-limit": header}
+        response = post(server, message, std_headers(message, **extra))
+        assert "Mcp-Param-Limit" in assert_mismatch(response), header
+    for header in ("True", "TRUE", "1", b64("true"), "yes"):
+        message = call("query", {"region": "eu", "dry": True})
+        extra = {"mcp-param-region": "eu", "mcp-param-dry": header}
+        assert "Mcp-Param-Dry" in assert_mismatch(
+            post(server, message, std_headers(message, **extra))
+        )
+    message = call("query", {"region": "Hello"})
+    # "SGVsbG9=" decodes to "Hello" too, with a non-zero pad bit; only "SGVsbG8=" is canonical
+    extra = {"mcp-param-region": "=?base64?SGVsbG9=?="}
+    assert "Mcp-Param-Region" in assert_mismatch(
+        post(server, message, std_headers(message, **extra))
+    )
+    for limit, header in ((50, "50"), (-7, "-7"), (0, "0"), (50.0, "50")):
+        message = call("query", {"region": "eu", "limit": limit})
+        extra = {"mcp-param-region": "eu", "mcp-param-limit": header}
+        response = post(server, message, std_headers(message, **extra))
+        assert response.status_code == 200, (limit, header, response.text)
+    assert decode_value("=?base64?SGVsbG9=?=") is None
+    assert decode_value("=?base64?SGVsbG8=?=") == "Hello"
+
+
+def test_mcp_name_base64_only_in_canonical_form(server: LiveServer) -> None:
+    """Issue 28 F17, sibling: ``Mcp-Name`` shares the decoder, so a name in non-canonical
+    Base64 (non-zero pad bits) is refused too."""
+    message = call("query", {"region": "eu"})
+    extra = {"mcp-name": "=?base64?cXVlcnk=?=", "mcp-param-region": "eu"}
+    response = post(server, message, std_headers(message, **extra))
+    assert response.status_code == 200, response.text
+    extra["mcp-name"] = "=?base64?cXVlcnl=?="
+    assert "Mcp-Name" in assert_mismatch(post(server, message, std_headers(message, **extra)))
 
 
 def test_absent_parameter_needs_no_header(server: LiveServer) -> None:

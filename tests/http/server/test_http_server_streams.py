@@ -167,6 +167,19 @@ def test_last_event_id_of_another_session_replays_nothing(
     assert r.status_code == 404 and b"secret" not in r.content
 
 
+def test_last_event_id_with_non_ascii_digits_is_unknown(
+    client: httpx2.Client, live: LiveServer
+) -> None:
+    """Issue 28 (F17's class: a header number read loosely): ``str.isdigit`` holds for the
+    superscripts a latin-1 header can carry (``\xb2``), which ``int()`` refuses, so the
+    resume failed with a 500; an id this server never minted is 404, like any unknown one."""
+    sid = open_session(client, live.url)
+    for raw in (b"0.\xb2", b"0.1\xb9", b"0.+1", b"0. 1"):
+        headers_ = {**get_headers(sid), "last-event-id": raw}
+        r = client.get(live.url, headers=headers_)  # type: ignore[arg-type]
+        assert r.status_code == 404, (raw, r.status_code, r.text)
+
+
 def _stream_in_thread(
     url: str, sid: str, body: dict[str, Any], done: list[float]
 ) -> tuple[threading.Thread, threading.Event]:

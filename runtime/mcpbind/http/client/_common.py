@@ -157,7 +157,7 @@ class TaskSet:
 async def read_capped(response: httpx2.Response, limit: int) -> bytes | None:
     """The whole body, or ``None`` if it is larger than ``limit``."""
     length = response.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > limit:
+    if length is not None and length.isascii() and length.isdigit() and int(length) > limit:
         return None
     body = bytearray()
     async for chunk in response.aiter_bytes():

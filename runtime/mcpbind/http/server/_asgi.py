@@ -232,7 +232,7 @@ async def receive_body(
     or 408 (too slow); the error body is a JSON-RPC error (code -32600)."""
     declared = headers.get(b"content-length")
     if declared is not None:
-        if not declared.strip().isdigit():
+        if not (declared.isascii() and declared.strip().isdigit()):  # int() reads "\xb2" not
             await send_error(send, 400, INVALID_REQUEST, "Bad Request: invalid Content-Length")
             return None
         if int(declared) > limit:

@@ -21,7 +21,7 @@ def format_event_id(stream_id: str, n: int) -> str:
 def parse_event_id(event_id: str) -> tuple[str, int] | None:
     """``(stream id, n)`` of an id this server minted, ``None`` for anything else."""
     stream_id, dot, n = event_id.rpartition(".")
-    if not dot or not stream_id or not n.isdigit() or len(n) > 18:
+    if not dot or not stream_id or not (n.isascii() and n.isdigit()) or len(n) > 18:
         return None
     return stream_id, int(n)
 

@@ -28,13 +28,16 @@ if TYPE_CHECKING:
 else:  # imported at first use, not with mcpbind (issue 15, cold start)
     asyncio = LazyModule("asyncio", globals())
 
-__all__ = ["FdReader", "FdWriter", "make_nonblocking", "pump_lines"]
+__all__ = ["DEFAULT_WRITE_HIGH_WATER", "FdReader", "FdWriter", "make_nonblocking", "pump_lines"]
 
 _CHUNK = 64 * 1024
 _FAIR_STREAK = 16  # chunks read without waiting before yielding to other tasks once
 #: Messages a batch holds before it is written: the peer starts on the first answers while
 #: the rest are made, instead of the two processes taking turns (issue 15).
 _BATCH_MESSAGES = 8
+DEFAULT_WRITE_HIGH_WATER = 1024 * 1024
+"""Bytes queued for a peer that does not read, past which the server stops reading requests
+(issue 28 F21); it reads again once the queue is down to half."""
 
 
 class FdReader:
@@ -191,11 +194,12 @@ class FdReader:
 class _Queued:
     """A message, or what is left of it, waiting in ``FdWriter.queue``."""
 
-    __slots__ = ("data", "started", "written")
+    __slots__ = ("counted", "data", "started", "written")
 
-    def __init__(self, data: bytes, *, started: bool) -> None:
+    def __init__(self, data: bytes, *, started: bool, counted: bool) -> None:
         self.data = memoryview(data)
         self.started = started  # part of it is in the fd: it can no longer be withdrawn
+        self.counted = counted  # in ``FdWriter.queued_bytes``
         self.written = asyncio.Event()  # set once it is all in the fd, or the fd is gone
 
 
@@ -210,15 +214,32 @@ class FdWriter:
     at a time (the responses to one read, a system call per eight). An fd the loop cannot poll
     (``pollable`` false: a regular file, tty or /dev/null) is written in a worker thread, never
     batched. Once the fd fails, :attr:`error` is set and writes are dropped; the transport
-    reports it.
+    reports it. :attr:`full`: over ``high_water`` bytes are queued (the peer does not read);
+    :meth:`wait_drained` waits until half of that is left. ``reactive_only``: count only
+    the messages queued while :attr:`reacting` (written in reaction to what was read: a
+    client's answers to its server's requests), not those of callers who wait for their
+    own writes, so that two ends that both hold back cannot wait for each other.
     """
 
-    def __init__(self, fd: int, *, pollable: bool) -> None:
+    def __init__(
+        self,
+        fd: int,
+        *,
+        pollable: bool,
+        high_water: int = DEFAULT_WRITE_HIGH_WATER,
+        reactive_only: bool = False,
+    ) -> None:
         self.fd = fd
         self.pollable = pollable
+        self.high_water = high_water
+        self.reactive_only = reactive_only
+        #: Set by the pump while it hands over what it read.
+        self.reacting = False
         self.closed = False
         self.error: OSError | None = None  # the write that broke the fd
         self.queue: deque[_Queued] = deque()
+        self.queued_bytes = 0  # of the messages in ``queue``
+        self._drained: asyncio.Event | None = None  # while someone waits for the queue to drain
         self._flusher: asyncio.Task[None] | None = None  # referenced while it runs
         self._batch: list[bytes] | None = None
         self._batch_size = 0
@@ -259,8 +280,28 @@ class FdWriter:
         except BaseException:
             if not queued.started and not queued.written.is_set():
                 self.queue.remove(queued)  # not a byte of it went out: as if never sent
+                if queued.counted:
+                    self._written(len(queued.data))
                 queued.written.set()  # for wait_flushed()
             raise
+
+    @property
+    def full(self) -> bool:
+        """Over ``high_water`` bytes wait for the peer to read them."""
+        return self.queued_bytes > self.high_water
+
+    async def wait_drained(self) -> None:
+        """Wait until at most half of ``high_water`` bytes are queued, or the fd is gone."""
+        while self.queued_bytes > self.high_water // 2 and not self.closed:
+            if self._drained is None:
+                self._drained = asyncio.Event()
+            await self._drained.wait()
+
+    def _written(self, count: int) -> None:
+        self.queued_bytes -= count
+        if self._drained is not None and self.queued_bytes <= self.high_water // 2:
+            self._drained.set()
+            self._drained = None
 
     def begin_batch(self) -> bool:
         """Collect messages from now on until :meth:`end_batch`; ``True`` if a batch began
@@ -287,8 +328,11 @@ class FdWriter:
                 self._enqueue(data[-left:], started=left < len(data))
 
     def _enqueue(self, data: bytes, *, started: bool) -> _Queued:
-        queued = _Queued(data, started=started)
+        counted = self.reacting or not self.reactive_only
+        queued = _Queued(data, started=started, counted=counted)
         self.queue.append(queued)
+        if counted:
+            self.queued_bytes += len(data)
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.get_running_loop().create_task(self._flush())
         return queued
@@ -315,6 +359,8 @@ class FdWriter:
                 return
             head.started = True
             head.data = head.data[written:]
+            if head.counted:
+                self._written(written)
             if not head.data:
                 queue.popleft()
                 head.written.set()
@@ -328,6 +374,7 @@ class FdWriter:
         for queued in self.queue:
             queued.written.set()
         self.queue.clear()
+        self._written(self.queued_bytes)
 
     def close(self) -> None:
         """Drop what is still queued and close the fd."""
@@ -376,25 +423,36 @@ async def pump_lines(
     handler: Callable[[bytes], bool],
     begin_batch: Callable[[], object],
     end_batch: Callable[[int], None],
+    writer: FdWriter | None = None,
 ) -> None:
     """The body of ``pump()`` for both stdio ends (see :class:`~..base.MessagePump`): the
     lines of ``source`` go to ``handler`` from the loop's read callback where it can push,
     through ``receive`` otherwise. ``begin_batch``/``end_batch(count)`` bracket the messages
-    handed over from one read."""
+    handed over from one read. While ``writer`` is :attr:`~FdWriter.full` (the peer does
+    not read what the messages' handling writes), no more is read or handed over: at most a
+    chunk read waits (issue 28 F21); the pump reads again once the writer drained."""
     failure: list[BaseException] = []
     stopped = False
 
+    def full() -> bool:
+        return writer is not None and writer.full
+
     def hand_over() -> bool:
-        """Hand the complete lines buffered to ``handler``; ``False`` once it refuses one."""
+        """Hand the complete lines buffered to ``handler`` (until the writer is full);
+        ``False`` once it refuses one."""
         begin_batch()
         count = 0
+        if writer is not None:
+            writer.reacting = True
         try:
-            while (line := lines.buffered_line()) is not None:
+            while not full() and (line := lines.buffered_line()) is not None:
                 count += 1
                 if not handler(line):
                     return False
         finally:
             end_batch(count)
+            if writer is not None:
+                writer.reacting = False
         return True
 
     def on_chunk(chunk: bytes) -> bool:
@@ -402,15 +460,20 @@ async def pump_lines(
         lines.feed(chunk)
         try:
             if hand_over():
-                return True
+                return not full()  # full: stop reading until the writer drains
             stopped = True
         except BaseException as exc:  # an oversized line, or the handler failed: the
             failure.append(exc)  # pumping task raises it
         return False
 
     while True:
+        if writer is not None and writer.full:
+            await writer.wait_drained()
+            continue
         if not hand_over():
             return
+        if full():
+            continue
         if is_closed():
             raise TransportClosed("transport closed")
         if not source.pushable:  # no push here, or the end of the stream: the ordinary way

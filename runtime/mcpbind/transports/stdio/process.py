@@ -91,7 +91,9 @@ class StdioClientTransport(AsyncResource, MessagePump):
     ) -> None:
         """Take over ``process`` and our non-blocking ends of its stdio pipes (fds)."""
         self._process = process
-        self._stdin = FdWriter(stdin, pollable=True)
+        # Answers to the server's requests (and refusals) are held back past 1 MiB unread
+        # (issue 28 F21); the callers' own requests are not counted: they wait for them.
+        self._stdin = FdWriter(stdin, pollable=True, reactive_only=True)
         self._stdout = FdReader(stdout, nonblocking=True)
         self._stderr = FdReader(stderr, nonblocking=True)
         self._reader = LineReader(self._stdout, max_message_size)
@@ -206,6 +208,7 @@ class StdioClientTransport(AsyncResource, MessagePump):
             handler,
             _no_batch,
             self._after_read,
+            self._stdin,
         )
 
     def _after_read(self, count: int) -> None:

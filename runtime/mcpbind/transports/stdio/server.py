@@ -12,7 +12,7 @@ import anyio
 from anyio.abc import AsyncResource
 
 from ..base import MessagePump, TransportClosed
-from .fdio import FdReader, FdWriter, make_nonblocking, pump_lines
+from .fdio import DEFAULT_WRITE_HIGH_WATER, FdReader, FdWriter, make_nonblocking, pump_lines
 from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineReader, frame
 
 __all__ = ["StdioServerTransport"]
@@ -25,9 +25,20 @@ class StdioServerTransport(AsyncResource, MessagePump):
     ``sys.stdout`` at stderr, so ``print()`` calls and subprocesses started by tools
     cannot corrupt the message stream; ``aclose()`` restores both. Create at most one
     per process. Any task may send; receive from one task at a time.
+
+    ``write_high_water``: while more bytes than this wait for a client that does not read
+    stdout, no more requests are read from stdin (their answers would pile up in memory);
+    reading resumes once half of that is left.
     """
 
-    def __init__(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+    writes_after_eof = True  # the client may close stdin and still read stdout
+
+    def __init__(
+        self,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        write_high_water: int = DEFAULT_WRITE_HIGH_WATER,
+    ) -> None:
         # stdin may be shared with other processes: it keeps its flags (see FdReader).
         self._source = FdReader(0, nonblocking=False)
         self._reader = LineReader(self._source, max_message_size)
@@ -38,7 +49,7 @@ class StdioServerTransport(AsyncResource, MessagePump):
         # are handled, the responses sent meanwhile are written together when the batch ends
         # (one system call for 32 pipelined requests).
         wire = os.dup(1)
-        self._writer = FdWriter(wire, pollable=make_nonblocking(wire))
+        self._writer = FdWriter(wire, pollable=make_nonblocking(wire), high_water=write_high_water)
         os.dup2(2, 1)
         sys.stdout = sys.stderr
         self._saved_stdout.flush()  # output printed before we took over goes to stderr too
@@ -86,6 +97,7 @@ class StdioServerTransport(AsyncResource, MessagePump):
             handler,
             writer.begin_batch,
             lambda count: writer.end_batch(),
+            writer,
         )
 
     async def aclose(self) -> None:
