@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ...protocol import BATCH_VERSIONS, INVALID_REQUEST, SessionOptions
@@ -31,6 +31,7 @@ from ._asgi import (
     send_response,
     serve_lifespan,
 )
+from .auth_hook import AuthHook, scope_principal
 from .events import EventStore, format_event_id, parse_event_id
 from .responses import SESSION_NOT_FOUND, refuse_new_session, reply_json, reply_sse
 from .security import HostPolicy, refusal
@@ -40,30 +41,12 @@ from .streams import MAX_PENDING, Outbox, OutboxOnDemand, Stream
 if TYPE_CHECKING:
     from .stateless_era import StatelessEra
 
-__all__ = ["StreamableHTTPApp", "scope_principal", "streamable_http_app"]
+__all__ = ["AuthHook", "StreamableHTTPApp", "scope_principal", "streamable_http_app"]
 
 _SUPPORTED = frozenset(HANDSHAKE_VERSIONS)
 _DEFAULT_VERSION = "2025-03-26"  # "Protocol Version Header": assumed when the header is absent
 _JSON = b"application/json"
 _PRIMING_FROM = "2025-11-25"  # clients before it may not expect an event with empty data
-#: The ``auth`` hook (``mcpbind.auth.server.ResourceServer``): answers the request itself
-#: (401, 403, metadata) and returns ``None``, or returns the ``receive`` to serve it with.
-AuthHook = Callable[["StreamableHTTPApp", Scope, Receive, Send], Awaitable[Receive | None]]
-
-
-def scope_principal(scope: Scope) -> object:
-    """The authenticated principal of a request, or ``None``: ``scope["mcp.principal"]`` if an
-    auth layer set it, else the identity of an authenticated Starlette-style ``scope["user"]``."""
-    principal = scope.get("mcp.principal")
-    if principal is not None:
-        return principal
-    user = scope.get("user")
-    if user is None or not getattr(user, "is_authenticated", False):
-        return None
-    try:
-        return user.identity
-    except (AttributeError, NotImplementedError):
-        return getattr(user, "display_name", None) or repr(user)
 
 
 class StreamableHTTPApp:
@@ -187,6 +170,11 @@ class StreamableHTTPApp:
                 f"Method Not Allowed: use {self._allow.decode()}",
                 [(b"allow", self._allow)],
             )
+
+    def session_of(self, scope: Scope) -> HttpSession | None:
+        """The live session the request's ``Mcp-Session-Id`` names, if any (any principal's)."""
+        session_id = Headers(scope["headers"]).get(b"mcp-session-id")
+        return None if session_id is None else self.sessions.get(session_id.strip())
 
     # ------------------------------------------------------------------ shared checks
     def _version_error(self, headers: Headers) -> str | None:

@@ -34,6 +34,7 @@ from ._asgi import (
     serve_lifespan,
 )
 from .app import StreamableHTTPApp, scope_principal
+from .auth_hook import AuthHook
 from .responses import SESSION_NOT_FOUND, refuse_new_session, reply_sse
 from .security import HostPolicy, refusal
 from .session import HttpSession, new_session_id
@@ -58,8 +59,9 @@ class LegacySSEApp:
     ``sse_path``: where clients ``GET`` the stream; ``message_path``: where they ``POST``
     (both below the mount point, ``scope["root_path"]``). ``allowed_hosts``,
     ``allowed_origins``, ``max_body_size``, ``max_sessions``, ``body_timeout``,
-    ``sse_keepalive``, ``principal`` and ``session_options`` mean what they mean for
-    ``StreamableHTTPApp``; :meth:`beside` copies them from one.
+    ``sse_keepalive``, ``principal``, ``session_options`` and ``auth`` mean what they mean
+    for ``StreamableHTTPApp``; :meth:`beside` copies them from one (and keeps following its
+    ``auth``: a hook set on that app later guards this endpoint too).
     """
 
     def __init__(
@@ -76,6 +78,7 @@ class LegacySSEApp:
         sse_keepalive: float | None = 15.0,
         principal: Callable[[Scope], object] = scope_principal,
         session_options: SessionOptions | None = None,
+        auth: AuthHook | None = None,
     ) -> None:
         if max_body_size < 1 or max_sessions < 1:
             raise ValueError("max_body_size and max_sessions must be positive")
@@ -91,8 +94,28 @@ class LegacySSEApp:
         self.sse_keepalive = sse_keepalive
         self.principal = principal
         self.session_options = session_options
+        self._auth = auth
+        #: The app whose settings :meth:`beside` copied; its ``auth`` is this one's.
+        self._beside: StreamableHTTPApp | None = None
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
         self.sessions: dict[str, HttpSession] = {}
+
+    @property
+    def auth(self) -> AuthHook | None:
+        """The check run first on every request (see ``StreamableHTTPApp``'s ``auth``)."""
+        return self._beside.auth if self._beside is not None else self._auth
+
+    @auth.setter
+    def auth(self, hook: AuthHook | None) -> None:
+        if self._beside is not None:
+            self._beside.auth = hook  # one check for both transports
+        else:
+            self._auth = hook
+
+    def session_of(self, scope: Scope) -> HttpSession | None:
+        """The live session the request's ``session_id`` query parameter names, if any."""
+        ids = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_id", [])
+        return self.sessions.get(ids[0]) if len(ids) == 1 else None
 
     @classmethod
     def beside(
@@ -115,6 +138,7 @@ class LegacySSEApp:
             session_options=app.session_options,
         )
         legacy.policy = app.policy
+        legacy._beside = app
         return legacy
 
     def serves(self, scope: Scope) -> bool:
@@ -126,6 +150,12 @@ class LegacySSEApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            auth = self.auth
+            if auth is not None:
+                checked = await auth(self, scope, receive, send)
+                if checked is None:
+                    return  # answered by the auth check (401, 403, the metadata)
+                receive = checked
             await self._http(scope, receive, send)
         elif kind == "lifespan":
             await serve_lifespan(receive, send, self.aclose)
@@ -203,11 +233,10 @@ class LegacySSEApp:
     # ------------------------------------------------------------------ POST: a message
     async def _message(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        ids = query.get("session_id", [])
-        if len(ids) != 1:
+        if len(query.get("session_id", [])) != 1:
             await send_error(send, 400, INVALID_REQUEST, "Bad Request: session_id required")
             return
-        session = self.sessions.get(ids[0])
+        session = self.session_of(scope)
         # Another principal's session is indistinguishable from an unknown one.
         if session is None or session.closed or session.principal != self.principal(scope):
             await send_error(send, 404, SESSION_NOT_FOUND, "Session not found")
