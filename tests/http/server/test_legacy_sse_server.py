@@ -213,6 +213,31 @@ async def test_sessions_are_bounded_and_freed_with_their_stream(
         await wait_empty(app)
 
 
+async def test_sessions_per_client_are_capped_like_streamable_http() -> None:
+    """Issue 28 F20: one client address may hold ``max_sessions_per_client`` streams (what
+    ``beside`` copies from the Streamable HTTP app); the next gets the same 503 as a
+    Streamable HTTP ``initialize`` past the cap, and a closed stream frees its slot."""
+    combined = with_legacy_sse(StreamableHTTPApp(make_server(), max_sessions_per_client=2))
+    assert combined.legacy.max_sessions_per_client == 2
+    live = LiveServer(combined).start()
+    base = f"http://127.0.0.1:{live.port}"
+    try:
+        async with httpx2.AsyncClient(timeout=TIMEOUT) as client:
+            async with open_stream(client, base), open_stream(client, base):
+                r = await client.get(base + "/sse")
+                assert r.status_code == 503 and r.headers["retry-after"] == "5"
+                assert r.json()["error"]["message"] == (
+                    "Service Unavailable: too many sessions for this client"
+                )
+            await wait_empty(combined.legacy)
+            async with open_stream(client, base) as stream:
+                await handshake(client, stream, "2025-11-25")
+        unlimited = LegacySSEApp(make_server(), max_sessions_per_client=None)
+        assert unlimited.max_sessions_per_client is None
+    finally:
+        live.stop()
+
+
 async def test_a_session_belongs_to_its_principal() -> None:
     """Like Streamable HTTP sessions: a POST from another principal finds no session."""
     app = LegacySSEApp(make_server(), principal=lambda scope: dict(scope["headers"]).get(b"x-user"))

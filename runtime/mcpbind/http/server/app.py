@@ -33,7 +33,15 @@ from ._asgi import (
 )
 from .auth_hook import AuthHook, scope_principal
 from .events import EventStore, format_event_id, parse_event_id
-from .responses import SESSION_NOT_FOUND, refuse_new_session, reply_json, reply_sse
+from .responses import (
+    SESSION_NOT_FOUND,
+    client_address,
+    refuse_client_session,
+    refuse_new_session,
+    reply_json,
+    reply_sse,
+    sessions_of,
+)
 from .security import HostPolicy, refusal
 from .session import HttpSession, new_session_id
 from .streams import MAX_PENDING, Outbox, OutboxOnDemand, Stream
@@ -258,16 +266,10 @@ class StreamableHTTPApp:
             if len(self.sessions) >= self.max_sessions:
                 await refuse_new_session(send)
                 return
-            address = _client_address(scope)
+            address = client_address(scope)
             cap = self.max_sessions_per_client
-            if cap is not None and self._sessions_of(address) >= cap:
-                await send_error(
-                    send,
-                    503,
-                    INVALID_REQUEST,
-                    "Service Unavailable: too many sessions for this client",
-                    [(b"retry-after", b"5")],
-                )
+            if cap is not None and sessions_of(self.sessions.values(), address) >= cap:
+                await refuse_client_session(send)
                 return
             session = self._create_session(scope)
             session.client_address = address
@@ -309,11 +311,6 @@ class StreamableHTTPApp:
         if timed and self._reaper is None:
             self._reaper = asyncio.get_running_loop().create_task(self._reap())
         return session
-
-    def _sessions_of(self, address: str | None) -> int:
-        if address is None:
-            return 0
-        return sum(1 for s in self.sessions.values() if s.client_address == address)
 
     def _forget(self, session: HttpSession) -> None:
         if session.id is not None and self.sessions.get(session.id) is session:
@@ -562,11 +559,6 @@ class StreamableHTTPApp:
             if session.id is not None:
                 self.sessions.pop(session.id, None)
             await session.close()
-
-
-def _client_address(scope: Scope) -> str | None:
-    client = scope.get("client")
-    return str(client[0]) if client else None
 
 
 def _stateless_header(headers: Headers, classified: Classified) -> bool:

@@ -35,7 +35,14 @@ from ._asgi import (
 )
 from .app import StreamableHTTPApp, scope_principal
 from .auth_hook import AuthHook
-from .responses import SESSION_NOT_FOUND, refuse_new_session, reply_sse
+from .responses import (
+    SESSION_NOT_FOUND,
+    client_address,
+    refuse_client_session,
+    refuse_new_session,
+    reply_sse,
+    sessions_of,
+)
 from .security import HostPolicy, refusal
 from .session import HttpSession, new_session_id
 from .streams import MAX_PENDING, Outbox
@@ -59,7 +66,8 @@ class LegacySSEApp:
     ``sse_path``: where clients ``GET`` the stream; ``message_path``: where they ``POST``
     (both below the mount point, ``scope["root_path"]``). ``allowed_hosts``,
     ``allowed_origins``, ``max_body_size``, ``max_sessions``, ``body_timeout``,
-    ``sse_keepalive``, ``principal``, ``session_options`` and ``auth`` mean what they mean
+    ``sse_keepalive``, ``principal``, ``session_options``, ``max_sessions_per_client`` and
+    ``auth`` mean what they mean
     for ``StreamableHTTPApp``; :meth:`beside` copies them from one (and keeps following its
     ``auth``: a hook set on that app later guards this endpoint too).
     """
@@ -78,6 +86,7 @@ class LegacySSEApp:
         sse_keepalive: float | None = 15.0,
         principal: Callable[[Scope], object] = scope_principal,
         session_options: SessionOptions | None = None,
+        max_sessions_per_client: int | None = 100,
         auth: AuthHook | None = None,
     ) -> None:
         if max_body_size < 1 or max_sessions < 1:
@@ -94,6 +103,7 @@ class LegacySSEApp:
         self.sse_keepalive = sse_keepalive
         self.principal = principal
         self.session_options = session_options
+        self.max_sessions_per_client = max_sessions_per_client
         self._auth = auth
         #: The app whose settings :meth:`beside` copied; its ``auth`` is this one's.
         self._beside: StreamableHTTPApp | None = None
@@ -136,6 +146,7 @@ class LegacySSEApp:
             sse_keepalive=app.sse_keepalive,
             principal=app.principal,
             session_options=app.session_options,
+            max_sessions_per_client=app.max_sessions_per_client,
         )
         legacy.policy = app.policy
         legacy._beside = app
@@ -196,6 +207,11 @@ class LegacySSEApp:
         if len(self.sessions) >= self.max_sessions:
             await refuse_new_session(send)
             return
+        address = client_address(scope)
+        cap = self.max_sessions_per_client
+        if cap is not None and sessions_of(self.sessions.values(), address) >= cap:
+            await refuse_client_session(send)
+            return
         session_id = new_session_id()
         while session_id in self.sessions:  # pragma: no cover - 256 random bits
             session_id = new_session_id()
@@ -205,6 +221,7 @@ class LegacySSEApp:
             principal=self.principal(scope),
             options=self.session_options,
         )
+        session.client_address = address
         self.sessions[session_id] = session
         session.start()
         endpoint = f"{scope.get('root_path', '')}{self.message_path}?session_id={session_id}"

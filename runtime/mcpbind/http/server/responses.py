@@ -14,11 +14,19 @@ import logging
 from collections.abc import Iterable
 
 from ...protocol.errors import INVALID_REQUEST
-from ._asgi import Receive, Send, send_error, send_response
+from ._asgi import Receive, Scope, Send, send_error, send_response
 from .session import HttpSession
 from .streams import Item, Outbox, Stream, Timeout, sse_frame
 
-__all__ = ["SESSION_NOT_FOUND", "refuse_new_session", "reply_json", "reply_sse"]
+__all__ = [
+    "SESSION_NOT_FOUND",
+    "client_address",
+    "refuse_client_session",
+    "refuse_new_session",
+    "reply_json",
+    "reply_sse",
+    "sessions_of",
+]
 
 logger = logging.getLogger("mcpbind.http")
 
@@ -33,6 +41,30 @@ async def refuse_new_session(send: Send) -> None:
         503,
         INVALID_REQUEST,
         "Service Unavailable: too many sessions",
+        [(b"retry-after", b"5")],
+    )
+
+
+def client_address(scope: Scope) -> str | None:
+    """The address a request comes from (what per-client session caps count), if known."""
+    client = scope.get("client")
+    return str(client[0]) if client else None
+
+
+def sessions_of(sessions: Iterable[HttpSession], address: str | None) -> int:
+    """How many of ``sessions`` the client at ``address`` opened (0 when it is unknown)."""
+    if address is None:
+        return 0
+    return sum(1 for s in sessions if s.client_address == address)
+
+
+async def refuse_client_session(send: Send) -> None:
+    """503 with ``Retry-After``: the client already has ``max_sessions_per_client``."""
+    await send_error(
+        send,
+        503,
+        INVALID_REQUEST,
+        "Service Unavailable: too many sessions for this client",
         [(b"retry-after", b"5")],
     )
 
