@@ -126,9 +126,11 @@ async def reply_sse(
     )
     try:
         await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS + extra})
+        frames = [head]
         for n, message in replay:
-            head += sse_frame(stream.id, n, message)
+            frames.append(sse_frame(stream.id, n, message))
             last = n
+        head = b"".join(frames)  # one join: appending frame by frame is quadratic
         # Each body message carries every event queued by then, and the last one the end of
         # the stream: a response already made when the POST gets here (an async def tool
         # that did not wait) is one message after the start, as in JSON mode, not three.
@@ -158,15 +160,18 @@ def _queued(
 ) -> tuple[bytes, int]:
     """``chunk`` followed by ``item`` and every event queued now, as SSE, skipping those the
     client already has (numbered ``last`` or below, replayed from the store); and the
-    highest event number written."""
+    highest event number written. The frames are joined once (linear in the bytes written;
+    ``chunk += frame`` copied the chunk for each event: 16,000 queued progress notifications
+    took 21 s of the event loop)."""
+    frames = [chunk]
     while item is not None or (item := outbox.take()) is not None:
         n, message = item
         item = None
         if n and n <= last:
             continue  # already replayed from the store
         last = n or last
-        chunk += sse_frame(stream_id, n, message)
-    return chunk, last
+        frames.append(sse_frame(stream_id, n, message))
+    return b"".join(frames), last
 
 
 async def _watch_disconnect(receive: Receive, outbox: Outbox) -> None:
