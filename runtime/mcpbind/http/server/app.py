@@ -351,7 +351,7 @@ class StreamableHTTPApp:
         if here and not self.json_response:
             await self._sse_here(session, stream, send, receive, body, extra, priming)
             return
-        outbox = Outbox()
+        outbox = Outbox(MAX_PENDING, blocking=True)
         session.attach(stream, outbox)
         await session.feed(body)
         for rid in classified.cancelled:
@@ -513,7 +513,7 @@ class StreamableHTTPApp:
             # (dropped before the server noticed): the resume takes the stream over.
             stream.outbox.close()
             stream.outbox = None
-        outbox = Outbox(MAX_PENDING if stream.standalone else None)
+        outbox = Outbox(MAX_PENDING, blocking=not stream.standalone)
         session.resume(stream, outbox)  # attach first: nothing sent from now on is missed
         events = await self.event_store.events_after(stream.id, parsed[1])
         if events is None:

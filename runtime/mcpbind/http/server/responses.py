@@ -153,6 +153,7 @@ async def reply_sse(
         if watcher is not None:
             watcher.cancel()
         session.detach(stream, outbox)
+        outbox.discard()  # nobody reads it now: free what it holds, wake a waiting producer
 
 
 def _queued(
