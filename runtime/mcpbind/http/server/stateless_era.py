@@ -200,7 +200,8 @@ class StatelessEra:
             ]
             return asyncio.gather(*answers) if classified.batch else answers[0]
 
-        await self._request(receive, send, calls[0][0], run, handshake=True)
+        batch = classified.request_ids if classified.batch else None
+        await self._request(receive, send, calls[0][0], run, handshake=True, batch=batch)
 
     async def _request(
         self,
@@ -210,16 +211,30 @@ class StatelessEra:
         run: Callable[[Emit], Awaitable[Reply | list[Reply]]],
         *,
         handshake: bool = False,
+        batch: list[int | str] | None = None,
     ) -> None:
         """Answer a POST with what ``run`` replies, as JSON or SSE; on the handshake era
-        (the 2025 sessionless mode) always with status 200, as SSE unless JSON is asked for."""
+        (the 2025 sessionless mode) always with status 200, as SSE unless JSON is asked for.
+        Every request of a ``batch`` (its ids) takes a slot of the server's in-flight count:
+        one that does not fit whole is refused whole, each request answered "Server busy"."""
         shared = self._inflight
-        if shared.count >= shared.limit:
+        needed = 1 if batch is None else len(batch)
+        if shared.count + needed > shared.limit:
             message = f"Server busy: {shared.limit} requests in flight on this server; retry later"
-            busy = encode_error(rid, McpError(INTERNAL_ERROR, message))
+            if batch is not None:
+                message = (
+                    f"Server busy: a batch of {needed} requests does not fit in the "
+                    f"{shared.limit} in flight allowed on this server ({shared.count} running)"
+                )
+            error = McpError(INTERNAL_ERROR, message)
+            busy = (
+                encode_error(rid, error)
+                if batch is None
+                else b"[" + b",".join(encode_error(r, error) for r in batch) + b"]"
+            )
             await _send_json(send, 200 if handshake else 503, busy)
             return
-        shared.count += 1
+        shared.count += needed
         response = _Response(receive, send, not self.json_response, handshake)
         try:
             try:
@@ -235,7 +250,7 @@ class StatelessEra:
         except OSError:
             logger.debug("client left during request %r", rid)
         finally:
-            shared.count -= 1
+            shared.count -= needed
 
     async def _listen(
         self, receive: Receive, send: Send, rid: int | str, raw: msgspec.Raw | None
