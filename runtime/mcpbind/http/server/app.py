@@ -25,6 +25,7 @@ from ._asgi import (
     Scope,
     Send,
     accepts,
+    client_address,
     media_type,
     receive_body,
     send_error,
@@ -35,7 +36,6 @@ from .auth_hook import AuthHook, scope_principal
 from .events import EventStore, format_event_id, parse_event_id
 from .responses import (
     SESSION_NOT_FOUND,
-    client_address,
     refuse_client_session,
     refuse_new_session,
     reply_json,
@@ -72,7 +72,7 @@ class StreamableHTTPApp:
     ``retry`` field. ``sse_keepalive``: seconds between comments on an idle GET stream.
     ``principal``: maps an ASGI scope to the authenticated principal a session is bound to.
     ``max_sessions_per_client``: sessions one client address may hold (503 beyond; ``None``
-    behind a proxy that hides client addresses). ``init_timeout``: seconds a session may
+    behind a proxy that hides client addresses), and its 2026-07-28 listen streams too. ``init_timeout``: seconds a session may
     stay without ``notifications/initialized`` before it is dropped.
     ``auth``: the bearer-token check run first (``mcpbind.auth.server.ResourceServer``).
     """
@@ -464,6 +464,7 @@ class StreamableHTTPApp:
                 principal=self.principal,
                 json_response=self.json_response,
                 sse_keepalive=self.sse_keepalive,
+                max_listens_per_client=self.max_sessions_per_client,
             )
         return era
 

@@ -27,6 +27,7 @@ from ._asgi import (
     Receive,
     Scope,
     Send,
+    client_address,
     media_type,
     receive_body,
     send_error,
@@ -37,7 +38,6 @@ from .app import StreamableHTTPApp, scope_principal
 from .auth_hook import AuthHook
 from .responses import (
     SESSION_NOT_FOUND,
-    client_address,
     refuse_client_session,
     refuse_new_session,
     reply_sse,

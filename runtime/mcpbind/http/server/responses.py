@@ -14,13 +14,12 @@ import logging
 from collections.abc import Iterable
 
 from ...protocol.errors import INVALID_REQUEST
-from ._asgi import Receive, Scope, Send, send_error, send_response
+from ._asgi import Receive, Send, send_error, send_response
 from .session import HttpSession
 from .streams import Item, Outbox, Stream, Timeout, sse_frame
 
 __all__ = [
     "SESSION_NOT_FOUND",
-    "client_address",
     "refuse_client_session",
     "refuse_new_session",
     "reply_json",
@@ -43,12 +42,6 @@ async def refuse_new_session(send: Send) -> None:
         "Service Unavailable: too many sessions",
         [(b"retry-after", b"5")],
     )
-
-
-def client_address(scope: Scope) -> str | None:
-    """The address a request comes from (what per-client session caps count), if known."""
-    client = scope.get("client")
-    return str(client[0]) if client else None
 
 
 def sessions_of(sessions: Iterable[HttpSession], address: str | None) -> int:

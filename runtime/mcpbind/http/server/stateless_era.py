@@ -32,7 +32,7 @@ from ...server.dispatch import Reply, answer
 from ...server.limits import server_inflight
 from ...server.listen import LISTEN, ListenHub, Subscription
 from ...server.mrtr import Emit
-from ._asgi import Headers, Receive, Scope, Send, send_response
+from ._asgi import Headers, Receive, Scope, Send, client_address, send_response
 from .ticks import Ticks, ticks
 
 __all__ = ["StatelessEra"]
@@ -71,6 +71,7 @@ class StatelessEra:
         "_inflight",
         "_mirrored",
         "json_response",
+        "max_listens_per_client",
         "principal",
         "server",
         "sse_keepalive",
@@ -83,8 +84,11 @@ class StatelessEra:
         principal: Callable[[Scope], object],
         json_response: bool,
         sse_keepalive: float | None,
+        max_listens_per_client: int | None = None,
     ) -> None:
         self.server = server
+        #: ``subscriptions/listen`` streams one client address may hold open.
+        self.max_listens_per_client = max_listens_per_client
         self.principal = principal
         self.json_response = json_response
         self.sse_keepalive = sse_keepalive
@@ -99,7 +103,7 @@ class StatelessEra:
     def hub(self) -> ListenHub:
         """The ``subscriptions/listen`` streams (created on first use)."""
         if self._hub is None:
-            self._hub = ListenHub(self.server)
+            self._hub = ListenHub(self.server, max_per_client=self.max_listens_per_client)
         return self._hub
 
     def close(self) -> None:
@@ -156,7 +160,7 @@ class StatelessEra:
         if raw is None:
             raw = _NO_PARAMS
         if method == LISTEN:
-            await self._listen(receive, send, rid, raw)
+            await self._listen(receive, send, rid, raw, client_address(scope))
             return
         who = self.principal(scope)
         principal = None if who is None else str(who)
@@ -253,10 +257,15 @@ class StatelessEra:
             shared.count -= needed
 
     async def _listen(
-        self, receive: Receive, send: Send, rid: int | str, raw: msgspec.Raw | None
+        self,
+        receive: Receive,
+        send: Send,
+        rid: int | str,
+        raw: msgspec.Raw | None,
+        client: str | None,
     ) -> None:
         hub = self.hub
-        opened = hub.open(rid, raw)
+        opened = hub.open(rid, raw, client)
         if isinstance(opened, Reply):
             await _send_json(send, opened.http_status, opened.data)
             return
