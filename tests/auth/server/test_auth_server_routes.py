@@ -25,6 +25,7 @@ from support.live_server import LiveServer
 
 from mcpbind import Server
 from mcpbind.auth.server import JWTVerifier, ResourceServer
+from mcpbind.auth.server.scopes import required_scopes
 from mcpbind.http import StreamableHTTPApp, with_legacy_sse
 
 pytestmark = pytest.mark.anyio
@@ -46,6 +47,10 @@ def _server() -> Server:
     @server.resource("secret://vault", scopes=["admin"])
     def vault() -> str:
         return "the secret"
+
+    @server.prompt(scopes=["admin"])
+    def admin_prompt(topic: str) -> str:
+        return topic
 
     return server
 
@@ -323,3 +328,58 @@ async def _legacy_message(
             return httpx2.Response(202, text=answer)
 
         yield send
+
+
+def _request(method: str, params: dict[str, Any]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+
+
+def test_every_method_naming_a_scoped_target_needs_its_scope() -> None:
+    """Not only calling, getting and reading: subscribing to a scoped resource, listening
+    for its updates (2026-07-28) and completing an argument of a scoped prompt or resource
+    need the scope too; other targets need none."""
+    server = _server()
+    scoped = [
+        _request("resources/subscribe", {"uri": "secret://vault"}),
+        _request(
+            "subscriptions/listen",
+            {"notifications": {"resourceSubscriptions": ["test://open", "secret://vault"]}},
+        ),
+        _request(
+            "completion/complete",
+            {"ref": {"type": "ref/prompt", "name": "admin_prompt"}, "argument": {"name": "topic"}},
+        ),
+        _request(
+            "completion/complete",
+            {"ref": {"type": "ref/resource", "uri": "secret://vault"}, "argument": {"name": "x"}},
+        ),
+    ]
+    for body in scoped:
+        assert required_scopes(server, body) == {"admin"}, body
+    open_ones = [
+        _request("resources/subscribe", {"uri": "test://open"}),
+        _request("subscriptions/listen", {"notifications": {"toolsListChanged": True}}),
+        _request("completion/complete", {"ref": {"type": "ref/prompt", "name": "other"}}),
+        _request("completion/complete", {"ref": "not an object"}),
+    ]
+    for body in open_ones:
+        assert required_scopes(server, body) == frozenset(), body
+
+
+async def test_listening_for_a_scoped_resource_needs_its_scope(jwks: Endpoint, keys: Keys) -> None:
+    with _live(_streamable, jwks) as site:
+        plain = keys.sign(aud=site.base + site.mcp, scope="")
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        params = {"notifications": {"resourceSubscriptions": ["secret://vault"]}, "_meta": meta}
+        body = {"jsonrpc": "2.0", "id": 3, "method": "subscriptions/listen", "params": params}
+        extra = {"mcp-protocol-version": "2026-07-28", "mcp-method": "subscriptions/listen"}
+        async with (
+            httpx2.AsyncClient(base_url=site.base, timeout=TIMEOUT) as client,
+            client.stream("POST", site.mcp, json=body, headers=_headers(plain, **extra)) as reply,
+        ):  # streamed: a listen stream opened by mistake fails the test instead of hanging it
+            assert reply.status_code == 403
+            assert 'scope="admin"' in reply.headers["www-authenticate"]
