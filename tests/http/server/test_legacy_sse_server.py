@@ -24,6 +24,7 @@ from starlette.routing import Mount
 from support.live_server import LiveServer, spawn_server
 
 from mcpbind.http import LegacySSEApp, StreamableHTTPApp, with_legacy_sse
+from mcpbind.protocol import SessionOptions
 
 from ._support import init_body, make_server
 
@@ -234,6 +235,26 @@ async def test_sessions_per_client_are_capped_like_streamable_http() -> None:
                 await handshake(client, stream, "2025-11-25")
         unlimited = LegacySSEApp(make_server(), max_sessions_per_client=None)
         assert unlimited.max_sessions_per_client is None
+    finally:
+        live.stop()
+
+
+async def test_the_nesting_limit_of_the_session_options_is_checked_on_the_post() -> None:
+    """As on Streamable HTTP: a body nested deeper than ``SessionOptions.max_depth`` is
+    refused on the POST itself (400), not accepted (202) and answered on the stream."""
+    app = LegacySSEApp(make_server(), session_options=SessionOptions(max_depth=8))
+    live = LiveServer(app).start()
+    base = f"http://127.0.0.1:{live.port}"
+    try:
+        async with (
+            httpx2.AsyncClient(timeout=TIMEOUT) as client,
+            open_stream(client, base) as stream,
+        ):
+            deep = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":' + b"[" * 20
+            deep += b"]" * 20 + b"}}"
+            r = await post(client, stream.endpoint, deep)
+            assert r.status_code == 400, r.text
+            await handshake(client, stream, "2025-03-26")  # the session is still usable
     finally:
         live.stop()
 

@@ -266,7 +266,7 @@ class LegacySSEApp:
         body = await receive_body(send, receive, headers, self.max_body_size, self.body_timeout)
         if body is None:
             return
-        classified = classify_body(body)
+        classified = classify_body(body, (self.session_options or SessionOptions()).max_depth)
         if classified.error is not None:
             code, message = classified.error
             await send_error(send, 400, code, message)
