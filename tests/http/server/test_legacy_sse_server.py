@@ -259,6 +259,29 @@ async def test_the_nesting_limit_of_the_session_options_is_checked_on_the_post()
         live.stop()
 
 
+async def test_a_stream_without_a_handshake_ends_after_init_timeout() -> None:
+    """As a Streamable HTTP session without ``notifications/initialized`` is dropped after
+    ``init_timeout``: a legacy stream (its session) that completes no handshake by then ends,
+    freeing its slot; one that did stays."""
+    combined = with_legacy_sse(StreamableHTTPApp(make_server(), init_timeout=2.0))
+    app = combined.legacy
+    assert app.init_timeout == 2.0
+    live = LiveServer(combined).start()
+    base = f"http://127.0.0.1:{live.port}"
+    try:
+        async with (
+            httpx2.AsyncClient(timeout=TIMEOUT) as client,
+            open_stream(client, base) as born,
+        ):
+            await handshake(client, born, "2025-11-25")
+            born_id = born.endpoint.rpartition("=")[2]
+            async with open_stream(client, base) as unborn:
+                await unborn.ended()  # ended by the server, without a handshake
+            assert list(app.sessions) == [born_id]  # opened first, initialized: kept
+    finally:
+        live.stop()
+
+
 async def test_a_session_belongs_to_its_principal() -> None:
     """Like Streamable HTTP sessions: a POST from another principal finds no session."""
     app = LegacySSEApp(make_server(), principal=lambda scope: dict(scope["headers"]).get(b"x-user"))

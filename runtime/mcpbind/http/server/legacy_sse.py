@@ -16,6 +16,7 @@ cap and deadline, session cap (503 beyond ``max_sessions``) and principal bindin
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable
 from urllib.parse import parse_qs
 
@@ -66,8 +67,9 @@ class LegacySSEApp:
     ``sse_path``: where clients ``GET`` the stream; ``message_path``: where they ``POST``
     (both below the mount point, ``scope["root_path"]``). ``allowed_hosts``,
     ``allowed_origins``, ``max_body_size``, ``max_sessions``, ``body_timeout``,
-    ``sse_keepalive``, ``principal``, ``session_options``, ``max_sessions_per_client`` and
-    ``auth`` mean what they mean
+    ``sse_keepalive``, ``principal``, ``session_options``, ``max_sessions_per_client``,
+    ``init_timeout`` (the stream ends if no handshake completed by then) and ``auth`` mean
+    what they mean
     for ``StreamableHTTPApp``; :meth:`beside` copies them from one (and keeps following its
     ``auth``: a hook set on that app later guards this endpoint too).
     """
@@ -87,6 +89,7 @@ class LegacySSEApp:
         principal: Callable[[Scope], object] = scope_principal,
         session_options: SessionOptions | None = None,
         max_sessions_per_client: int | None = 100,
+        init_timeout: float | None = 10.0,
         auth: AuthHook | None = None,
     ) -> None:
         if max_body_size < 1 or max_sessions < 1:
@@ -104,6 +107,7 @@ class LegacySSEApp:
         self.principal = principal
         self.session_options = session_options
         self.max_sessions_per_client = max_sessions_per_client
+        self.init_timeout = init_timeout
         self._auth = auth
         #: The app whose settings :meth:`beside` copied; its ``auth`` is this one's.
         self._beside: StreamableHTTPApp | None = None
@@ -147,6 +151,7 @@ class LegacySSEApp:
             principal=app.principal,
             session_options=app.session_options,
             max_sessions_per_client=app.max_sessions_per_client,
+            init_timeout=app.init_timeout,
         )
         legacy.policy = app.policy
         legacy._beside = app
@@ -227,6 +232,10 @@ class LegacySSEApp:
         endpoint = f"{scope.get('root_path', '')}{self.message_path}?session_id={session_id}"
         outbox = Outbox(MAX_PENDING)
         session.attach(session.standalone, outbox)
+        unborn = None
+        if self.init_timeout is not None:  # no handshake by then: the stream (session) ends
+            loop = asyncio.get_running_loop()
+            unborn = loop.call_later(self.init_timeout, _end_unborn, session, outbox)
         try:
             await reply_sse(
                 session,
@@ -241,6 +250,8 @@ class LegacySSEApp:
                 keepalive=self.sse_keepalive,
             )
         finally:
+            if unborn is not None:
+                unborn.cancel()
             # The stream is the session: when the client leaves (or the outbox overflows),
             # the session ends and its handlers are cancelled.
             if self.sessions.get(session_id) is session:
@@ -273,6 +284,11 @@ class LegacySSEApp:
             return
         await session.feed(body)
         await send_response(send, 202, b"Accepted", content_type=b"text/plain")
+
+
+def _end_unborn(session: HttpSession, outbox: Outbox) -> None:
+    if not session.initialized:
+        outbox.close()
 
 
 class WithLegacySSE:
