@@ -172,3 +172,52 @@ async def test_every_request_of_a_batch_counts_against_the_server_in_flight_cap(
     status, _, body = await running
     assert [r["result"]["content"][0]["text"] for r in json.loads(body)] == ["held"] * 6
     assert shared.count == 0
+
+
+@pytest.mark.anyio
+async def test_a_batch_on_a_session_counts_each_request_too() -> None:
+    """The sibling of the sessionless case, on a session (2025-03-26): each request of a
+    batch takes its own in-flight slot, so past the server's cap the rest are answered
+    "Server busy" one by one, and nothing beyond the cap runs."""
+    server = Server("bounded-session")
+    started = 0
+    release = asyncio.Event()
+
+    @server.tool()
+    async def hold() -> str:
+        nonlocal started
+        started += 1
+        await release.wait()
+        return "held"
+
+    shared = server_inflight(server)
+    shared.limit = 8
+    app = StreamableHTTPApp(server, json_response=True)
+    host = "127.0.0.1:8000"
+    init = [json.dumps(init_body("2025-03-26")).encode()]
+    status, got, _ = await asgi_call(
+        app, headers=list(headers(version=None, host=host).items()), chunks=init
+    )
+    assert status == 200
+    sent = list(headers(got["mcp-session-id"], version="2025-03-26", host=host).items())
+    note = [json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()]
+    assert (await asgi_call(app, headers=sent, chunks=note))[0] == 202
+    calls = [
+        {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "hold"}}
+        for i in range(1, 21)
+    ]
+    running = asyncio.get_running_loop().create_task(
+        asgi_call(app, headers=sent, chunks=[json.dumps(calls).encode()])
+    )
+    with anyio.fail_after(10):
+        while started < 8 or shared.count < 8:  # noqa: ASYNC110 - bounded: handlers start
+            await asyncio.sleep(0.01)
+    release.set()
+    with anyio.fail_after(10):
+        status, _, body = await running
+    replies = json.loads(body)
+    assert started == 8 and len(replies) == 20
+    busy = [r for r in replies if "error" in r]
+    assert len(busy) == 12 and all("Server busy" in r["error"]["message"] for r in busy)
+    assert shared.count == 0
+    await app.aclose()
