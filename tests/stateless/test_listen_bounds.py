@@ -13,9 +13,10 @@ import msgspec
 import pytest
 
 from mcpbind import Server
+from mcpbind.http import StreamableHTTPApp
 from mcpbind.protocol import INVALID_PARAMS, INVALID_REQUEST
 from mcpbind.server.dispatch import Reply
-from mcpbind.server.listen import MAX_LISTEN_URIS, ListenHub, Subscription
+from mcpbind.server.listen import MAX_LISTEN_URI_CHARS, MAX_LISTEN_URIS, ListenHub, Subscription
 
 from .helpers import META
 
@@ -97,3 +98,52 @@ async def test_one_listen_names_a_bounded_number_of_uris() -> None:
     assert isinstance(
         hub.open(2, listen_params({"resourceSubscriptions": uris[:-1]})), Subscription
     )
+
+
+async def test_one_listen_names_uris_of_a_bounded_total_size() -> None:
+    """Issue 28 F5: 1,000 URIs of 4 KB cost ~15.5 MB per unread stream. Together a listen's
+    URIs may have ``MAX_LISTEN_URI_CHARS`` characters; more is refused (-32602), and the
+    refused request leaves nothing in the hub."""
+    hub = ListenHub(make_server())
+    long = [f"test://{i}/" + "x" * 4000 for i in range(1000)]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        refused = hub.open(1, listen_params({"resourceSubscriptions": long}))
+        del long
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert isinstance(refused, Reply)
+    error = msgspec.json.decode(refused.data)["error"]
+    assert error["code"] == INVALID_PARAMS
+    assert f"at most {MAX_LISTEN_URI_CHARS} characters" in error["message"]
+    assert not hub.subscriptions and held < 64 * 1024, held
+    fits = [f"test://{i}/" + "x" * 4000 for i in range(MAX_LISTEN_URI_CHARS // 4100)]
+    assert isinstance(hub.open(2, listen_params({"resourceSubscriptions": fits})), Subscription)
+
+
+async def test_listen_streams_per_client_are_capped() -> None:
+    """Issue 28 F5: 1,000 streams per app and no per-client cap. One client address may hold
+    ``max_per_client`` streams (what a ``StreamableHTTPApp`` takes from its
+    ``max_sessions_per_client``); the next is refused with a clear error, other clients are
+    not affected, and a closed stream frees its slot."""
+    hub = ListenHub(make_server(), max_per_client=2)
+    params = listen_params({"toolsListChanged": True})
+    first, second = hub.open(1, params, "10.0.0.1"), hub.open(2, params, "10.0.0.1")
+    refused = hub.open(3, params, "10.0.0.1")
+    assert isinstance(refused, Reply)
+    error = msgspec.json.decode(refused.data)["error"]
+    assert error["code"] == INVALID_REQUEST
+    assert (
+        error["message"] == "Too many open subscriptions/listen streams for this client (limit 2)"
+    )
+    assert isinstance(hub.open(4, params, "10.0.0.2"), Subscription)
+    assert isinstance(first, Subscription) and isinstance(second, Subscription)
+    hub.close(first)
+    assert hub.streams_of("10.0.0.1") == 1
+    assert isinstance(hub.open(5, params, "10.0.0.1"), Subscription)
+    app = StreamableHTTPApp(make_server(), max_sessions_per_client=7)
+    assert app.stateless_era.hub.max_per_client == 7

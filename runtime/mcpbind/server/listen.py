@@ -32,7 +32,14 @@ if TYPE_CHECKING:
 else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold start)
     asyncio = LazyModule("asyncio", globals())
 
-__all__ = ["LISTEN", "MAX_LISTEN_URIS", "MAX_SUBSCRIPTIONS", "ListenHub", "Subscription"]
+__all__ = [
+    "LISTEN",
+    "MAX_LISTEN_URIS",
+    "MAX_LISTEN_URI_CHARS",
+    "MAX_SUBSCRIPTIONS",
+    "ListenHub",
+    "Subscription",
+]
 
 LISTEN: Final = "subscriptions/listen"
 
@@ -40,6 +47,9 @@ MAX_SUBSCRIPTIONS: Final = 1000
 """Open listen streams per hub (an HTTP app, a stdio connection); more are refused."""
 MAX_LISTEN_URIS: Final = 1000
 """``resourceSubscriptions`` entries one listen request may name."""
+MAX_LISTEN_URI_CHARS: Final = 64 * 1024
+"""Characters of all the ``resourceSubscriptions`` of one listen request together: an
+unread stream holds its URIs for as long as it is open (1,000 URIs of 4 KB cost ~15.5 MB)."""
 
 _LIST_CHANGED: Final = {
     "tools": ("toolsListChanged", "notifications/tools/list_changed"),
@@ -62,9 +72,12 @@ class Subscription:
         request_id: int | str,
         agreed: dict[str, Any],
         principal: Principal | None = None,
+        client: str | None = None,
     ) -> None:
         self.hub = hub
         self.id = request_id
+        #: The address of the client that opened it (per-client cap), if known.
+        self.client = client
         self.agreed = agreed
         #: Who listens (the request's authenticated caller): an extension sends it only what
         #: that caller may read.
@@ -139,30 +152,54 @@ class Subscription:
 
 
 class ListenHub:
-    """The subscriptions of one transport endpoint (an HTTP app, a stdio connection)."""
+    """The subscriptions of one transport endpoint (an HTTP app, a stdio connection).
+    ``max_subscriptions``: open streams in all; ``max_per_client``: open streams one client
+    address may hold (``None``: no per-client cap, e.g. stdio's one client)."""
 
-    def __init__(self, server: Server, max_subscriptions: int = MAX_SUBSCRIPTIONS) -> None:
+    def __init__(
+        self,
+        server: Server,
+        max_subscriptions: int = MAX_SUBSCRIPTIONS,
+        max_per_client: int | None = None,
+    ) -> None:
         self.server = server
         self.max_subscriptions = max_subscriptions
+        self.max_per_client = max_per_client
         self.subscriptions: dict[int, Subscription] = {}
+        self._per_client: dict[str, int] = {}
         self._unsubscribe: Any = None
 
-    def open(self, request_id: int | str, raw: msgspec.Raw | bytes | None) -> Subscription | Reply:
+    def open(
+        self, request_id: int | str, raw: msgspec.Raw | bytes | None, client: str | None = None
+    ) -> Subscription | Reply:
         """Check a ``subscriptions/listen`` request; an error :class:`Reply`, or the open
         subscription (already receiving changes: none is lost before the stream starts)."""
         try:
-            return self.subscribe(request_id, raw)
+            return self.subscribe(request_id, raw, client)
         except McpError as exc:
             return Reply(encode_error(request_id, exc), exc.code, isinstance(exc, MalformedMeta))
 
-    def subscribe(self, request_id: int | str, raw: msgspec.Raw | bytes | None) -> Subscription:
+    def streams_of(self, client: str) -> int:
+        """Open streams of the client at that address."""
+        return self._per_client.get(client, 0)
+
+    def subscribe(
+        self, request_id: int | str, raw: msgspec.Raw | bytes | None, client: str | None = None
+    ) -> Subscription:
         """:meth:`open`, with a refusal raised as :class:`McpError`."""
         if len(self.subscriptions) >= self.max_subscriptions:
             limit = self.max_subscriptions
             raise McpError(INVALID_REQUEST, f"Too many open {LISTEN} streams (limit {limit})")
+        cap = self.max_per_client
+        if cap is not None and client is not None and self.streams_of(client) >= cap:
+            raise McpError(
+                INVALID_REQUEST, f"Too many open {LISTEN} streams for this client (limit {cap})"
+            )
         agreed = self._agree(raw or b"{}")
-        sub = Subscription(self, request_id, agreed, current_principal.get())
+        sub = Subscription(self, request_id, agreed, current_principal.get(), client)
         self.subscriptions[id(sub)] = sub
+        if client is not None:
+            self._per_client[client] = self.streams_of(client) + 1
         if self._unsubscribe is None:
             self._unsubscribe = self.server.on_change(self._changed)
         return sub
@@ -170,7 +207,12 @@ class ListenHub:
     def close(self, sub: Subscription) -> None:
         """The client went away (or cancelled): forget the subscription, send nothing more."""
         sub.closed = True
-        self.subscriptions.pop(id(sub), None)
+        if self.subscriptions.pop(id(sub), None) is not None and sub.client is not None:
+            left = self.streams_of(sub.client) - 1
+            if left > 0:
+                self._per_client[sub.client] = left
+            else:
+                self._per_client.pop(sub.client, None)
         if not self.subscriptions and self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -248,6 +290,12 @@ def agreed_filter(server: Server, wanted: t.SubscriptionFilter) -> dict[str, Any
     uris = wanted.resource_subscriptions
     if isinstance(uris, list) and len(uris) > MAX_LISTEN_URIS:
         message = f"Invalid params: at most {MAX_LISTEN_URIS} resourceSubscriptions per listen"
+        raise McpError(INVALID_PARAMS, message)
+    if isinstance(uris, list) and sum(len(uri) for uri in uris) > MAX_LISTEN_URI_CHARS:
+        message = (
+            f"Invalid params: resourceSubscriptions may total at most {MAX_LISTEN_URI_CHARS} "
+            "characters per listen"
+        )
         raise McpError(INVALID_PARAMS, message)
     if isinstance(uris, list) and uris and has["resources"]:
         out["resourceSubscriptions"] = list(dict.fromkeys(uris))

@@ -103,6 +103,37 @@ def test_headers_sent_byte_by_byte_are_cut_off(live: LiveServer, second: bool) -
     assert set(live.app.sessions) == before
 
 
+@pytest.mark.parametrize("http", PARSERS)
+def test_oversized_unfinished_headers_are_refused_at_once(http: str) -> None:
+    """Issue 28 F19: httptools buffered an unfinished header of 16 MiB until the deadline (40
+    connections: 33 MB -> 740 MB). Past the cap (64 KiB by default; h11's own, 16 KiB, in
+    this LiveServer) the request is refused at once -- 431 (httptools) or 400 (h11) -- and
+    the connection closed, long before the header deadline."""
+    app = StreamableHTTPApp(make_server(), path="/mcp")
+    server = LiveServer(app, header_timeout=60.0, http=http).start()
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=20) as s:
+            s.sendall(post_head(server.port) + b"\r\nx-padding: ")
+            sent = 0
+            try:
+                while sent < 4 * 1024 * 1024:  # an unfinished header, 4 MiB long at most
+                    s.sendall(b"p" * 65536)
+                    sent += 65536
+            except OSError:  # the server closed (reset) the connection
+                pass
+            answer = b""
+            try:
+                while chunk := s.recv(65536):
+                    answer += chunk
+            except OSError:
+                pass
+        assert answer.startswith(b"HTTP/1.1 431 " if http == "httptools" else b"HTTP/1.1 400 "), (
+            answer[:200]
+        )
+    finally:
+        server.stop()
+
+
 def test_prompt_requests_on_a_kept_alive_connection_are_not_cut(live: LiveServer) -> None:
     """Each request gets its own deadline: prompt requests with pauses shorter than the
     deadline keep a connection open for longer than the deadline in all."""
@@ -205,6 +236,8 @@ def test_serve_http_hands_uvicorn_the_deadline_protocol(
         base = H11Protocol
     protocol: Any = config.http
     assert protocol.header_timeout == 3.0
+    assert protocol.max_header_size == 64 * 1024  # both parsers: the same cap
+    assert config.h11_max_incomplete_event_size == 64 * 1024
     assert isinstance(protocol, type) and issubclass(protocol, base)
     assert config.loop == loop
     assert config.access_log is False  # log_level "warning" would drop every access line

@@ -7,18 +7,23 @@ requests (-32601) instead of answering ``{}``."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import httpx2
 import msgspec
 import pytest
 
-from mcpbind import LATEST_HANDSHAKE, Client
+from mcpbind import LATEST_HANDSHAKE, Client, Server
 from mcpbind import types as t
 from mcpbind.http import StreamableHTTPApp
 from mcpbind.protocol import METHOD_NOT_FOUND, LocalProtocolError
+from mcpbind.server.limits import server_inflight
 
+from ._raw import asgi_call
 from ._support import LiveServer, headers, init_body, make_server, messages, sse_events
 
 
@@ -117,3 +122,102 @@ def test_a_batch_is_answered_on_2025_03_26(sessionless: LiveServer) -> None:
     with httpx2.Client(timeout=10) as client:
         r = client.post(sessionless.url, json=batch, headers=headers(version="2025-11-25"))
     assert r.status_code == 400  # batches went away in 2025-06-18
+
+
+@pytest.mark.anyio
+async def test_every_request_of_a_batch_counts_against_the_server_in_flight_cap() -> None:
+    """Issue 28 F2: a 2025-03-26 batch counted once against the server's in-flight cap and
+    ran every entry at once (4 POSTs of 38,000 entries ran 152,000 handlers: 33 MB -> 673 MB,
+    no "Server busy"). Each entry takes a slot; a batch that does not fit is refused whole,
+    each of its requests answered "Server busy", and nothing of it runs."""
+    server = Server("bounded")
+    started = 0
+    release = asyncio.Event()
+
+    @server.tool()
+    async def hold() -> str:
+        nonlocal started
+        started += 1
+        await release.wait()
+        return "held"
+
+    shared = server_inflight(server)
+    shared.limit = 8
+    app = StreamableHTTPApp(server, sessionless=True, json_response=True)
+
+    def batch(n: int, first: int = 1) -> list[bytes]:
+        calls = [
+            {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "hold"}}
+            for i in range(first, first + n)
+        ]
+        return [json.dumps(calls).encode()]
+
+    sent = list(headers(version="2025-03-26", host="127.0.0.1:8000").items())
+    with anyio.fail_after(10):  # run at once, the batch's handlers would hold it forever
+        status, _, body = await asgi_call(app, headers=sent, chunks=batch(20))
+    replies = json.loads(body)
+    assert status == 200 and [r["id"] for r in replies] == list(range(1, 21))
+    assert all("a batch of 20 requests does not fit" in r["error"]["message"] for r in replies)
+    assert started == 0 and shared.count == 0
+
+    running = asyncio.get_running_loop().create_task(asgi_call(app, headers=sent, chunks=batch(6)))
+    with anyio.fail_after(10):
+        while started < 6:  # noqa: ASYNC110 - bounded: until the batch's handlers run
+            await asyncio.sleep(0.01)
+    assert shared.count == 6
+    status, _, body = await asgi_call(app, headers=sent, chunks=batch(3, first=100))
+    assert [r["error"]["code"] for r in json.loads(body)] == [-32603] * 3  # 6 + 3 > 8
+    assert started == 6
+    release.set()
+    status, _, body = await running
+    assert [r["result"]["content"][0]["text"] for r in json.loads(body)] == ["held"] * 6
+    assert shared.count == 0
+
+
+@pytest.mark.anyio
+async def test_a_batch_on_a_session_counts_each_request_too() -> None:
+    """The sibling of the sessionless case, on a session (2025-03-26): each request of a
+    batch takes its own in-flight slot, so past the server's cap the rest are answered
+    "Server busy" one by one, and nothing beyond the cap runs."""
+    server = Server("bounded-session")
+    started = 0
+    release = asyncio.Event()
+
+    @server.tool()
+    async def hold() -> str:
+        nonlocal started
+        started += 1
+        await release.wait()
+        return "held"
+
+    shared = server_inflight(server)
+    shared.limit = 8
+    app = StreamableHTTPApp(server, json_response=True)
+    host = "127.0.0.1:8000"
+    init = [json.dumps(init_body("2025-03-26")).encode()]
+    status, got, _ = await asgi_call(
+        app, headers=list(headers(version=None, host=host).items()), chunks=init
+    )
+    assert status == 200
+    sent = list(headers(got["mcp-session-id"], version="2025-03-26", host=host).items())
+    note = [json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()]
+    assert (await asgi_call(app, headers=sent, chunks=note))[0] == 202
+    calls = [
+        {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "hold"}}
+        for i in range(1, 21)
+    ]
+    running = asyncio.get_running_loop().create_task(
+        asgi_call(app, headers=sent, chunks=[json.dumps(calls).encode()])
+    )
+    with anyio.fail_after(10):
+        while started < 8 or shared.count < 8:  # noqa: ASYNC110 - bounded: handlers start
+            await asyncio.sleep(0.01)
+    release.set()
+    with anyio.fail_after(10):
+        status, _, body = await running
+    replies = json.loads(body)
+    assert started == 8 and len(replies) == 20
+    busy = [r for r in replies if "error" in r]
+    assert len(busy) == 12 and all("Server busy" in r["error"]["message"] for r in busy)
+    assert shared.count == 0
+    await app.aclose()

@@ -24,6 +24,7 @@ from starlette.routing import Mount
 from support.live_server import LiveServer, spawn_server
 
 from mcpbind.http import LegacySSEApp, StreamableHTTPApp, with_legacy_sse
+from mcpbind.protocol import SessionOptions
 
 from ._support import init_body, make_server
 
@@ -211,6 +212,74 @@ async def test_sessions_are_bounded_and_freed_with_their_stream(
         async with open_stream(client, base) as stream:
             await handshake(client, stream, "2025-11-25")
         await wait_empty(app)
+
+
+async def test_sessions_per_client_are_capped_like_streamable_http() -> None:
+    """Issue 28 F20: one client address may hold ``max_sessions_per_client`` streams (what
+    ``beside`` copies from the Streamable HTTP app); the next gets the same 503 as a
+    Streamable HTTP ``initialize`` past the cap, and a closed stream frees its slot."""
+    combined = with_legacy_sse(StreamableHTTPApp(make_server(), max_sessions_per_client=2))
+    assert combined.legacy.max_sessions_per_client == 2
+    live = LiveServer(combined).start()
+    base = f"http://127.0.0.1:{live.port}"
+    try:
+        async with httpx2.AsyncClient(timeout=TIMEOUT) as client:
+            async with open_stream(client, base), open_stream(client, base):
+                r = await client.get(base + "/sse")
+                assert r.status_code == 503 and r.headers["retry-after"] == "5"
+                assert r.json()["error"]["message"] == (
+                    "Service Unavailable: too many sessions for this client"
+                )
+            await wait_empty(combined.legacy)
+            async with open_stream(client, base) as stream:
+                await handshake(client, stream, "2025-11-25")
+        unlimited = LegacySSEApp(make_server(), max_sessions_per_client=None)
+        assert unlimited.max_sessions_per_client is None
+    finally:
+        live.stop()
+
+
+async def test_the_nesting_limit_of_the_session_options_is_checked_on_the_post() -> None:
+    """As on Streamable HTTP: a body nested deeper than ``SessionOptions.max_depth`` is
+    refused on the POST itself (400), not accepted (202) and answered on the stream."""
+    app = LegacySSEApp(make_server(), session_options=SessionOptions(max_depth=8))
+    live = LiveServer(app).start()
+    base = f"http://127.0.0.1:{live.port}"
+    try:
+        async with (
+            httpx2.AsyncClient(timeout=TIMEOUT) as client,
+            open_stream(client, base) as stream,
+        ):
+            deep = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":' + b"[" * 20
+            deep += b"]" * 20 + b"}}"
+            r = await post(client, stream.endpoint, deep)
+            assert r.status_code == 400, r.text
+            await handshake(client, stream, "2025-03-26")  # the session is still usable
+    finally:
+        live.stop()
+
+
+async def test_a_stream_without_a_handshake_ends_after_init_timeout() -> None:
+    """As a Streamable HTTP session without ``notifications/initialized`` is dropped after
+    ``init_timeout``: a legacy stream (its session) that completes no handshake by then ends,
+    freeing its slot; one that did stays."""
+    combined = with_legacy_sse(StreamableHTTPApp(make_server(), init_timeout=2.0))
+    app = combined.legacy
+    assert app.init_timeout == 2.0
+    live = LiveServer(combined).start()
+    base = f"http://127.0.0.1:{live.port}"
+    try:
+        async with (
+            httpx2.AsyncClient(timeout=TIMEOUT) as client,
+            open_stream(client, base) as born,
+        ):
+            await handshake(client, born, "2025-11-25")
+            born_id = born.endpoint.rpartition("=")[2]
+            async with open_stream(client, base) as unborn:
+                await unborn.ended()  # ended by the server, without a handshake
+            assert list(app.sessions) == [born_id]  # opened first, initialized: kept
+    finally:
+        live.stop()
 
 
 async def test_a_session_belongs_to_its_principal() -> None:

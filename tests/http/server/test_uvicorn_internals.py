@@ -34,11 +34,13 @@ OVERRIDDEN = {
     HttpToolsProtocol: (
         "connection_made",
         "connection_lost",
+        "data_received",  # the header size cap
+        "on_message_begin",
         "on_headers_complete",
         "on_response_complete",
     ),
 }
-READ = {H11Protocol: ("cycle", "loop"), HttpToolsProtocol: ("pipeline", "loop")}
+READ = {H11Protocol: ("cycle", "loop"), HttpToolsProtocol: ("pipeline", "loop", "cycle")}
 
 
 def _bound() -> str:
@@ -68,6 +70,8 @@ def test_overridden_methods_exist_with_their_signatures(base: type[Any]) -> None
         expected = ["self", "exc"] if name == "connection_lost" else ["self"]
         if name == "connection_made":
             expected = ["self", "transport"]
+        if name == "data_received":
+            expected = ["self", "data"]
         assert list(inspect.signature(method).parameters) == expected, (base.__name__, name)
 
 
@@ -114,3 +118,11 @@ def test_instance_has_the_attributes_read(http: str) -> None:
         del reader
 
     asyncio.run(main())
+
+
+def test_httptools_cycle_says_when_its_response_is_complete() -> None:
+    """The header size cap writes its 431 only when no response is being written: it reads
+    ``cycle.response_complete``, set by the cycle's constructor."""
+    from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+
+    assert "self.response_complete = False" in inspect.getsource(RequestResponseCycle.__init__)

@@ -48,7 +48,7 @@ from .scopes import required_scopes
 from .verifier import InvalidToken, TokenVerifier, VerifierUnavailable
 
 if TYPE_CHECKING:
-    from ...http.server.app import StreamableHTTPApp
+    from ...http.server.auth_hook import AuthTarget
 
 __all__ = ["MetadataApp", "ResourceServer", "metadata_path"]
 
@@ -121,7 +121,7 @@ class ResourceServer:
         self._scope_hint = " ".join(sorted(challenge_scope))
 
     async def __call__(
-        self, app: StreamableHTTPApp, scope: Scope, receive: Receive, send: Send
+        self, app: AuthTarget, scope: Scope, receive: Receive, send: Send
     ) -> Receive | None:
         """Check one HTTP request; the ``receive`` to go on with, or ``None`` once answered."""
         if scope["path"] == self.metadata_path:
@@ -155,7 +155,7 @@ class ResourceServer:
             return None
         scope["mcp.principal"] = principal
         current_principal.set(principal)
-        _refresh_session(app, scope["headers"], principal)
+        _refresh_session(app, scope, principal)
         if not app.server.scopes or scope["method"] != "POST":
             return receive
         try:
@@ -277,17 +277,12 @@ def _credentials(
     return found[0], found[1], proofs
 
 
-def _refresh_session(
-    app: StreamableHTTPApp, headers: Iterable[tuple[bytes, bytes]], principal: Principal
-) -> None:
+def _refresh_session(app: AuthTarget, scope: Scope, principal: Principal) -> None:
     """Give the request's session (if it is this principal's) the newest principal, so its
     handlers see the scopes of a refreshed or stepped-up token."""
-    for name, value in headers:
-        if name.lower() == b"mcp-session-id":
-            session = app.sessions.get(value.decode("latin-1").strip())
-            if session is not None and session.principal == principal:
-                session.server_session.principal = principal
-            return
+    session = app.session_of(scope)
+    if session is not None and session.principal == principal:
+        session.server_session.principal = principal
 
 
 def _quoted(text: str) -> str:

@@ -1,5 +1,7 @@
 """The scopes a request body needs: those declared (``scopes=``) by the tool, prompt or
-resource each of its JSON-RPC requests names. Read only when something declares scopes."""
+resource each of its JSON-RPC requests names -- to call or get it, to read, subscribe to or
+listen for a resource, or to complete an argument of it. Read only when something declares
+scopes."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from ...server.app import Server
 __all__ = ["required_scopes"]
 
 _TARGET_FIELD = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+#: Methods naming a resource (or a prompt) by another field, checked as reading (getting) it.
+_OTHER_TARGETS = frozenset({"resources/subscribe", "completion/complete", "subscriptions/listen"})
 
 
 class _Message(msgspec.Struct, gc=False):
@@ -22,6 +26,8 @@ class _Message(msgspec.Struct, gc=False):
 class _Target(msgspec.Struct, gc=False):
     name: Any = None
     uri: Any = None
+    ref: Any = None  # completion/complete: {"type": "ref/prompt", "name"} or ref/resource "uri"
+    notifications: Any = None  # subscriptions/listen: {"resourceSubscriptions": [uri, ...]}
 
 
 _BODY = msgspec.json.Decoder(_Message | list[_Message])
@@ -38,15 +44,34 @@ def required_scopes(server: Server, body: bytes) -> frozenset[str]:
     needed: frozenset[str] = frozenset()
     for message in decoded if isinstance(decoded, list) else (decoded,):
         method = message.method
-        if not isinstance(method, str) or method not in _TARGET_FIELD:
+        if not isinstance(method, str) or (
+            method not in _TARGET_FIELD and method not in _OTHER_TARGETS
+        ):
             continue
         try:
-            target = getattr(_TARGET.decode(message.params), _TARGET_FIELD[method])
+            params = _TARGET.decode(message.params)
         except msgspec.DecodeError:
             continue
-        if isinstance(target, str):
-            needed |= _declared(server, method, target)
+        for target_method, target in _targets(method, params):
+            if isinstance(target, str):
+                needed |= _declared(server, target_method, target)
     return needed
+
+
+def _targets(method: str, params: _Target) -> list[tuple[str, Any]]:
+    """``(method, name or URI)`` of what the request names, as the method declaring scopes."""
+    if method in _TARGET_FIELD:
+        return [(method, getattr(params, _TARGET_FIELD[method]))]
+    if method == "resources/subscribe":
+        return [("resources/read", params.uri)]
+    if method == "completion/complete":
+        ref = params.ref if isinstance(params.ref, dict) else {}
+        if ref.get("type") == "ref/prompt":
+            return [("prompts/get", ref.get("name"))]
+        return [("resources/read", ref.get("uri"))]
+    wanted = params.notifications if isinstance(params.notifications, dict) else {}
+    uris = wanted.get("resourceSubscriptions")
+    return [("resources/read", uri) for uri in uris] if isinstance(uris, list) else []
 
 
 def _declared(server: Server, method: str, target: str) -> frozenset[str]:

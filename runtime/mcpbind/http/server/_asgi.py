@@ -14,6 +14,7 @@ from ...protocol.errors import INVALID_REQUEST
 from .ticks import ticks
 
 __all__ = [
+    "client_address",
     "Receive",
     "Scope",
     "Send",
@@ -49,6 +50,12 @@ _WANTED = frozenset(
 
 _NO_MCP: Mapping[str, str] = MappingProxyType({})  # a Headers without other mcp-* headers
 _NONE: frozenset[str] = frozenset()
+
+
+def client_address(scope: Scope) -> str | None:
+    """The address a request comes from (what per-client caps count), if known."""
+    client = scope.get("client")
+    return str(client[0]) if client else None
 
 
 class Headers:

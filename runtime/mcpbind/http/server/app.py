@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ...protocol import BATCH_VERSIONS, INVALID_REQUEST, SessionOptions
@@ -25,14 +25,23 @@ from ._asgi import (
     Scope,
     Send,
     accepts,
+    client_address,
     media_type,
     receive_body,
     send_error,
     send_response,
     serve_lifespan,
 )
+from .auth_hook import AuthHook, scope_principal
 from .events import EventStore, format_event_id, parse_event_id
-from .responses import SESSION_NOT_FOUND, refuse_new_session, reply_json, reply_sse
+from .responses import (
+    SESSION_NOT_FOUND,
+    refuse_client_session,
+    refuse_new_session,
+    reply_json,
+    reply_sse,
+    sessions_of,
+)
 from .security import HostPolicy, refusal
 from .session import HttpSession, new_session_id
 from .streams import MAX_PENDING, Outbox, OutboxOnDemand, Stream
@@ -40,30 +49,12 @@ from .streams import MAX_PENDING, Outbox, OutboxOnDemand, Stream
 if TYPE_CHECKING:
     from .stateless_era import StatelessEra
 
-__all__ = ["StreamableHTTPApp", "scope_principal", "streamable_http_app"]
+__all__ = ["AuthHook", "StreamableHTTPApp", "scope_principal", "streamable_http_app"]
 
 _SUPPORTED = frozenset(HANDSHAKE_VERSIONS)
 _DEFAULT_VERSION = "2025-03-26"  # "Protocol Version Header": assumed when the header is absent
 _JSON = b"application/json"
 _PRIMING_FROM = "2025-11-25"  # clients before it may not expect an event with empty data
-#: The ``auth`` hook (``mcpbind.auth.server.ResourceServer``): answers the request itself
-#: (401, 403, metadata) and returns ``None``, or returns the ``receive`` to serve it with.
-AuthHook = Callable[["StreamableHTTPApp", Scope, Receive, Send], Awaitable[Receive | None]]
-
-
-def scope_principal(scope: Scope) -> object:
-    """The authenticated principal of a request, or ``None``: ``scope["mcp.principal"]`` if an
-    auth layer set it, else the identity of an authenticated Starlette-style ``scope["user"]``."""
-    principal = scope.get("mcp.principal")
-    if principal is not None:
-        return principal
-    user = scope.get("user")
-    if user is None or not getattr(user, "is_authenticated", False):
-        return None
-    try:
-        return user.identity
-    except (AttributeError, NotImplementedError):
-        return getattr(user, "display_name", None) or repr(user)
 
 
 class StreamableHTTPApp:
@@ -81,7 +72,7 @@ class StreamableHTTPApp:
     ``retry`` field. ``sse_keepalive``: seconds between comments on an idle GET stream.
     ``principal``: maps an ASGI scope to the authenticated principal a session is bound to.
     ``max_sessions_per_client``: sessions one client address may hold (503 beyond; ``None``
-    behind a proxy that hides client addresses). ``init_timeout``: seconds a session may
+    behind a proxy that hides client addresses), and its 2026-07-28 listen streams too. ``init_timeout``: seconds a session may
     stay without ``notifications/initialized`` before it is dropped.
     ``auth``: the bearer-token check run first (``mcpbind.auth.server.ResourceServer``).
     """
@@ -188,6 +179,11 @@ class StreamableHTTPApp:
                 [(b"allow", self._allow)],
             )
 
+    def session_of(self, scope: Scope) -> HttpSession | None:
+        """The live session the request's ``Mcp-Session-Id`` names, if any (any principal's)."""
+        session_id = Headers(scope["headers"]).get(b"mcp-session-id")
+        return None if session_id is None else self.sessions.get(session_id.strip())
+
     # ------------------------------------------------------------------ shared checks
     def _version_error(self, headers: Headers) -> str | None:
         version = headers.get(b"mcp-protocol-version")
@@ -270,16 +266,10 @@ class StreamableHTTPApp:
             if len(self.sessions) >= self.max_sessions:
                 await refuse_new_session(send)
                 return
-            address = _client_address(scope)
+            address = client_address(scope)
             cap = self.max_sessions_per_client
-            if cap is not None and self._sessions_of(address) >= cap:
-                await send_error(
-                    send,
-                    503,
-                    INVALID_REQUEST,
-                    "Service Unavailable: too many sessions for this client",
-                    [(b"retry-after", b"5")],
-                )
+            if cap is not None and sessions_of(self.sessions.values(), address) >= cap:
+                await refuse_client_session(send)
                 return
             session = self._create_session(scope)
             session.client_address = address
@@ -322,11 +312,6 @@ class StreamableHTTPApp:
             self._reaper = asyncio.get_running_loop().create_task(self._reap())
         return session
 
-    def _sessions_of(self, address: str | None) -> int:
-        if address is None:
-            return 0
-        return sum(1 for s in self.sessions.values() if s.client_address == address)
-
     def _forget(self, session: HttpSession) -> None:
         if session.id is not None and self.sessions.get(session.id) is session:
             del self.sessions[session.id]
@@ -366,7 +351,7 @@ class StreamableHTTPApp:
         if here and not self.json_response:
             await self._sse_here(session, stream, send, receive, body, extra, priming)
             return
-        outbox = Outbox()
+        outbox = Outbox(MAX_PENDING, blocking=True)
         session.attach(stream, outbox)
         await session.feed(body)
         for rid in classified.cancelled:
@@ -479,6 +464,7 @@ class StreamableHTTPApp:
                 principal=self.principal,
                 json_response=self.json_response,
                 sse_keepalive=self.sse_keepalive,
+                max_listens_per_client=self.max_sessions_per_client,
             )
         return era
 
@@ -528,7 +514,7 @@ class StreamableHTTPApp:
             # (dropped before the server noticed): the resume takes the stream over.
             stream.outbox.close()
             stream.outbox = None
-        outbox = Outbox(MAX_PENDING if stream.standalone else None)
+        outbox = Outbox(MAX_PENDING, blocking=not stream.standalone)
         session.resume(stream, outbox)  # attach first: nothing sent from now on is missed
         events = await self.event_store.events_after(stream.id, parsed[1])
         if events is None:
@@ -574,11 +560,6 @@ class StreamableHTTPApp:
             if session.id is not None:
                 self.sessions.pop(session.id, None)
             await session.close()
-
-
-def _client_address(scope: Scope) -> str | None:
-    client = scope.get("client")
-    return str(client[0]) if client else None
 
 
 def _stateless_header(headers: Headers, classified: Classified) -> bool:

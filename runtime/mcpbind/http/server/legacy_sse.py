@@ -16,6 +16,7 @@ cap and deadline, session cap (503 beyond ``max_sessions``) and principal bindin
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable
 from urllib.parse import parse_qs
 
@@ -27,6 +28,7 @@ from ._asgi import (
     Receive,
     Scope,
     Send,
+    client_address,
     media_type,
     receive_body,
     send_error,
@@ -34,7 +36,14 @@ from ._asgi import (
     serve_lifespan,
 )
 from .app import StreamableHTTPApp, scope_principal
-from .responses import SESSION_NOT_FOUND, refuse_new_session, reply_sse
+from .auth_hook import AuthHook
+from .responses import (
+    SESSION_NOT_FOUND,
+    refuse_client_session,
+    refuse_new_session,
+    reply_sse,
+    sessions_of,
+)
 from .security import HostPolicy, refusal
 from .session import HttpSession, new_session_id
 from .streams import MAX_PENDING, Outbox
@@ -58,8 +67,11 @@ class LegacySSEApp:
     ``sse_path``: where clients ``GET`` the stream; ``message_path``: where they ``POST``
     (both below the mount point, ``scope["root_path"]``). ``allowed_hosts``,
     ``allowed_origins``, ``max_body_size``, ``max_sessions``, ``body_timeout``,
-    ``sse_keepalive``, ``principal`` and ``session_options`` mean what they mean for
-    ``StreamableHTTPApp``; :meth:`beside` copies them from one.
+    ``sse_keepalive``, ``principal``, ``session_options``, ``max_sessions_per_client``,
+    ``init_timeout`` (the stream ends if no handshake completed by then) and ``auth`` mean
+    what they mean
+    for ``StreamableHTTPApp``; :meth:`beside` copies them from one (and keeps following its
+    ``auth``: a hook set on that app later guards this endpoint too).
     """
 
     def __init__(
@@ -76,6 +88,9 @@ class LegacySSEApp:
         sse_keepalive: float | None = 15.0,
         principal: Callable[[Scope], object] = scope_principal,
         session_options: SessionOptions | None = None,
+        max_sessions_per_client: int | None = 100,
+        init_timeout: float | None = 10.0,
+        auth: AuthHook | None = None,
     ) -> None:
         if max_body_size < 1 or max_sessions < 1:
             raise ValueError("max_body_size and max_sessions must be positive")
@@ -91,11 +106,30 @@ class LegacySSEApp:
         self.sse_keepalive = sse_keepalive
         self.principal = principal
         self.session_options = session_options
+        self.max_sessions_per_client = max_sessions_per_client
+        self.init_timeout = init_timeout
+        self._auth = auth
+        #: The app whose settings :meth:`beside` copied; its ``auth`` is this one's.
+        self._beside: StreamableHTTPApp | None = None
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
         self.sessions: dict[str, HttpSession] = {}
-        #: The Streamable HTTP app this endpoint stands beside (:meth:`beside`): its ``auth``
-        #: check (``ResourceServer``), read on each request, guards this endpoint too.
-        self.guarded_by: StreamableHTTPApp | None = None
+
+    @property
+    def auth(self) -> AuthHook | None:
+        """The check run first on every request (see ``StreamableHTTPApp``'s ``auth``)."""
+        return self._beside.auth if self._beside is not None else self._auth
+
+    @auth.setter
+    def auth(self, hook: AuthHook | None) -> None:
+        if self._beside is not None:
+            self._beside.auth = hook  # one check for both transports
+        else:
+            self._auth = hook
+
+    def session_of(self, scope: Scope) -> HttpSession | None:
+        """The live session the request's ``session_id`` query parameter names, if any."""
+        ids = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_id", [])
+        return self.sessions.get(ids[0]) if len(ids) == 1 else None
 
     @classmethod
     def beside(
@@ -116,9 +150,11 @@ class LegacySSEApp:
             sse_keepalive=app.sse_keepalive,
             principal=app.principal,
             session_options=app.session_options,
+            max_sessions_per_client=app.max_sessions_per_client,
+            init_timeout=app.init_timeout,
         )
         legacy.policy = app.policy
-        legacy.guarded_by = app
+        legacy._beside = app
         return legacy
 
     def serves(self, scope: Scope) -> bool:
@@ -130,6 +166,12 @@ class LegacySSEApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            auth = self.auth
+            if auth is not None:
+                checked = await auth(self, scope, receive, send)
+                if checked is None:
+                    return  # answered by the auth check (401, 403, the metadata)
+                receive = checked
             await self._http(scope, receive, send)
         elif kind == "lifespan":
             await serve_lifespan(receive, send, self.aclose)
@@ -152,12 +194,6 @@ class LegacySSEApp:
         else:
             await send_error(send, 404, INVALID_REQUEST, "Not Found")
             return
-        owner = self.guarded_by
-        if owner is not None and owner.auth is not None:
-            checked = await owner.auth(owner, scope, receive, send)
-            if checked is None:
-                return  # answered by the auth check (401, 403)
-            receive = checked
         headers = Headers(scope["headers"])
         if (refused := refusal(self.policy, scope, headers)) is not None:
             await send_error(send, refused[0], INVALID_REQUEST, refused[1])
@@ -176,6 +212,11 @@ class LegacySSEApp:
         if len(self.sessions) >= self.max_sessions:
             await refuse_new_session(send)
             return
+        address = client_address(scope)
+        cap = self.max_sessions_per_client
+        if cap is not None and sessions_of(self.sessions.values(), address) >= cap:
+            await refuse_client_session(send)
+            return
         session_id = new_session_id()
         while session_id in self.sessions:  # pragma: no cover - 256 random bits
             session_id = new_session_id()
@@ -185,11 +226,16 @@ class LegacySSEApp:
             principal=self.principal(scope),
             options=self.session_options,
         )
+        session.client_address = address
         self.sessions[session_id] = session
         session.start()
         endpoint = f"{scope.get('root_path', '')}{self.message_path}?session_id={session_id}"
         outbox = Outbox(MAX_PENDING)
         session.attach(session.standalone, outbox)
+        unborn = None
+        if self.init_timeout is not None:  # no handshake by then: the stream (session) ends
+            loop = asyncio.get_running_loop()
+            unborn = loop.call_later(self.init_timeout, _end_unborn, session, outbox)
         try:
             await reply_sse(
                 session,
@@ -204,6 +250,8 @@ class LegacySSEApp:
                 keepalive=self.sse_keepalive,
             )
         finally:
+            if unborn is not None:
+                unborn.cancel()
             # The stream is the session: when the client leaves (or the outbox overflows),
             # the session ends and its handlers are cancelled.
             if self.sessions.get(session_id) is session:
@@ -213,11 +261,10 @@ class LegacySSEApp:
     # ------------------------------------------------------------------ POST: a message
     async def _message(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        ids = query.get("session_id", [])
-        if len(ids) != 1:
+        if len(query.get("session_id", [])) != 1:
             await send_error(send, 400, INVALID_REQUEST, "Bad Request: session_id required")
             return
-        session = self.sessions.get(ids[0])
+        session = self.session_of(scope)
         # Another principal's session is indistinguishable from an unknown one.
         if session is None or session.closed or session.principal != self.principal(scope):
             await send_error(send, 404, SESSION_NOT_FOUND, "Session not found")
@@ -230,13 +277,18 @@ class LegacySSEApp:
         body = await receive_body(send, receive, headers, self.max_body_size, self.body_timeout)
         if body is None:
             return
-        classified = classify_body(body)
+        classified = classify_body(body, (self.session_options or SessionOptions()).max_depth)
         if classified.error is not None:
             code, message = classified.error
             await send_error(send, 400, code, message)
             return
         await session.feed(body)
         await send_response(send, 202, b"Accepted", content_type=b"text/plain")
+
+
+def _end_unborn(session: HttpSession, outbox: Outbox) -> None:
+    if not session.initialized:
+        outbox.close()
 
 
 class WithLegacySSE:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from ..._asyncio import LoopChoice, choose_loop, module_installed
 from ...server.app import Server
-from ._header_deadline import header_deadline_protocol
+from ._header_deadline import MAX_HEADER_SIZE, header_deadline_protocol
 from .app import StreamableHTTPApp
 from .legacy_sse import with_legacy_sse
 
@@ -44,6 +44,7 @@ def serve_http(
     path: str = "/mcp",
     *,
     header_timeout: float = 10.0,
+    max_header_size: int = MAX_HEADER_SIZE,
     shutdown_timeout: float = 2.0,
     http: HttpChoice = "auto",
     loop: LoopChoice = "auto",
@@ -55,7 +56,8 @@ def serve_http(
     """Serve ``server`` at ``http://host:port/path`` until interrupted.
 
     ``http`` picks uvicorn's HTTP/1.1 parser and ``loop`` its event loop (``"auto"``: httptools
-    and uvloop when installed, see ``choose_stack``); both parsers get the header deadline.
+    and uvloop when installed, see ``choose_stack``); both parsers get the header deadline
+    and refuse a request line and headers over ``max_header_size`` bytes (64 KiB).
     ``options`` go to ``StreamableHTTPApp`` (``sessionless``, ``allowed_hosts``, ``event_store``,
     ...); ``uvicorn_options`` to ``uvicorn.Config`` (they override the settings here). Binds
     loopback by default: the Host and Origin allowlists then default to loopback names
@@ -78,7 +80,8 @@ def serve_http(
         # Access lines are INFO: below that level they are never printed, but uvicorn still
         # formats each one (about 10 us a request) unless the access log is off.
         "access_log": log_level in ("info", "debug", "trace"),
-        "http": header_deadline_protocol(header_timeout, parser),
+        "http": header_deadline_protocol(header_timeout, parser, max_header_size),
+        "h11_max_incomplete_event_size": max_header_size,
         "loop": event_loop,
         "timeout_keep_alive": 5,
         "timeout_graceful_shutdown": shutdown_timeout,

@@ -403,6 +403,8 @@ class HttpSession:
             n = stream.n = stream.n + 1
             await self.store.store_event(stream.id, n, message)
         item: Item = (n, message)
+        while stream.outbox is not None and stream.outbox.full:
+            await stream.outbox.room()  # backpressure: the client is not reading its stream
         if stream.outbox is None or not stream.outbox.put(item):
             stream.outbox = None
             stream.backlog.append(item)

@@ -33,7 +33,7 @@ from ...server.limits import server_inflight
 from ...server.listen import LISTEN, ListenHub, Subscription
 from ...server.mrtr import Emit
 from ...server.principal import principal_key
-from ._asgi import Headers, Receive, Scope, Send, send_response
+from ._asgi import Headers, Receive, Scope, Send, client_address, send_response
 from .ticks import Ticks, ticks
 
 __all__ = ["StatelessEra"]
@@ -72,6 +72,7 @@ class StatelessEra:
         "_inflight",
         "_mirrored",
         "json_response",
+        "max_listens_per_client",
         "principal",
         "server",
         "sse_keepalive",
@@ -84,8 +85,11 @@ class StatelessEra:
         principal: Callable[[Scope], object],
         json_response: bool,
         sse_keepalive: float | None,
+        max_listens_per_client: int | None = None,
     ) -> None:
         self.server = server
+        #: ``subscriptions/listen`` streams one client address may hold open.
+        self.max_listens_per_client = max_listens_per_client
         self.principal = principal
         self.json_response = json_response
         self.sse_keepalive = sse_keepalive
@@ -100,7 +104,7 @@ class StatelessEra:
     def hub(self) -> ListenHub:
         """The ``subscriptions/listen`` streams (created on first use)."""
         if self._hub is None:
-            self._hub = ListenHub(self.server)
+            self._hub = ListenHub(self.server, max_per_client=self.max_listens_per_client)
         return self._hub
 
     def close(self) -> None:
@@ -157,7 +161,7 @@ class StatelessEra:
         if raw is None:
             raw = _NO_PARAMS
         if method == LISTEN:
-            await self._listen(receive, send, rid, raw)
+            await self._listen(receive, send, rid, raw, client_address(scope))
             return
         who = self.principal(scope)
         principal = None if who is None else principal_key(who)
@@ -201,7 +205,8 @@ class StatelessEra:
             ]
             return asyncio.gather(*answers) if classified.batch else answers[0]
 
-        await self._request(receive, send, calls[0][0], run, handshake=True)
+        batch = classified.request_ids if classified.batch else None
+        await self._request(receive, send, calls[0][0], run, handshake=True, batch=batch)
 
     async def _request(
         self,
@@ -211,16 +216,30 @@ class StatelessEra:
         run: Callable[[Emit], Awaitable[Reply | list[Reply]]],
         *,
         handshake: bool = False,
+        batch: list[int | str] | None = None,
     ) -> None:
         """Answer a POST with what ``run`` replies, as JSON or SSE; on the handshake era
-        (the 2025 sessionless mode) always with status 200, as SSE unless JSON is asked for."""
+        (the 2025 sessionless mode) always with status 200, as SSE unless JSON is asked for.
+        Every request of a ``batch`` (its ids) takes a slot of the server's in-flight count:
+        one that does not fit whole is refused whole, each request answered "Server busy"."""
         shared = self._inflight
-        if shared.count >= shared.limit:
+        needed = 1 if batch is None else len(batch)
+        if shared.count + needed > shared.limit:
             message = f"Server busy: {shared.limit} requests in flight on this server; retry later"
-            busy = encode_error(rid, McpError(INTERNAL_ERROR, message))
+            if batch is not None:
+                message = (
+                    f"Server busy: a batch of {needed} requests does not fit in the "
+                    f"{shared.limit} in flight allowed on this server ({shared.count} running)"
+                )
+            error = McpError(INTERNAL_ERROR, message)
+            busy = (
+                encode_error(rid, error)
+                if batch is None
+                else b"[" + b",".join(encode_error(r, error) for r in batch) + b"]"
+            )
             await _send_json(send, 200 if handshake else 503, busy)
             return
-        shared.count += 1
+        shared.count += needed
         response = _Response(receive, send, not self.json_response, handshake)
         try:
             try:
@@ -236,13 +255,18 @@ class StatelessEra:
         except OSError:
             logger.debug("client left during request %r", rid)
         finally:
-            shared.count -= 1
+            shared.count -= needed
 
     async def _listen(
-        self, receive: Receive, send: Send, rid: int | str, raw: msgspec.Raw | None
+        self,
+        receive: Receive,
+        send: Send,
+        rid: int | str,
+        raw: msgspec.Raw | None,
+        client: str | None,
     ) -> None:
         hub = self.hub
-        opened = hub.open(rid, raw)
+        opened = hub.open(rid, raw, client)
         if isinstance(opened, Reply):
             await _send_json(send, opened.http_status, opened.data)
             return

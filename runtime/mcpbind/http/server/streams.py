@@ -41,32 +41,61 @@ TIMEOUT: Final = Timeout()
 
 
 MAX_PENDING = 1024
-"""Messages the standalone GET stream's ``Outbox`` holds for a connection that is not
-reading them. Past that, the connection is ended: a client that stopped reading cannot make
-the server buffer the session's notifications without bound; it reconnects (and resumes
-from the event store, if there is one). A request's stream needs no bound: it ends with its
-request, and a batch's responses may legitimately arrive all at once."""
+"""Messages an ``Outbox`` holds for a connection that is not reading them. The standalone
+GET stream's connection is ended past that: a client that stopped reading cannot make the
+server buffer the session's notifications without bound; it reconnects (and resumes from the
+event store, if there is one). A request's stream is never cut short (its response would be
+lost): the handler sending to it waits for room instead (backpressure, :meth:`Outbox.room`),
+as it would on a stdio pipe nobody reads."""
 
 
 class Outbox:
-    """A single-consumer queue of ``Item`` with close (bounded by ``limit`` if given);
-    asyncio only, and cheap."""
+    """A single-consumer queue of ``Item`` with close; asyncio only, and cheap. Bounded by
+    ``limit`` if given: when full, ``put`` closes it (``blocking=False``) or the producer
+    awaits :meth:`room` first (``blocking=True``)."""
 
-    __slots__ = ("_items", "_waiter", "closed", "limit", "retry_ms")
+    __slots__ = ("_items", "_room", "_waiter", "blocking", "closed", "limit", "retry_ms")
 
-    def __init__(self, limit: int | None = None) -> None:
+    def __init__(self, limit: int | None = None, *, blocking: bool = False) -> None:
         self._items: deque[Item] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        self._room: asyncio.Event | None = None  # producers waiting for room (blocking)
         self.closed = False
         self.limit = limit
+        self.blocking = blocking
         #: Set by ``close(retry_ms=...)``: the writer ends with a ``retry`` field (polling).
         self.retry_ms: int | None = None
 
+    def __len__(self) -> int:
+        """Items queued and not yet taken by the writer."""
+        return len(self._items)
+
+    @property
+    def full(self) -> bool:
+        """A blocking outbox at its limit: the producer awaits :meth:`room` before ``put``."""
+        limit = self.limit
+        return self.blocking and not self.closed and limit is not None and len(self) >= limit
+
+    async def room(self) -> None:
+        """Until the writer has taken items below the limit, or the outbox is closed (the
+        client left: what was queued is dropped, see :meth:`discard`)."""
+        while self.full:
+            if self._room is None:
+                self._room = asyncio.Event()
+            await self._room.wait()
+
+    def _made_room(self) -> None:
+        room = self._room
+        if room is not None and not self.full:
+            self._room = None
+            room.set()
+
     def put(self, item: Item) -> bool:
-        """Queue ``item``; ``False`` once closed, or when full (which closes it)."""
+        """Queue ``item``; ``False`` once closed, or when full and not blocking (which
+        closes it). A blocking outbox takes it (its producer waited for :meth:`room`)."""
         if self.closed:
             return False
-        if self.limit is not None and len(self._items) >= self.limit:
+        if not self.blocking and self.limit is not None and len(self._items) >= self.limit:
             self.close()  # the writer sends what it has, then ends the response
             return False
         self._items.append(item)
@@ -78,6 +107,12 @@ class Outbox:
             self.closed = True
             self.retry_ms = retry_ms
             self._wake()
+            self._made_room()
+
+    def discard(self) -> None:
+        """The writer is gone (the client left): close, and drop what it will never send."""
+        self.close()
+        self._items.clear()
 
     def _wake(self) -> None:
         w = self._waiter
@@ -86,7 +121,12 @@ class Outbox:
 
     def take(self) -> Item | None:
         """The next queued item, or ``None`` when none is queued (never waits)."""
-        return self._items.popleft() if self._items else None
+        if not self._items:
+            return None
+        item = self._items.popleft()
+        if self._room is not None:
+            self._made_room()
+        return item
 
     @property
     def drained(self) -> bool:
@@ -109,7 +149,10 @@ class Outbox:
                     handle.cancel()
             if not self._items and not self.closed and handle is not None:
                 return TIMEOUT
-        return self._items.popleft()
+        item = self._items.popleft()
+        if self._room is not None:
+            self._made_room()
+        return item
 
 
 class OutboxOnDemand(Outbox):
@@ -121,7 +164,7 @@ class OutboxOnDemand(Outbox):
     __slots__ = ("start",)
 
     def __init__(self, start: Callable[[], None]) -> None:
-        super().__init__()
+        super().__init__(MAX_PENDING, blocking=True)
         self.start: Callable[[], None] | None = start
 
     def _wake(self) -> None:
