@@ -21,7 +21,8 @@ from mcpbind_types.unified import methods as m
 from ..connection import PeerError
 from ..protocol import McpError
 from ..protocol.meta import SUBSCRIPTION_ID, with_meta
-from .pipeline import stream_lost
+from .negotiation import mutual_version, use_version
+from .pipeline import stream_lost, with_version
 from .subscription import Subscription, filter_from
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class Listener:
             client._meta,
         )
         failures = 0
+        switched = False  # a -32022 is answered with another version once (versioning.mdx)
         try:
             while True:
                 with sub.new_scope():
@@ -81,6 +83,12 @@ class Listener:
                         )
                         return  # the server's graceful end
                     except PeerError as exc:
+                        version = None if switched else mutual_version(exc)
+                        if version is not None:
+                            switched = True
+                            use_version(client, conn.core, version)
+                            params = with_version(client, params, version)
+                            continue
                         acked_before = sub.id is not None
                         failures = 0 if acked_before else failures + 1
                         if not stream_lost(exc) or failures > client.max_reissues or conn.closed:
