@@ -13,20 +13,29 @@ client side runs the same ``--command`` once per version; one report per version
 any version fails.
 
 ``server`` starts the everything-server (conformance/everything_server.py) on a free
-127.0.0.1 port, runs every server scenario of the version (the suite's "all", so pending
-scenarios such as ``server-sse-polling`` run too) and stops the server by its PID. ``client``
-runs every client scenario against ``--command``; a timing-sensitive scenario that fails (the
-suite runs client scenarios in parallel) is run once more on its own before it counts.
+127.0.0.1 port (or tests ``--url``), runs every server scenario of the version (the suite's
+"all", so pending scenarios such as ``server-sse-polling`` run too) and stops the server by its
+PID. ``client`` runs every client scenario against ``--command``; a timing-sensitive scenario
+that fails is run once more on its own before it counts.
 
-Prints one line per scenario (PASS, FAIL, XFAIL) and a total. Exits 1 on any unexpected
-failure, on any stale entry of the expected-failures file (it passed, or it no longer exists),
-and when a scenario the suite lists produced no result. The harness's mock servers are made to
-bind 127.0.0.1 only (bind-loopback.cjs, preloaded through NODE_OPTIONS).
+Each scenario is one run of the suite (``--scenario``, ``--jobs`` at a time), and its verdict
+is the suite's own: its exit status (a client that exits non-zero or times out fails, as the
+suite says), its checks as the suite counts them (a warning fails a client scenario, and is
+reported on a server scenario, where the suite does not count it), a scenario whose checks are
+all skipped is SKIP with the suite's reason (never PASS), and one without a single passed check
+is NONE (no evidence: never PASS). Prints one line per scenario (PASS, FAIL, WARN, SKIP, NONE,
+XFAIL) and a total of each. Exits 1 on any scenario that did not pass and is not in the
+expected-failures file (a skip too: it stands there with its reason), on any stale entry (it
+passed, or it no longer exists), and when a scenario the suite lists produced no result. The
+harness's mock servers are made to bind 127.0.0.1 only (bind-loopback.cjs, preloaded through
+NODE_OPTIONS).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import http.server
 import json
 import os
 import re
@@ -35,16 +44,20 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "node_modules" / ".bin"
 PRELOAD = HERE / "bind-loopback.cjs"
 EXPECTED = HERE / "expected-failures.yml"
 TIMING_SENSITIVE = ("sse-retry",)
-_SUMMARY = re.compile(r"^[✓✗]\s+(\S+): (\d+) passed, (\d+) failed(?:, (\d+) warnings)?")
 _LISTED = re.compile(r"^\s+- (\S+) \[([^\]]*)\]")
+_NOT_APPLICABLE = re.compile(r"^SKIPPED: (scenario .*)$", re.MULTILINE)
 
 
 def _env() -> dict[str, str]:
@@ -119,63 +132,160 @@ def listed(side: str, spec_version: str | None) -> list[str]:
     return names
 
 
-def summary(stdout: str) -> dict[str, tuple[int, int, int]]:
-    """scenario -> (passed, failed, warnings) from the suite's SUMMARY lines."""
-    results = {}
-    for line in stdout.splitlines():
-        if m := _SUMMARY.match(line.strip()):
-            results[m.group(1)] = (int(m.group(2)), int(m.group(3)), int(m.group(4) or 0))
-    return results
+class Outcome(NamedTuple):
+    """One scenario run by the suite: its exit status, the checks it saved (checks.json),
+    and the suite's own "not applicable" skip line, if it printed one."""
+
+    status: int
+    checks: list[dict[str, Any]]
+    skipped: str | None = None
+    output: str = ""
 
 
-def _checks_failed(outdir: Path) -> tuple[int, int] | None:
-    """(passed, failed) over every checks.json under ``outdir`` (a single-scenario run)."""
-    files = list(outdir.rglob("checks.json"))
-    if not files:
-        return None
-    passed = failed = 0
-    for f in files:
-        for check in json.loads(f.read_text()):
-            passed += check.get("status") == "SUCCESS"
-            failed += check.get("status") == "FAILURE"
-    return passed, failed
+class Verdict(NamedTuple):
+    """What an ``Outcome`` means, as the suite counts it: ``kind`` PASS, FAIL, WARN, SKIP or
+    NONE (no check passed: no evidence); ``ok``: the scenario passed in the suite's words (a
+    server scenario with a warning does, a client one does not)."""
+
+    kind: str
+    detail: str
+    ok: bool = False
+
+
+def judge(side: str, outcome: Outcome, null: Outcome | None = None) -> Verdict:
+    """The suite's verdict on one scenario run alone. The suite fails a client scenario on a
+    FAILURE or WARNING check, on a timeout and on a non-zero client exit (its ``OVERALL``),
+    a server scenario on a FAILURE check (warnings are printed, not counted); its exit status
+    says which. With the exit status 0, checks that are all SKIPPED make a SKIP (with the
+    suite's reason). A scenario that would pass is NONE (no evidence) when no check passed
+    that ``null`` (the same scenario against a peer that does nothing) did not pass too."""
+    if outcome.skipped is not None:
+        return Verdict("SKIP", f"the suite skipped it: {outcome.skipped}")
+    passed, failed, warned, skipped = (_count(outcome, k) for k in _STATUSES)
+    detail = f"{passed} checks passed, {failed} failed, {warned} warnings" + (
+        f", {skipped} skipped" if skipped else ""
+    )
+    if outcome.status != 0:
+        detail += f"; the suite exited {outcome.status}" + _suite_said(outcome.output)
+    if skipped and not (passed or failed or warned) and outcome.status == 0:
+        reasons = sorted(
+            {
+                str(c.get("errorMessage") or c.get("description") or c.get("id"))
+                for c in outcome.checks
+                if c.get("status") == "SKIPPED"
+            }
+        )
+        more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
+        return Verdict("SKIP", f"{detail}: {reasons[0]}{more}")
+    if failed:
+        return Verdict("FAIL", detail)
+    if warned and side == "client":
+        return Verdict("WARN", f"{detail} (the suite fails a client scenario on a warning)")
+    if outcome.status != 0:
+        return Verdict("FAIL", detail)
+    evidence = _succeeded(outcome) - (_succeeded(null) if null is not None else set())
+    if not evidence:
+        nothing = "" if null is None else " that a peer doing nothing does not pass as well"
+        return Verdict("NONE", f"{detail}: no check passed{nothing}, no evidence")
+    if warned:
+        return Verdict("WARN", f"{detail} (the suite does not count warnings on a server)", ok=True)
+    return Verdict("PASS", detail, ok=True)
+
+
+_STATUSES = ("SUCCESS", "FAILURE", "WARNING", "SKIPPED")
+
+
+def _count(outcome: Outcome, status: str) -> int:
+    return sum(c.get("status") == status for c in outcome.checks)
+
+
+def _succeeded(outcome: Outcome) -> set[str]:
+    return {str(c.get("id")) for c in outcome.checks if c.get("status") == "SUCCESS"}
+
+
+def _suite_said(output: str) -> str:
+    """The suite's own reason for a failing exit status, if it printed one."""
+    for line in output.splitlines():
+        if "CLIENT EXITED WITH ERROR" in line or "CLIENT TIMED OUT" in line:
+            return f" ({line.strip(' ⚠️')})"
+    return ""
+
+
+def _outcome(proc: subprocess.CompletedProcess[str], outdir: Path) -> Outcome:
+    checks: list[dict[str, Any]] = []
+    for f in sorted(outdir.rglob("checks.json")):
+        loaded = json.loads(f.read_text())
+        checks.extend(c for c in loaded if isinstance(c, dict))
+    output = f"{proc.stdout}\n{proc.stderr}"
+    skipped = _NOT_APPLICABLE.search(output)
+    return Outcome(
+        proc.returncode, checks, skipped.group(1) if skipped and not checks else None, output
+    )
+
+
+def run_one(
+    side: str,
+    scenario: str,
+    target: list[str],
+    spec_version: str | None,
+    verbose: bool = False,
+    timeout: float = 900,
+) -> Outcome:
+    """One scenario, alone: ``target`` is ``--url URL`` or ``--command CMD --timeout MS``."""
+    with tempfile.TemporaryDirectory() as out:
+        proc = _suite(
+            side,
+            *target,
+            "--scenario",
+            scenario,
+            *_version_args(spec_version),
+            "-o",
+            out,
+            timeout=timeout,
+        )
+        if verbose:
+            print(proc.stdout, proc.stderr, sep="\n")
+        return _outcome(proc, Path(out))
+
+
+def run_all(names: Iterable[str], one: Callable[[str], Outcome], jobs: int) -> dict[str, Outcome]:
+    """Every scenario, ``jobs`` suite runs at a time."""
+    names = list(names)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return dict(zip(names, pool.map(one, names), strict=True))
 
 
 def report(
     side: str,
     names: list[str],
-    results: dict[str, tuple[int, int, int]],
+    results: dict[str, Outcome],
     expected: set[str],
     version: str = "",
     all_names: set[str] | None = None,
+    nulls: dict[str, Outcome] | None = None,
 ) -> int:
-    """Print the verdicts; ``all_names``: every scenario the suite knows (an expected-failure
-    entry not run here is stale only if it is none of them)."""
-    unexpected = stale = xfail = passed = 0
+    """Print the verdicts and a total of each; ``all_names``: every scenario the suite knows
+    (an expected-failure entry not run here is stale only if it is none of them); ``nulls``:
+    the scenarios run against a peer that does nothing (:func:`judge`)."""
+    tally = dict.fromkeys(("PASS", "FAIL", "WARN", "SKIP", "NONE", "XFAIL"), 0)
+    unexpected = stale = 0
     for name in names:
         got = results.get(name)
-        if got is None:
-            verdict, detail = ("XFAIL" if name in expected else "FAIL"), "no result"
-        else:
-            ok = got[1] == 0
-            detail = f"{got[0]} checks passed, {got[1]} failed" + (
-                f", {got[2]} warnings" if got[2] else ""
-            )
-            if ok and name in expected:
-                verdict = "FAIL"
-                detail += " (passes but is listed in expected-failures: remove the entry)"
-                stale += 1
-            elif ok:
-                verdict = "PASS"
-            elif name in expected:
-                verdict = "XFAIL"
-            else:
-                verdict = "FAIL"
-        if verdict == "FAIL" and "remove the entry" not in detail:
+        null = (nulls or {}).get(name)
+        verdict = Verdict("FAIL", "no result") if got is None else judge(side, got, null)
+        tally[verdict.kind] += 1
+        kind, detail = verdict.kind, verdict.detail
+        if verdict.ok and name in expected:
+            kind = "FAIL"
+            detail += " (passes but is listed in expected-failures: remove the entry)"
+            stale += 1
+        elif not verdict.ok and name in expected:
+            kind = "XFAIL"
+            tally["XFAIL"] += 1
+            detail = f"{verdict.kind}: {detail}"
+        elif not verdict.ok:
             unexpected += 1
-        passed += verdict == "PASS"
-        xfail += verdict == "XFAIL"
-        print(f"{verdict:5} {side} {name}: {detail}")
+        print(f"{kind:5} {side} {name}: {detail}")
     for name in sorted(expected - set(names)):
         if all_names is not None and name in all_names:
             continue  # a scenario of another spec version
@@ -183,8 +293,10 @@ def report(
         stale += 1
     wire = f" {version}" if version else ""
     print(
-        f"TOTAL {side}{wire}: {len(names)} scenarios, {passed} passed, {xfail} expected failures, "
-        f"{unexpected} unexpected failures, {stale} stale expected-failure entries"
+        f"TOTAL {side}{wire}: {len(names)} scenarios, {tally['PASS']} passed, {tally['FAIL']} failed, "
+        f"{tally['WARN']} warned, {tally['SKIP']} skipped, {tally['NONE']} without a passed check; "
+        f"{tally['XFAIL']} of these expected (expected-failures), {unexpected} unexpected, "
+        f"{stale} stale expected-failure entries"
     )
     return 1 if unexpected or stale else 0
 
@@ -219,122 +331,125 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait()
 
 
+NULL_CLIENT = "true"
+"""A client that does nothing (and exits 0): what passes with it proves nothing."""
+
+
+class _NotFound(http.server.BaseHTTPRequestHandler):
+    """A server that does nothing: 404 to every request."""
+
+    def _not_found(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.send_response(404)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    do_GET = do_POST = do_DELETE = _not_found
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def null_server() -> Iterator[str]:
+    """The URL of a server answering 404 to everything, on 127.0.0.1, for the block."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotFound)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/mcp"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+def _passing(side: str, results: dict[str, Outcome]) -> list[str]:
+    return [name for name, got in results.items() if judge(side, got).ok]
+
+
 def run_server(args: argparse.Namespace, expected: set[str]) -> int:
-    """Every version in ``--spec-version`` against ONE everything-server process."""
+    """Every version in ``--spec-version`` against ONE everything-server process (or
+    against ``--url``)."""
+    if args.url:
+        return _server_versions(args, args.url, expected, None)
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, str(HERE / "everything_server.py"), "--port", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=None if args.verbose else subprocess.DEVNULL,
     )
-    status = 0
     try:
         _wait_port(port, server)
-        url = f"http://127.0.0.1:{port}/mcp"
-        extensions = listed("server", EXTENSION)
-        for version in args.versions:
-            if args.scenario in extensions:
-                break
-            print(f"== server, spec version {version}, server pid {server.pid}, {url}")
-            status |= _server_version(args, url, version, expected)
-            if server.poll() is not None:
-                sys.exit(f"the everything-server exited with {server.returncode}")
-        if not args.scenario or args.scenario in extensions:
-            print(f"== server, extension scenarios, server pid {server.pid}, {url}")
-            status |= _server_extensions(args, url, extensions, expected)
+        return _server_versions(args, f"http://127.0.0.1:{port}/mcp", expected, server)
     finally:
         _stop(server)
+
+
+def _server_versions(
+    args: argparse.Namespace, url: str, expected: set[str], server: subprocess.Popen[bytes] | None
+) -> int:
+    status = 0
+    where = f"server pid {server.pid}, {url}" if server is not None else url
+    extensions = listed("server", EXTENSION)
+    for version in args.versions:
+        if args.scenario in extensions:
+            break
+        print(f"== server, spec version {version}, {where}")
+        names = [args.scenario] if args.scenario else listed("server", version)
+        results, nulls = _server_run(args, url, names, version)
+        status |= report("server", names, results, expected, version, args.all_names, nulls)
+        if server is not None and server.poll() is not None:
+            sys.exit(f"the everything-server exited with {server.returncode}")
+    if not args.scenario or args.scenario in extensions:
+        # The [extension] scenarios (tasks, ...): not on the spec timeline, so the suite runs
+        # them only by name, without --spec-version.
+        print(f"== server, extension scenarios, {where}")
+        names = [args.scenario] if args.scenario else extensions
+        results, nulls = _server_run(args, url, names, None)
+        status |= report("server", names, results, expected, "extensions", args.all_names, nulls)
     return status
 
 
-def _server_version(args: argparse.Namespace, url: str, version: str, expected: set[str]) -> int:
-    names = [args.scenario] if args.scenario else listed("server", version)
-    results: dict[str, tuple[int, int, int]] = {}
-    with tempfile.TemporaryDirectory() as out:
-        base = ["server", "--url", url, "--spec-version", version, "-o", out]
-        if args.scenario:
-            proc = _suite(*base, "--scenario", args.scenario)
-            got = _checks_failed(Path(out))
-            if got is not None:
-                results[args.scenario] = (*got, 0)
-        else:
-            proc = _suite(*base, "--suite", "all")
-            results = summary(proc.stdout)
+def _server_run(
+    args: argparse.Namespace, url: str, names: list[str], version: str | None
+) -> tuple[dict[str, Outcome], dict[str, Outcome]]:
+    """The scenarios against ``url``, and those that pass against the null server too."""
+    results = run_all(
+        names, lambda name: run_one("server", name, ["--url", url], version), args.jobs or 1
+    )
+    nulls: dict[str, Outcome] = {}
+    if args.null_peer:
+        with null_server() as stub:
+            nulls = run_all(
+                _passing("server", results),
+                lambda name: run_one("server", name, ["--url", stub], version),
+                args.jobs or 4,
+            )
     if args.verbose:
-        print(proc.stdout, proc.stderr, sep="\n")
-    return report("server", names, results, expected, version, args.all_names)
-
-
-def _server_extensions(
-    args: argparse.Namespace, url: str, extensions: list[str], expected: set[str]
-) -> int:
-    """The ``[extension]`` scenarios (tasks, ...): not on the spec timeline, so the suite runs
-    them only by name, without ``--spec-version``; one run each."""
-    names = [args.scenario] if args.scenario else extensions
-    results: dict[str, tuple[int, int, int]] = {}
-    for name in names:
-        with tempfile.TemporaryDirectory() as out:
-            proc = _suite("server", "--url", url, "--scenario", name, "-o", out)
-            got = _checks_failed(Path(out))
-        if got is not None:
-            results[name] = (*got, 0)
-        if args.verbose:
-            print(proc.stdout, proc.stderr, sep="\n")
-    return report("server", names, results, expected, "extensions", args.all_names)
-
-
-def _client_once(args: argparse.Namespace, scenario: str) -> tuple[int, int, int] | None:
-    with tempfile.TemporaryDirectory() as out:
-        proc = _suite(
-            "client",
-            "--command",
-            args.command,
-            "--scenario",
-            scenario,
-            "--timeout",
-            str(args.client_timeout),
-            *_version_args(args.spec_version),
-            "-o",
-            out,
-        )
-        if args.verbose:
-            print(proc.stdout, proc.stderr, sep="\n")
-        got = _checks_failed(Path(out))
-    return None if got is None else (*got, 0)
+        for got in results.values():
+            print(got.output)
+    return results, nulls
 
 
 def run_client(args: argparse.Namespace, expected: set[str]) -> int:
-    if args.scenario:
-        names = [args.scenario]
-        got = _client_once(args, args.scenario)
-        results = {} if got is None else {args.scenario: got}
-    else:
-        names = listed("client", args.spec_version)
-        with tempfile.TemporaryDirectory() as out:
-            proc = _suite(
-                "client",
-                "--command",
-                args.command,
-                "--suite",
-                "extensions" if args.spec_version == EXTENSION else "all",
-                "--timeout",
-                str(args.client_timeout),
-                *_version_args(args.spec_version),
-                "-o",
-                out,
-            )
-        if args.verbose:
-            print(proc.stdout, proc.stderr, sep="\n")
-        results = summary(proc.stdout)
+    names = [args.scenario] if args.scenario else listed("client", args.spec_version)
+
+    def with_command(command: str) -> Callable[[str], Outcome]:
+        target = ["--command", command, "--timeout", str(args.client_timeout)]
+        return lambda name: run_one("client", name, target, args.spec_version, args.verbose)
+
+    one = with_command(args.command)
+    results = run_all(names, one, args.jobs or 4)
     timing = set(args.retry or TIMING_SENSITIVE)
     for name in names:
-        got = results.get(name)
-        if name in timing and name not in expected and (got is None or got[1] > 0):
-            print(f"RETRY client {name}: failed in the parallel run; running it on its own")
-            again = _client_once(args, name)
-            if again is not None:
-                results[name] = again
-    return report("client", names, results, expected, args.spec_version, args.all_names)
+        if name in timing and name not in expected and not judge("client", results[name]).ok:
+            print(f"RETRY client {name}: failed among the parallel runs; running it on its own")
+            results[name] = one(name)
+    nulls: dict[str, Outcome] = {}
+    if args.null_peer:
+        nulls = run_all(_passing("client", results), with_command(NULL_CLIENT), args.jobs or 4)
+    return report("client", names, results, expected, args.spec_version, args.all_names, nulls)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -361,8 +476,22 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=120_000,
         metavar="MS",
-        help="per-scenario limit for the client command (the suite runs them all in parallel, "
+        help="per-scenario limit for the client command (scenarios run --jobs at a time, "
         "each a new process: a loaded 2-core machine needs more than the suite's 30 s)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="suite runs at a time, one scenario each (default: 4 client, 1 server)",
+    )
+    parser.add_argument("--url", help="server side: test this server instead of starting one")
+    parser.add_argument(
+        "--null-peer",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run each passing scenario against a peer that does nothing too (a client that "
+        "exits 0, a server answering 404): a pass needs a check that peer does not pass",
     )
     parser.add_argument("--verbose", action="store_true", help="print the suite's own output")
     args = parser.parse_args(argv)

@@ -18,6 +18,7 @@ from contextlib import asynccontextmanager
 import anyio
 import msgspec
 import pytest
+from support.polling import until_async
 
 from mcpbind import LATEST_HANDSHAKE, LATEST_STATELESS, Client, McpError, Server
 from mcpbind import types as t
@@ -162,7 +163,8 @@ async def test_stateless_request_cancelled_before_it_starts_frees_its_slot() -> 
         session = ServerSession(server, server_end)
         tg.start_soon(session.run)
         for rid in range(50):
-            params = {"name": "slow", "arguments": {"seconds": 5}, "_meta": meta}
+            # 30 s: longer than the bounded wait below, so only the cancellation frees a slot.
+            params = {"name": "slow", "arguments": {"seconds": 30}, "_meta": meta}
             call = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
             cancel = {
                 "jsonrpc": "2.0",
@@ -179,7 +181,9 @@ async def test_stateless_request_cancelled_before_it_starts_frees_its_slot() -> 
         with anyio.fail_after(10):
             while b'"id":"p"' not in await client_end.receive():
                 pass
-        await anyio.sleep(0.1)
+        # The cancelled handlers unwind after the ping's answer: polled (bounded) until the
+        # one in-flight table (both eras) is empty and no handler holds the limiter.
+        await until_async(lambda: session.connection.idle and shared.count == 0)
         assert session.connection.idle  # one in-flight table, for both eras
         assert shared.count == 0
         await client_end.aclose()

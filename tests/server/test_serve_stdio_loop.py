@@ -18,7 +18,7 @@ from mcpbind.transports import StdioClientTransport
 pytestmark = pytest.mark.anyio
 
 SERVER = """
-import asyncio, sys, threading, time
+import asyncio, sys, threading
 from mcpbind import Server, serve_stdio
 
 server = Server("loops")
@@ -27,10 +27,22 @@ server = Server("loops")
 async def loop_module() -> str:
     return type(asyncio.get_running_loop()).__module__
 
+started, released = threading.Event(), threading.Event()
+
 @server.tool()
 def slow() -> str:
-    time.sleep(1.0)
+    started.set()
+    released.wait(60)  # blocks its thread until the test releases it
     return threading.current_thread().name
+
+@server.tool()
+def slow_started() -> bool:
+    return started.is_set()
+
+@server.tool()
+def release() -> str:
+    released.set()
+    return "released"
 
 serve_stdio(server, loop=sys.argv[1])
 """
@@ -62,9 +74,12 @@ async def test_serve_stdio_runs_the_chosen_loop_and_blocking_def_tools_beside_it
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(call_slow)
-            await anyio.sleep(0.1)  # the slow call is in its thread
+            with anyio.fail_after(30):  # polled: the slow call is in its thread, blocked
+                while text_of(await client.call("slow_started")) != "true":  # noqa: ASYNC110
+                    await anyio.sleep(0.01)
             assert text_of(await client.call("loop_module")).split(".")[0] == expected
             assert not slow_name  # answered while `slow` still blocks its thread
+            assert text_of(await client.call("release")) == "released"
         assert slow_name and slow_name[0] != "MainThread"
 
 

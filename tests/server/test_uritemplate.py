@@ -761,7 +761,9 @@ def test_match_is_linear_time(template: str, make_uri: Callable[[int], str]) -> 
     start = time.perf_counter()
     t.match(uri)
     elapsed = time.perf_counter() - start
-    assert elapsed < 0.5, f"{template!r} took {elapsed:.3f}s on {len(uri)} characters"
+    # Milliseconds when linear; a super-linear match takes far longer than this margin,
+    # which holds on a loaded machine.
+    assert elapsed < 5.0, f"{template!r} took {elapsed:.3f}s on {len(uri)} characters"
 
     # Algorithmic check, independent of machine speed: the work counter grows linearly.
     chain = max(run.count("{") for run in re.findall(r"(?:\{[^}]*\})+", template))

@@ -19,6 +19,11 @@ from .helpers import memory_session, text_of, wait_journal
 pytestmark = pytest.mark.anyio
 
 
+def _started(label: str) -> Any:
+    """Journal predicate: the handler for ``label`` is running."""
+    return lambda entry: entry["event"] == "started" and entry["label"] == label
+
+
 def _cancelled(label: str) -> Any:
     """Journal predicate: the handler for ``label`` was interrupted (server-side view of the
     notifications/cancelled it received)."""
@@ -133,15 +138,17 @@ async def test_a_shorter_timeout_behind_longer_ones_still_fires(connect: Connect
     results: list[str] = []
 
     async def slow(label: str) -> None:
-        args = {"seconds": 3, "label": label}
+        # 5 s: 25 times the short timeout, a margin that holds on a loaded machine.
+        args = {"seconds": 5, "label": label}
         results.append(text_of(await client.call("sleep", args, options=long)))
 
     async with connect("full") as client:
-        with anyio.fail_after(20):
+        with anyio.fail_after(40):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(slow, "a")
                 tg.start_soon(slow, "b")
-                await anyio.sleep(0.05)
+                for label in ("a", "b"):  # both long calls are in flight
+                    await wait_journal(client, _started(label))
                 with pytest.raises(RequestTimeout):
                     args = {"seconds": 30, "label": "s"}
                     await client.call("sleep", args, options=RequestOptions(timeout=0.2))

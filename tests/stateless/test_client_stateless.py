@@ -249,3 +249,125 @@ async def test_unsupported_version_from_discover(version: str) -> None:
                     pass
             assert caught.value.code == -32022
             assert caught.value.data["supported"] == ["2025-11-25"]
+
+
+def _refusing_server(refuse: set[str], seen: list[tuple[str, str]]) -> Callable[..., Any]:
+    """Refuses the first request of each method in ``refuse`` with -32022 listing 2026-07-28
+    (the version just sent: the conformance suite's request-metadata scenario does this),
+    refuses every one with ``always`` in ``refuse``, and answers the rest; ``seen`` records
+    (method, _meta protocolVersion) of each request."""
+    refused: set[str] = set()
+
+    def reply_to(message: dict[str, Any]) -> dict[str, Any]:
+        method = message["method"]
+        meta = (message.get("params") or {}).get("_meta") or {}
+        seen.append((method, meta.get("io.modelcontextprotocol/protocolVersion")))
+        if method in refuse and (method not in refused or "always" in refuse):
+            refused.add(method)
+            error = {
+                "code": -32022,
+                "message": "Unsupported protocol version",
+                "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"},
+            }
+            return {"jsonrpc": "2.0", "id": message["id"], "error": error}
+        if method == "server/discover":
+            result: dict[str, Any] = {
+                "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+            }
+        else:
+            result = {"resultType": "complete", "tools": []}
+        return {"jsonrpc": "2.0", "id": message["id"], "result": result}
+
+    return reply_to
+
+
+@pytest.mark.memory_only
+@pytest.mark.parametrize("version", ["auto", "2026-07-28"])
+@pytest.mark.parametrize("refused", ["server/discover", "tools/list"])
+async def test_unsupported_version_is_retried_with_a_listed_version(
+    version: str, refused: str
+) -> None:
+    """versioning.mdx §Protocol Version Negotiation: on -32022 the client SHOULD select a
+    mutually supported version from ``supported`` and retry the request; on the first request
+    (the discover probe) and on a later one, even when the list names the version just sent
+    (the conformance suite's request-metadata, check sep-2575-client-retry-supported-version).
+    """
+    seen: list[tuple[str, str]] = []
+    client_end, server_end = memory_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_serve, server_end, _refusing_server({refused}, seen))
+        async with Client(client_end, protocol_version=version) as c:
+            assert (c.era, c.protocol_version) == ("stateless", "2026-07-28")
+            assert (await c.list_tools()).tools == []
+    assert seen.count((refused, "2026-07-28")) == 2  # refused once, then retried
+    assert [m for m, _ in seen] == (
+        ["server/discover", "server/discover", "tools/list"]
+        if refused == "server/discover"
+        else ["server/discover", "tools/list", "tools/list"]
+    )
+
+
+@pytest.mark.memory_only
+async def test_unsupported_version_is_retried_once_only() -> None:
+    """A server refusing every try with -32022 gets one retry: the error then reaches the
+    caller (with the server's list), never a retry loop."""
+    seen: list[tuple[str, str]] = []
+    client_end, server_end = memory_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_serve, server_end, _refusing_server({"tools/list", "always"}, seen))
+        async with Client(client_end, protocol_version="2026-07-28") as c:
+            with pytest.raises(McpError) as caught:
+                await c.list_tools()
+    assert caught.value.code == -32022
+    assert caught.value.data["supported"] == ["2026-07-28"]
+    assert [m for m, _ in seen] == ["server/discover", "tools/list", "tools/list"]
+
+
+@pytest.mark.memory_only
+async def test_unsupported_version_is_retried_on_every_request_path() -> None:
+    """The same retry on the other request paths of the era: ``Client.request`` (plain
+    JSON) and the ``subscriptions/listen`` request (re-sent with the listed version, then
+    acknowledged)."""
+    seen: list[tuple[str, str]] = []
+    reply_to = _refusing_server({"x/custom", "subscriptions/listen"}, seen)
+    client_end, server_end = memory_pair()
+
+    async def server() -> None:
+        try:
+            while True:
+                message = json.loads(await client_end_peer.receive())
+                if "id" not in message:
+                    continue
+                reply = reply_to(message)
+                if message["method"] == "subscriptions/listen" and "error" not in reply:
+                    ack = {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/subscriptions/acknowledged",
+                        "params": {
+                            "_meta": {"io.modelcontextprotocol/subscriptionId": message["id"]},
+                            "notifications": {"toolsListChanged": True},
+                        },
+                    }
+                    await client_end_peer.send(json.dumps(ack).encode())
+                    continue  # the listen request stays open
+                await client_end_peer.send(json.dumps(reply).encode())
+        except TransportClosed:
+            pass
+        finally:
+            await client_end_peer.aclose()
+
+    client_end_peer = server_end
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server)
+        async with Client(client_end, protocol_version="2026-07-28") as c:
+            result = await c.request("x/custom", {})
+            assert result == {"resultType": "complete", "tools": []}
+            sub = await c.listen(tools_list_changed=True)
+            assert sub.acknowledged is not None and sub.acknowledged.tools_list_changed
+            await sub.close()
+    methods = [m for m, _ in seen]
+    assert methods.count("x/custom") == 2
+    assert methods.count("subscriptions/listen") == 2
+    assert all(v == "2026-07-28" for _, v in seen)

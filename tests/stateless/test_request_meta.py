@@ -274,7 +274,9 @@ async def test_cancellation_stops_a_stateless_request(transport: str) -> None:
         await wire.send(
             {"jsonrpc": "2.0", "id": "slow-1", "method": "tools/call", "params": params}
         )
-        await anyio.sleep(0.05)
+        # Requests are taken in order: once this one is answered, slow-1 is running.
+        before = await wire.result("tools/call", {"name": "add", "arguments": {"a": 2, "b": 2}})
+        assert before["content"][0]["text"] == "4"
         cancel = {"requestId": "slow-1", "reason": "user gave up"}
         await wire.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
         after = await wire.result("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})

@@ -153,7 +153,7 @@ async def test_long_line_in_small_chunks_takes_linear_time() -> None:
     started = time.perf_counter()
     line = await reader.receive()
     assert len(line) == 15 * MiB
-    assert time.perf_counter() - started < 2
+    assert time.perf_counter() - started < 10  # linear: well under a second; loaded-machine margin
 
 
 @pytest.mark.parametrize("limit", [MiB, DEFAULT_MAX_MESSAGE_SIZE])

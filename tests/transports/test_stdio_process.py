@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import select
 import signal
 import struct
 import subprocess
@@ -157,13 +158,16 @@ async def test_server_copes_with_non_blocking_pipes() -> None:
         with subprocess.Popen(command, stdin=stdin_r, stdout=stdout_w) as server:
             os.close(stdin_r)
             os.close(stdout_w)
-            time.sleep(0.2)  # the server now polls an empty non-blocking stdin
+            # A first message answered: the server is up and then polls an empty
+            # non-blocking stdin (the reply is waited for, with a bound, not guessed).
+            os.write(stdin_w, b'{"a":1}\n')
+            assert select.select([stdout_r], [], [], 10)[0], "no echo within 10 s"
+            assert os.read(stdout_r, 8) == b'{"a":1}\n'
             os.write(stdin_w, b"!big 1000000\n")
             os.close(stdin_w)
             deadline = time.monotonic() + 10
             while unread(stdout_r) < 65536 and time.monotonic() < deadline:
                 time.sleep(0.01)  # until the server fills the pipe and meets EAGAIN
-            time.sleep(0.1)
             with open(stdout_r, "rb") as stdout:
                 data = stdout.read()
         return data, server.returncode
@@ -209,10 +213,10 @@ async def test_oversized_messages_are_dropped_on_both_sides() -> None:
 
 async def test_graceful_shutdown_closes_stdin_and_reaps() -> None:
     """2025-11-25 basic/lifecycle.mdx §Shutdown: the client first closes the server's stdin; the server exits on EOF."""
-    async with echo_server(close_timeout=5) as transport:
+    async with echo_server(close_timeout=30) as transport:
         assert await ask(transport, b"{}") == b"{}"
         started = time.perf_counter()
-    assert time.perf_counter() - started < 2
+    assert time.perf_counter() - started < 10  # on EOF, not at the 30 s escalation
     assert transport.returncode == 0
     with pytest.raises(TransportClosed, match="transport closed"):
         await transport.send(b"{}")
@@ -237,7 +241,8 @@ async def test_shutdown_escalates_to_sigkill_for_the_whole_group() -> None:
         grandchild = int(await ask(transport, b"!grandchild"))
         assert await ask(transport, b"!stubborn") == b"stubborn"
         started = time.perf_counter()
-    assert 0.4 <= time.perf_counter() - started < 2
+    # The two 0.2 s grace periods are the feature; the upper margin holds on a loaded machine.
+    assert 0.4 <= time.perf_counter() - started < 5
     assert transport.returncode == -signal.SIGKILL
     await assert_gone_soon(grandchild)
 
@@ -273,7 +278,8 @@ async def test_killed_server_fails_pending_receive_within_a_second() -> None:
             os.kill(transport.pid, signal.SIGKILL)
 
         tg.start_soon(kill)
-        with anyio.fail_after(1.1), pytest.raises(TransportClosed, match="SIGKILL"):
+        # At once, not after a call's timeout: a margin that holds on a loaded machine.
+        with anyio.fail_after(10), pytest.raises(TransportClosed, match="SIGKILL"):
             await transport.receive()
 
 
@@ -284,9 +290,9 @@ async def test_exit_detected_even_if_a_grandchild_holds_stdout_open() -> None:
         assert await transport.receive() == b'{"ready":1}'
         os.kill(transport.pid, signal.SIGKILL)
         started = time.perf_counter()
-        with anyio.fail_after(2), pytest.raises(TransportClosed, match="SIGKILL"):
+        with anyio.fail_after(10), pytest.raises(TransportClosed, match="SIGKILL"):
             await transport.receive()
-        assert time.perf_counter() - started < 1
+        assert time.perf_counter() - started < 10  # not the grandchild's 30 s
 
 
 async def test_environment_is_an_allowlist_plus_explicit_variables(

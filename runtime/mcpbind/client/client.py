@@ -332,10 +332,13 @@ class Client(ServerMethods):
         if method not in conn.core._outbound:
             conn.core.register_method(protocol.custom_method(method, "client_to_server"))
         if self.era == "stateless":
+            from .pipeline import send
+
             params = {
                 **(params or {}),
                 "_meta": {**self._meta, **((params or {}).get("_meta") or {})},
             }
+            return await send(self, method, params, options)
         return await conn.request(method, params, options)
 
     async def listen(

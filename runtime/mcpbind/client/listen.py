@@ -22,7 +22,8 @@ from ..connection import PeerError
 from ..protocol import McpError
 from ..protocol.meta import SUBSCRIPTION_ID, with_meta
 from ..transports.backoff import MIN_RECONNECT_DELAY, reconnect_delay
-from .pipeline import stream_lost
+from .negotiation import mutual_version, use_version
+from .pipeline import stream_lost, with_version
 from .subscription import Subscription, filter_from
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ class Listener:
         )
         failures = 0
         streak = 0  # breaks in a row of streams that did not stay open: the wait doubles
+        switched = False  # a -32022 is answered with another version once (versioning.mdx)
         try:
             while True:
                 opened = anyio.current_time()
@@ -89,6 +91,12 @@ class Listener:
                         )
                         return  # the server's graceful end
                     except PeerError as exc:
+                        version = None if switched else mutual_version(exc)
+                        if version is not None:
+                            switched = True
+                            use_version(client, conn.core, version)
+                            params = with_version(client, params, version)
+                            continue
                         acked_before = sub.id is not None
                         failures = 0 if acked_before else failures + 1
                         if not stream_lost(exc) or failures > client.max_reissues or conn.closed:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 else:  # the method table (and the types) imported at the first use (issue 15)
     m = LazyModule("mcpbind_types.unified.methods", globals(), "m")
 
-__all__ = ["UnsupportedVersion", "negotiate", "probes"]
+__all__ = ["UnsupportedVersion", "mutual_version", "negotiate", "probes", "use_version"]
 
 
 class UnsupportedVersion(McpError):
@@ -53,6 +53,27 @@ class UnsupportedVersion(McpError):
             f"Server chose protocol version {version!r}; this client supports {', '.join(supported)}",
             {"supported": list(supported), "requested": version},
         )
+
+
+def mutual_version(error: PeerError) -> str | None:
+    """The version to retry with after the server's ``UnsupportedProtocolVersionError``
+    (versioning.mdx §Protocol Version Negotiation: "select a mutually supported version from
+    the ``supported`` list and retry"): the newest stateless version this client speaks that
+    the list names, the one just refused included (the server's list says it is served);
+    None for another error, no list, or nothing in common."""
+    data = error.data if isinstance(error.data, dict) else {}
+    supported = data.get("supported")
+    if error.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(supported, list):
+        return None
+    return next((v for v in STATELESS_VERSIONS if v in supported), None)
+
+
+def use_version(client: Client, core: Session, version: str) -> None:
+    """From now on the client speaks stateless ``version``: its per-request ``_meta`` (and so
+    the ``MCP-Protocol-Version`` header) and the session say so."""
+    client._meta = _request_meta(client, version)
+    core.version = version
+    client.protocol_version = version
 
 
 def probes(offer: str) -> bool:
@@ -76,7 +97,7 @@ async def _discover(client: Client, core: Session) -> bool:
     do; False (with ``"auto"``) when it is a legacy server."""
     fallback = client._offer == AUTO
     version = LATEST_STATELESS if fallback else client._offer
-    for _ in range(2):  # once more with a version from an UnsupportedProtocolVersionError
+    for attempt in range(2):  # once more with a version from an UnsupportedProtocolVersionError
         client._meta = _request_meta(client, version)
         params = with_meta(m.C2S_DISCOVER, None, client._meta)
         try:
@@ -95,13 +116,13 @@ async def _discover(client: Client, core: Session) -> bool:
                 if fallback:
                     return False  # any other error: a legacy server
                 raise
-            common = [v for v in STATELESS_VERSIONS if v in supported and v != version]
-            if common:
-                version = common[0]
+            retry = mutual_version(exc)
+            if retry is not None and attempt == 0:
+                version = retry
                 continue
             if fallback and any(v in HANDSHAKE_VERSIONS for v in supported):
                 return False
-            raise  # the server's -32022, with its list: nothing in common
+            raise  # the server's -32022, with its list: nothing in common (or refused twice)
         except RequestTimeout:
             if fallback:
                 return False  # no answer in time: a legacy server

@@ -20,19 +20,21 @@ from ..protocol import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
     RemoteProtocolError,
 )
-from ..protocol.meta import LOG_LEVEL, with_meta
+from ..protocol.meta import LOG_LEVEL, PROTOCOL_VERSION, with_meta
 from ..transports.lost import STREAM_LOST
 from .cache import CACHED_METHODS, ResultCache
 from .handlers import answer_inputs
+from .negotiation import mutual_version, use_version
 from .tool_headers import reread_tools, vet_tools
 
 if TYPE_CHECKING:
     from .client import Client
 
-__all__ = ["stateless_request", "stream_lost"]
+__all__ = ["send", "stateless_request", "stream_lost", "with_version"]
 
 logger = logging.getLogger("mcpbind.client")
 
@@ -197,16 +199,40 @@ def _request_meta(client: Client) -> tuple[dict[str, Any], msgspec.Raw]:
     return fields, encoded
 
 
+async def send(
+    client: Client,
+    name: str,
+    wire: Any,
+    options: RequestOptions | None = None,
+    info: MethodInfo[Any, Any] | None = None,
+) -> Any:
+    """One 2026-07-28 request whose params ``wire`` carry their ``_meta`` already (the
+    low-level ``Client.request``, the tasks extension's calls), sent again where a refusal
+    says that may help (:func:`_retry_round`)."""
+    conn = client._conn()
+    try:
+        return await conn.request(name, wire, options, info=info)
+    except PeerError as exc:
+        return await _retry_round(client, name, wire, options, exc, info)
+
+
 async def _retry_round(
-    client: Client, name: str, wire: Any, options: RequestOptions | None, error: PeerError
+    client: Client,
+    name: str,
+    wire: Any,
+    options: RequestOptions | None,
+    error: PeerError,
+    info: MethodInfo[Any, Any] | None = None,
 ) -> Any:
     """A round the server refused with ``error``, sent again where that may help: a request
     whose response stream broke is re-issued with a new id (streamable-http.mdx,
-    2026-07-28: no resumption), and a tools/call refused with HeaderMismatch is retried
-    once after re-reading the tool list (§Client Behavior of Custom Headers); else the
-    error is raised."""
+    2026-07-28: no resumption), a tools/call refused with HeaderMismatch is retried
+    once after re-reading the tool list (§Client Behavior of Custom Headers), and a request
+    refused with UnsupportedProtocolVersion is retried once with a version from the error's
+    ``supported`` list (versioning.mdx §Protocol Version Negotiation); else the error is
+    raised."""
     reissues = 0
-    refreshed = False
+    refreshed = switched = False
     conn = client._conn()
     while True:
         if stream_lost(error) and reissues < client.max_reissues and not conn.closed:
@@ -215,12 +241,35 @@ async def _retry_round(
         elif error.code == HEADER_MISMATCH and name == "tools/call" and not refreshed:
             refreshed = True
             await reread_tools(client)
+        elif (
+            error.code == UNSUPPORTED_PROTOCOL_VERSION
+            and not switched
+            and (version := mutual_version(error)) is not None
+        ):
+            switched = True
+            logger.info("%s: the server refused the protocol version; retrying %s", name, version)
+            use_version(client, conn.core, version)
+            wire = with_version(client, wire, version)
         else:
             raise error
         try:
-            return await conn.request(name, wire, options)
+            return await conn.request(name, wire, options, info=info)
         except PeerError as exc:
             error = exc
+
+
+def with_version(client: Client, wire: Any, version: str) -> Any:
+    """``wire`` (a request's params) with its ``_meta`` naming protocol ``version``: the
+    client's fields as now encoded, or, where the params carry keys of their own, those keys
+    with the version replaced."""
+    meta = wire.get("_meta") if isinstance(wire, dict) else getattr(wire, "meta", UNSET)
+    if isinstance(meta, dict):
+        meta = {**meta, PROTOCOL_VERSION: version}
+    else:  # the client's fields, encoded (with_meta): encoded again for the new version
+        meta = _request_meta(client)[1]
+    if isinstance(wire, dict):
+        return {**wire, "_meta": meta}
+    return msgspec.structs.replace(wire, meta=meta)
 
 
 def stream_lost(exc: PeerError) -> bool:

@@ -56,6 +56,10 @@ async def _request(client: Client, method: str, params: dict[str, Any]) -> Any:
     ):
         # The tasks extension's methods are no part of the 2026-07-28 core table.
         conn.core.register_method(row)
+    if client.era == "stateless":
+        from .pipeline import send
+
+        return await send(client, method, params, info=row)
     return await conn.request(method, params, info=row)
 
 

@@ -22,6 +22,7 @@ SERVE = str(Path(__file__).resolve().parent / "serve.py")
 class Running:
     process: subprocess.Popen[bytes]
     base: str
+    kind: str = ""
 
     @property
     def url(self) -> str:
@@ -49,4 +50,4 @@ def server(kind: str, port: int | None = None) -> Iterator[Running]:
     """``python serve.py KIND``, on ``port`` if given (to restart a server where it was)."""
     args = (kind,) if port is None else (kind, str(port))
     with spawn_server(SERVE, *args) as (process, base):
-        yield Running(process, base)
+        yield Running(process, base, kind)

@@ -16,6 +16,14 @@ def mock() -> Iterator[Running]:
         yield running
 
 
+@pytest.fixture(scope="module", params=["mock", "official-2026"])
+def served(request: pytest.FixtureRequest) -> Iterator[Running]:
+    """The 2026-07-28 client tests' surface, recorded: on the scripted mock and on the
+    official Python SDK's server (official_2026_server.py), which implements it."""
+    with server(request.param) as running:
+        yield running
+
+
 @pytest.fixture
 def fresh_mock() -> Iterator[Running]:
     """A mock server of its own, for tests that change its state."""

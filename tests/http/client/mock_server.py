@@ -1,5 +1,13 @@
 """A scripted 2026-07-28 Streamable HTTP server (raw ASGI) that records what the client sent.
 
+Kept for what a real server will not produce: a tool with an invalid ``x-mcp-header`` (the
+official SDK refuses to define one), a listing whose annotation changes after a
+HeaderMismatch, a result without ``resultType``, a response stream broken mid-call, a
+server of 2026-07-28 only, a ``tools/list_changed`` sent right after the acknowledgment.
+What a real server does (headers and ``_meta``, ``Mcp-Param-*`` mirroring, ``ttlMs``, an
+input round with ``requestState``) is tested against the official Python SDK's server too
+(official_2026_server.py, the ``served`` fixture).
+
 It answers ``server/discover``, ``tools/list`` (``x-mcp-header`` tools, one invalid; a
 ``ttlMs``), ``resources/list`` (no ``ttlMs``), ``tools/call`` for the scripted tools below and
 ``subscriptions/listen`` (acknowledgment, then one ``tools/list_changed``, then open until the

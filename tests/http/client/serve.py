@@ -1,7 +1,8 @@
 """Run one test server under uvicorn on 127.0.0.1 and a free port; print ``PORT <n>``.
 
 ``python serve.py KIND [PORT]`` where KIND is ``fault`` (fault_server.py), ``mock``
-(mock_server.py, a scripted 2026-07-28 server), ``official`` (the official SDK's Streamable
+(mock_server.py, a scripted 2026-07-28 server), ``official-2026`` (official_2026_server.py,
+the same client-test surface on the official SDK, recorded), ``official`` (the official SDK's Streamable
 HTTP app with the interop surface; it serves both eras), ``official-json`` (its JSON-response
 mode), ``official-old`` (the same app behind a filter that hides the 2026-07-28 routing:
 requests are handled as a 2025-11-25 server handles them, so ``server/discover`` without a
@@ -52,6 +53,8 @@ def build(kind: str) -> Any:
         return importlib.import_module("fault_server").app
     if kind == "mock":
         return importlib.import_module("mock_server").app
+    if kind == "official-2026":  # the 2026-07-28 client tests' surface, recorded
+        return importlib.import_module("official_2026_server").app
     if kind.startswith("official"):
         server = importlib.import_module("official_server").server
 

@@ -11,8 +11,10 @@ from mcpbind import Client, ClientHandlers
 from ._support import Running
 
 
-def test_ttl_is_honoured_and_zero_is_not_cached(mock: Running) -> None:
-    """caching.mdx: tools/list (ttlMs 60000) is fetched once; resources/list (ttlMs 0) twice."""
+def test_ttl_is_honoured_and_zero_is_not_cached(served: Running) -> None:
+    """caching.mdx: tools/list (ttlMs 60000) is fetched once; resources/list (ttlMs 0 on the
+    official SDK's server, none on the scripted one) twice."""
+    mock = served
 
     async def go() -> None:
         async with Client(mock.url, protocol_version="auto") as client:
@@ -28,8 +30,9 @@ def test_ttl_is_honoured_and_zero_is_not_cached(mock: Running) -> None:
     assert len(mock.requests("resources/list")) == 2
 
 
-def test_cache_opt_out(mock: Running) -> None:
+def test_cache_opt_out(served: Running) -> None:
     """``Client(cache=False)``: every list goes to the server."""
+    mock = served
 
     async def go() -> None:
         async with Client(mock.url, protocol_version="auto", cache=False) as client:

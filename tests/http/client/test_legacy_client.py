@@ -92,8 +92,8 @@ async def test_killed_legacy_server_closes_the_connection_fast() -> None:
             assert connection is not None
             killed_at = time.monotonic()
             srv.kill()
-            with anyio.fail_after(1):
+            with anyio.fail_after(10):  # promptly (the timeout is 30 s): a loaded-machine margin
                 await connection.wait_closed()
-            assert time.monotonic() - killed_at < 1.0
+            assert time.monotonic() - killed_at < 10.0
             with pytest.raises(ConnectionClosed):
                 await client.call("add", {"a": 1, "b": 1})

@@ -14,9 +14,11 @@ from mcpbind import Client, ClientHandlers, McpError, types
 from ._support import Running
 
 
-def test_input_required_round_trip(mock: Running) -> None:
+def test_input_required_round_trip(served: Running) -> None:
     """§Client Requirements: echo requestState exactly, send inputResponses keyed like the
-    inputRequests, use a new JSON-RPC id for the retry."""
+    inputRequests, use a new JSON-RPC id for the retry. The official SDK's server seals the
+    state (the handler reads ``opaque-state-1`` only if the echo was exact)."""
+    mock = served
     asked: list[str] = []
 
     async def elicit(params: Any) -> types.ElicitResult:
@@ -36,13 +38,17 @@ def test_input_required_round_trip(mock: Running) -> None:
     first, retry = (e["body"] for e in mock.requests("tools/call"))
     assert first["id"] != retry["id"]
     assert "requestState" not in first["params"] and "inputResponses" not in first["params"]
-    assert retry["params"]["requestState"] == "opaque-state-1"
+    if served.kind == "mock":
+        assert retry["params"]["requestState"] == "opaque-state-1"
+    else:  # sealed by the server: opaque to the client, echoed as it came
+        assert isinstance(retry["params"]["requestState"], str)
     assert retry["params"]["inputResponses"]["who"]["action"] == "accept"
 
 
-def test_undeclared_input_is_refused_without_a_retry(mock: Running) -> None:
+def test_undeclared_input_is_refused_without_a_retry(served: Running) -> None:
     """mrtr.mdx: the client cannot answer an elicitation it did not declare; the call fails
     with an error and no retry is sent."""
+    mock = served
 
     async def go() -> None:
         async with Client(mock.url, protocol_version="auto") as client:

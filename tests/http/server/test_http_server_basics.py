@@ -305,8 +305,8 @@ def test_serve_http_runs_uvicorn_on_loopback() -> None:
             stopped = time.monotonic()
             os.kill(proc.pid, signal.SIGTERM)
             assert list(stream.iter_lines()) == []  # ended, not broken
-            assert proc.wait(5) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal
-            assert time.monotonic() - stopped < 2.0
+            assert proc.wait(10) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal
+            assert time.monotonic() - stopped < 10  # not forever: a loaded-machine margin
 
 
 async def test_stateless_era_seam() -> None:
