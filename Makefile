@@ -9,13 +9,19 @@ PYTHONS := 3.11 3.12 3.13
 NEWEST := $(lastword $(PYTHONS))
 OLDER := $(filter-out $(NEWEST),$(PYTHONS))
 
-.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http bench-tasks bench-cold bench-cold-wheel bench-mem bench-scale conformance pythons test-older fuzz soak
+.PHONY: help setup setup-all demo schema gen gen-check lint typecheck typecheck-installed test check ci bench-codec bench-rt bench-http bench-tasks bench-cold bench-cold-wheel bench-mem bench-scale conformance pythons test-older fuzz soak
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
 
 setup:  ## install mcpbind (editable) with the generator, test tools and benchmark peers
 	$(PY) -m pip install -q -e '.[dev,peers]'
+
+# Everything the suite needs besides `setup`: with it done the suite skips only tests for other
+# Pythons (its last line names what it skipped). redis-server is a Debian package (as root).
+setup-all: setup bench/rt/peers/ts/node_modules bench/http/loadgen/node_modules bench/http/peers/ts/node_modules tests/peers/server-everything/node_modules conformance/node_modules/.installed tests/auth/oidc/node_modules/.installed  ## `setup`, the npm peers, the conformance suite, oidc-provider and redis-server
+	command -v redis-server >/dev/null || { apt-get update -qq && apt-get install -y -qq redis-server; } \
+	  || echo "redis-server not installed: the Redis task-store tests will skip"
 
 demo:  ## the main job: a Host over the bundled example servers (notes over stdio, files over HTTP)
 	$(PY) -m examples.host_demo
@@ -44,8 +50,14 @@ tests/typing/installed/node_modules/.installed: tests/typing/installed/package.j
 typecheck-installed: tests/typing/installed/node_modules/.installed  ## sdist+wheel and an editable install in fresh venvs: a user's typed script passes mypy --strict and pyright
 	$(PY) tests/typing/installed/run.py
 
-test: schema  ## the test suite, warnings as errors
-	$(PY) -m pytest -W error -q
+# pytest-xdist workers: the suite mostly waits on subprocesses and servers, so more workers
+# than cores pay. --dist loadscope keeps a module (its module-scoped servers and benchmark
+# runs) on one worker.
+PYTEST_WORKERS ?= 4
+PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadscope
+
+test: schema  ## the test suite, warnings as errors, in parallel (PYTEST_WORKERS, default 4)
+	$(PY) -m pytest -W error -q $(PYTEST_PARALLEL)
 
 pythons:  ## print the supported Pythons (PYTHONS), oldest first
 	@echo $(PYTHONS)
@@ -66,7 +78,7 @@ test-older: schema $(foreach v,$(OLDER),.venv-$(v)/.installed)  ## the suite on 
 	@status=0; for v in $(OLDER); do \
 	  echo "== Python $$v: $$(.venv-$$v/bin/python --version)"; \
 	  PATH="$$PWD/.venv-$$v/bin:$$PATH" .venv-$$v/bin/python -m pytest -W error -q \
-	    -p no:cacheprovider --ignore=tests/bench $(TESTS) || status=1; \
+	    -p no:cacheprovider $(PYTEST_PARALLEL) --ignore=tests/bench $(TESTS) || status=1; \
 	done; exit $$status
 
 check: gen-check lint typecheck test conformance  ## the README's test command; CI runs it on the newest Python
