@@ -136,10 +136,14 @@ conformance/node_modules/.installed: conformance/package.json conformance/packag
 	npm ci --prefix conformance --no-audit --no-fund
 	touch $@
 
+# The two sides are independent processes and run at once; the server side's report (kept in
+# a file meanwhile) is printed after the client side's.
 conformance: conformance/node_modules/.installed  ## the official MCP conformance suite, server and client sides
-	$(PY) conformance/run.py server --spec-version $(CONFORMANCE_SPEC); s=$$?; \
+	@out=$$(mktemp); \
+	$(PY) conformance/run.py server --spec-version $(CONFORMANCE_SPEC) >"$$out" 2>&1 & server=$$!; \
 	$(PY) conformance/run.py client --command "$(PY) conformance/everything_client.py" \
-	  --spec-version $(CONFORMANCE_CLIENT_SPEC); c=$$?; exit $$(( s || c ))
+	  --spec-version $(CONFORMANCE_CLIENT_SPEC); c=$$?; \
+	wait $$server; s=$$?; cat "$$out"; rm -f "$$out"; exit $$(( s || c ))
 
 FUZZ_SECONDS ?= 600
 
