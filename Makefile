@@ -51,8 +51,9 @@ typecheck-installed: tests/typing/installed/node_modules/.installed  ## sdist+wh
 	$(PY) tests/typing/installed/run.py
 
 # pytest-xdist workers: the suite mostly waits on subprocesses and servers, so more workers
-# than cores pay. --dist loadscope keeps a module (its module-scoped servers and benchmark
-# runs) on one worker.
+# than cores pay (2 cores, nice -n 10, load average 3-10 from other work: -n 2 (= auto) 4:04,
+# -n 4 3:14, -n 8 4:48; serially 8:34 with the benchmark smoke tests). --dist loadscope keeps a
+# module (its module-scoped servers and benchmark runs) on one worker.
 PYTEST_WORKERS ?= 4
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadscope
 
