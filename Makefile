@@ -9,13 +9,22 @@ PYTHONS := 3.11 3.12 3.13
 NEWEST := $(lastword $(PYTHONS))
 OLDER := $(filter-out $(NEWEST),$(PYTHONS))
 
-.PHONY: help setup demo schema gen gen-check lint typecheck typecheck-installed test check ci docs dist bench-codec bench-rt bench-http bench-tasks bench-cold bench-cold-wheel bench-mem bench-scale conformance pythons test-older fuzz soak
+.PHONY: help setup setup-all demo schema gen gen-check lint typecheck typecheck-installed test check ci docs dist bench-codec bench-rt bench-http bench-tasks bench-cold bench-cold-wheel bench-mem bench-scale conformance pythons test-older fuzz soak
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
 
 setup:  ## install mcpbind (editable) with the generator, test tools, doc tools and benchmark peers
 	$(PY) -m pip install -q -e '.[dev,peers,docs]'
+
+# Everything the suite needs besides `setup`: with it done the suite skips only tests for other
+# Pythons (its last line names what it skipped). redis-server and chromium are Debian packages
+# (as root).
+setup-all: setup bench/rt/peers/ts/node_modules bench/http/loadgen/node_modules bench/http/peers/ts/node_modules tests/peers/server-everything/node_modules conformance/node_modules/.installed tests/auth/oidc/node_modules/.installed  ## `setup`, the npm peers, the conformance suite, oidc-provider, redis-server and chromium
+	@for program in redis-server chromium; do \
+	  command -v $$program >/dev/null || { apt-get update -qq && apt-get install -y -qq $$program; } \
+	  || { echo "$$program could not be installed (apt-get, as root): the tests that need it skip" >&2; exit 1; }; \
+	done
 
 demo:  ## the main job: a Host over the bundled example servers (notes over stdio, files over HTTP)
 	$(PY) -m examples.host_demo
@@ -44,8 +53,15 @@ tests/typing/installed/node_modules/.installed: tests/typing/installed/package.j
 typecheck-installed: tests/typing/installed/node_modules/.installed  ## sdist+wheel and an editable install in fresh venvs: a user's typed script passes mypy --strict and pyright
 	$(PY) tests/typing/installed/run.py
 
-test: schema  ## the test suite, warnings as errors
-	$(PY) -m pytest -W error -q
+# pytest-xdist workers: the suite mostly waits on subprocesses and servers, so more workers
+# than cores pay (2 cores, nice -n 10, load average 3-10 from other work: -n 2 (= auto) 4:04,
+# -n 4 3:14, -n 8 4:48; serially 8:34 with the benchmark smoke tests). --dist loadscope keeps a
+# module (its module-scoped servers and benchmark runs) on one worker.
+PYTEST_WORKERS ?= 4
+PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadscope
+
+test: schema  ## the test suite, warnings as errors, in parallel (PYTEST_WORKERS, default 4)
+	$(PY) -m pytest -W error -q $(PYTEST_PARALLEL)
 
 docs:  ## the documentation site (mkdocs.yml, docs/) into site/, warnings (broken links, references) as errors
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
@@ -75,7 +91,7 @@ test-older: schema $(foreach v,$(OLDER),.venv-$(v)/.installed)  ## the suite on 
 	@status=0; for v in $(OLDER); do \
 	  echo "== Python $$v: $$(.venv-$$v/bin/python --version)"; \
 	  PATH="$$PWD/.venv-$$v/bin:$$PATH" .venv-$$v/bin/python -m pytest -W error -q \
-	    -p no:cacheprovider --ignore=tests/bench --ignore=tests/docs $(TESTS) || status=1; \
+	    -p no:cacheprovider $(PYTEST_PARALLEL) --ignore=tests/bench --ignore=tests/docs $(TESTS) || status=1; \
 	done; exit $$status
 
 check: gen-check lint typecheck test conformance  ## the README's test command; CI runs it on the newest Python
@@ -133,10 +149,14 @@ conformance/node_modules/.installed: conformance/package.json conformance/packag
 	npm ci --prefix conformance --no-audit --no-fund
 	touch $@
 
+# The two sides are independent processes and run at once; the server side's report (kept in
+# a file meanwhile) is printed after the client side's.
 conformance: conformance/node_modules/.installed  ## the official MCP conformance suite, server and client sides
-	$(PY) conformance/run.py server --spec-version $(CONFORMANCE_SPEC); s=$$?; \
+	@out=$$(mktemp); \
+	$(PY) conformance/run.py server --spec-version $(CONFORMANCE_SPEC) >"$$out" 2>&1 & server=$$!; \
 	$(PY) conformance/run.py client --command "$(PY) conformance/everything_client.py" \
-	  --spec-version $(CONFORMANCE_CLIENT_SPEC); c=$$?; exit $$(( s || c ))
+	  --spec-version $(CONFORMANCE_CLIENT_SPEC); c=$$?; \
+	wait $$server; s=$$?; cat "$$out"; rm -f "$$out"; exit $$(( s || c ))
 
 FUZZ_SECONDS ?= 600
 # atheris 3.0.0 has wheels for CPython 3.11 only: the fuzzer runs in its own venv on pyenv's

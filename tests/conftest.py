@@ -1,4 +1,5 @@
-"""Shared fixtures: the anyio backend and the paths of the pinned schemas."""
+"""Shared fixtures: the anyio backend and the paths of the pinned schemas; the suite's last line
+says what it skipped and how to install what is missing (support/skips.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.skips import pytest_terminal_summary
+
+__all__ = ["pytest_terminal_summary"]  # the hook, imported to be registered here
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"

@@ -178,11 +178,7 @@ def test_loadgen_makes_a_fixed_number_of_calls_when_asked(tmp_path: Path) -> Non
     over): exactly N echo calls per client, every one checked, then it exits."""
     if not LOADGEN_MODULES.is_dir():
         pytest.skip("load generator not installed: run `npm ci --prefix bench/http/loadgen`")
-    sys.path.insert(0, str(HTTP))
-    try:
-        import run as bench
-    finally:
-        sys.path.remove(str(HTTP))
+    bench = _bench_module()
     node = bench._node_binary(None)
     assert node is not None
     floor = next(t for t in bench.targets() if t.key == FLOOR)
@@ -196,3 +192,42 @@ def test_loadgen_makes_a_fixed_number_of_calls_when_asked(tmp_path: Path) -> Non
     assert lines[:2] == ["# measuring", "# done"], done.stdout
     result = json.loads(lines[-1])
     assert result["requests"] == 21 and result["clients"] == 3, result
+
+
+def _bench_module() -> Any:
+    sys.path.insert(0, str(HTTP))
+    try:
+        import run as bench
+    finally:
+        sys.path.remove(str(HTTP))
+    return bench
+
+
+def test_server_cpu_time_is_read_finer_than_clock_ticks() -> None:
+    """The server CPU per request comes from the server's own CPU-time clock: a process that
+    used 15 ms reads as 15 ms, not as a whole number of 10 ms ticks (a short cell at one client
+    on a loaded machine used under one tick and read as 0)."""
+    burn = (
+        "import sys, time\n"
+        "while time.process_time() < 0.015: pass\n"
+        "print(time.process_time(), flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", burn], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        used = float(proc.stdout.readline())
+        read = _bench_module()._proc_cpu_seconds(proc.pid)
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
+    assert used <= read < used + 0.003, (used, read)

@@ -135,11 +135,15 @@ async def answer_lifespan(receive: Any, send: Any) -> None:
 
 class LiveServer:
     """uvicorn serving ``app`` on 127.0.0.1 in a thread; ``stop()`` shuts it down. ``http`` is
-    uvicorn's ``http`` option (a parser name or a protocol class)."""
+    uvicorn's ``http`` option (a parser name or a protocol class). Its port is bound here and
+    the socket handed to uvicorn, so no other server (another pytest-xdist worker's) can take
+    the port between choosing it and listening on it."""
 
     def __init__(self, app: Any, http: Any = "auto") -> None:
         self.app = app
-        self.port = free_port()
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port: int = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         config = uvicorn.Config(
             app,
@@ -151,7 +155,7 @@ class LiveServer:
             timeout_graceful_shutdown=1,  # a stream a failed test left open cannot hang stop()
         )
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread = threading.Thread(target=self.server.run, args=([self.sock],), daemon=True)
 
     def start(self) -> Self:
         self.thread.start()
@@ -165,6 +169,7 @@ class LiveServer:
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+        self.sock.close()  # uvicorn closed it if it started; a server never started did not
 
 
 class HandlerServer:
