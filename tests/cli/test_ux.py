@@ -259,3 +259,33 @@ def test_generate_outside_a_checkout_is_one_line(tmp_path: Path) -> None:
     (line,) = result.stderr.splitlines()
     assert line.startswith("Error: the generator failed: ")
     assert "'schema/manifest.json'" in line and "mcpbind source checkout" in line
+
+
+JOBS = f"{sys.executable} {ROOT / 'tests' / 'host' / 'servers.py'} jobs"
+
+
+def test_ls_shows_the_task_support_a_tool_declares() -> None:
+    """Issue 31 item 7: ``execution.taskSupport`` is shown for the tools that declare it."""
+    result = run("ls", JOBS)
+    assert result.exit_code == 0, result.output
+    rows = {line.split("(")[0].strip(): line for line in result.stdout.splitlines()}
+    assert rows["build"].endswith("[tasks: required]"), rows["build"]
+    assert rows["reindex"].endswith("[tasks: required]"), rows["reindex"]
+    assert "tasks:" not in rows["hello"], rows["hello"]
+
+
+def test_counts_agree_with_their_nouns(tmp_path: Path) -> None:
+    """Issue 31 item 7: "1 server", not "1 servers"; no "(-)" when none is running."""
+    from click.testing import CliRunner
+
+    from mcpbind.cli.host_cmd import host
+
+    config = tmp_path / "servers.json"
+    missing = str(tmp_path / "no-such-server")
+    config.write_text(f'{{"mcpServers": {{"gone": {{"command": "{missing}"}}}}}}')
+    result = CliRunner().invoke(
+        host, ["-c", str(config), "-r", "servers", "--startup-timeout", "20"]
+    )
+    assert result.exit_code == EXIT_CONNECTION, result.output
+    assert "0 of 1 server running" in result.stdout, result.stdout
+    assert "(-)" not in result.stdout and "1 servers" not in result.stdout, result.stdout

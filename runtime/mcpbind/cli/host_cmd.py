@@ -41,7 +41,13 @@ from .host_tasks import TaskCommands, requires_task
 from .host_terminal import Terminal
 from .output import echo, quiet_library_logs
 from .progress import ProgressBar
-from .render import call_result_lines, prompt_lines, resource_contents_lines, tool_signature
+from .render import (
+    call_result_lines,
+    counted,
+    prompt_lines,
+    resource_contents_lines,
+    tool_signature,
+)
 
 __all__ = ["HELP", "host"]
 
@@ -192,12 +198,14 @@ class _Shell:
         states = self.host.servers()
         running = [s.name for s in states if s.status == "running"]
         others = [f"{s.name} {s.status}" for s in states if s.status != "running"]
-        line = f"{len(running)} of {len(states)} servers running ({', '.join(running) or '-'})"
+        line = f"{len(running)} of {counted(len(states), 'server')} running"
+        line += f" ({', '.join(running)})" if running else ""
         self.term.say(line + (f"; {', '.join(others)}" if others else ""))
         catalog = self.host.catalog
         self.term.say(
-            f"{len(catalog.tools)} tools, {len(catalog.resources)} resources, "
-            f"{len(catalog.templates)} resource templates, {len(catalog.prompts)} prompts "
+            f"{counted(len(catalog.tools), 'tool')}, {counted(len(catalog.resources), 'resource')}, "
+            f"{counted(len(catalog.templates), 'resource template')}, "
+            f"{counted(len(catalog.prompts), 'prompt')} "
             "(tools, resources, prompts, servers show them)"
         )
 
@@ -208,8 +216,7 @@ class _Shell:
             label = f" ({info.name} {info.version})" if info is not None else ""
             version = f", protocol {state.protocol_version}" if state.protocol_version else ""
             pid = f", pid {state.pid}" if state.pid is not None else ""
-            plural = "s" if state.attempts != 1 else ""
-            tries = f", {state.attempts} failed attempt{plural}" if state.attempts else ""
+            tries = f", {counted(state.attempts, 'failed attempt')}" if state.attempts else ""
             error = f" - last error: {state.error.splitlines()[0]}" if state.error else ""
             self.term.say(
                 f"server {state.name}: {state.status}, {state.transport}"
@@ -219,7 +226,7 @@ class _Shell:
     def show_tools(self) -> None:
         """One line per tool: host name, arguments, the policy's verdict, first line of help."""
         catalog = self.host.catalog
-        self.term.say(f"{len(catalog.tools)} tools:")
+        self.term.say(f"{counted(len(catalog.tools), 'tool')}:")
         rows = []
         for name, entry in sorted(catalog.tools.items()):
             verdict, _ = decide(self.host.policy(entry.server), entry.tool)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from mcpbind_types import unified as t
 
 from ..host.tasks import HostTask, HostTasks
-from .render import call_result_lines
+from .render import call_result_lines, counted
 
 if TYPE_CHECKING:
     from ..host import Host
@@ -72,7 +72,7 @@ class TaskCommands:
         await self.tasks.refresh()
         everything = list(self.tasks.tasks.values())
         running = sum(1 for task in everything if task.running)
-        self.term.say(f"{len(everything)} tasks ({running} running):")
+        self.term.say(f"{counted(len(everything), 'task')} ({running} running):")
         for task in everything:
             self.term.say(f"  {task.task_id}  {task.server}  {task.name}  {_status(task)}")
 
