@@ -35,6 +35,7 @@ from ..host import (
     load_config,
 )
 from ..protocol import McpError
+from ..versions import pinned_version
 from .errors import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_TOOL_ERROR, EXIT_USAGE, CliFailure
 from .host_form import OMIT, fields_of, parse_answer
 from .host_tasks import TaskCommands, requires_task
@@ -48,6 +49,7 @@ from .render import (
     resource_contents_lines,
     tool_signature,
 )
+from .target import protocol_version_option
 
 __all__ = ["HELP", "host"]
 
@@ -389,8 +391,13 @@ def _print(term: Terminal, lines: Iterable[str]) -> None:
     show_default=True,
     help="Seconds to wait for servers to start.",
 )
+@protocol_version_option
 def host(
-    config_path: str, commands: tuple[str, ...], answer: bool | None, startup_timeout: float
+    config_path: str,
+    commands: tuple[str, ...],
+    answer: bool | None,
+    startup_timeout: float,
+    protocol_version: str,
 ) -> None:
     """Run an interactive host over the servers of an mcpServers configuration file.
 
@@ -402,6 +409,13 @@ def host(
         config = load_config(config_path)
     except ConfigError as exc:
         raise CliFailure(f"invalid configuration: {exc}", EXIT_USAGE) from None
+    try:
+        pinned_version(protocol_version)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--protocol-version") from None
+    for server in config.mcp_servers.values():  # a server's own protocolVersion wins
+        if server.protocol_version is None:
+            server.protocol_version = protocol_version
     # Host events are shown by the shell (on_event): keep the CLI's log handler and Python's
     # last-resort one from printing each one a second time.
     logging.getLogger("mcpbind.host").addHandler(logging.NullHandler())
