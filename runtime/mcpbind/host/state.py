@@ -211,7 +211,7 @@ async def open_target(handle: Handle) -> AsyncIterator[Transport | Server]:
             handle.pid = process.pid
             yield process
     elif isinstance(target, ServerConfig):
-        async with open_http(target, handle.max_message_size) as transport:
+        async with open_http(handle.name, target, handle.max_message_size) as transport:
             yield transport
     else:
         async with target() as transport:
@@ -219,9 +219,12 @@ async def open_target(handle: Handle) -> AsyncIterator[Transport | Server]:
 
 
 @asynccontextmanager
-async def open_http(config: ServerConfig, max_size: int | None) -> AsyncIterator[Transport]:
+async def open_http(
+    name: str, config: ServerConfig, max_size: int | None
+) -> AsyncIterator[Transport]:
     """The Streamable HTTP client transport (falling back to HTTP+SSE for 2024-11-05 servers),
-    imported only when a server has a ``url``: the ``http`` extra is needed only then."""
+    imported only when a server has a ``url``: the ``http`` extra is needed only then.
+    ``name``: the server's config name, which configuration errors name."""
     assert config.url is not None
     try:
         from ..http.client import connect_http
@@ -230,7 +233,7 @@ async def open_http(config: ServerConfig, max_size: int | None) -> AsyncIterator
         raise RuntimeError(
             f"{config.url} needs the http extra ({exc}): pip install 'mcpbind[http]'"
         ) from None
-    options = http_options(config.url, config)
+    options = http_options(name, config)
     if max_size is not None:
         options["max_message_size"] = max_size
     async with connect_http(config.url, **options) as transport:
