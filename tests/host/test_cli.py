@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from mcpbind.cli.host_cmd import host
 
 from .helpers import SERVERS
-from .pty_helpers import read_until, screen_text, spawn_host, wait_exit
+from .pty_helpers import HostTerminal, read_until, screen_text, spawn_host, wait_exit
 
 
 def _write_config(folder: Path, servers: dict[str, Any]) -> Path:
@@ -164,27 +164,21 @@ def test_host_in_a_real_terminal_answers_an_approval_prompt(two_servers: Path) -
         os.close(fd)
 
 
-def test_ctrl_c_at_the_prompt_exits_and_stops_the_servers(config: Path) -> None:
-    """basic/lifecycle.mdx §Shutdown (stdio): Ctrl-C while the host waits for input ends it at
-    once (exit 130, no hanging input thread) and the server process is gone."""
-    pid, fd = spawn_host(config)
-    seen = bytearray()
+def test_ctrl_d_at_the_prompt_exits_and_stops_the_servers(config: Path) -> None:
+    """basic/lifecycle.mdx §Shutdown (stdio): Ctrl-D at the prompt ends the host at once
+    (exit 0, as a shell does; Ctrl-C there only clears the line: test_shell_keys.py) and the
+    server process is gone."""
+    shell = HostTerminal(config, config.with_name("history"))
     try:
-        read_until(fd, b"mcpbind>", seen)
-        os.write(fd, b"servers\r")
-        read_until(fd, b"server s: running", seen)
-        read_until(fd, b"mcpbind>", seen)
-        (server,) = _server_pids(seen)
-        os.write(fd, b"\x03")  # the terminal turns it into SIGINT for the host
-        status = wait_exit(pid, fd, timeout=10)
-        pid = 0
-        assert os.waitstatus_to_exitcode(status) == 130
+        shell.expect(b"mcpbind>")
+        shell.send(b"servers\r")
+        shell.expect(b"server s: running")
+        (server,) = _server_pids(bytearray(b"server s: running" + shell.expect(b"mcpbind>")))
+        shell.send(b"\x04")
+        assert shell.wait() == 0
         assert _gone(server)
     finally:
-        if pid:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        os.close(fd)
+        shell.close()
 
 
 def test_sampling_and_elicitation_are_shown_for_approval(tmp_path: Path) -> None:

@@ -11,11 +11,14 @@ error, a denial or a tool error); ``--yes``/``--no`` answer every tool-call ques
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import shlex
+import signal
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import anyio
@@ -83,6 +86,7 @@ class _Shell:
         self._host: Host | None = None
         self._tasks: TaskCommands | None = None
         self.failures = 0
+        self._running: anyio.CancelScope | None = None  # the command Ctrl-C cancels
 
     @property
     def host(self) -> Host:
@@ -252,6 +256,25 @@ class _Shell:
             self.term.say(f"  {name}({names})  [{entry.server}]")
 
     # ------------------------------------------------------------------ commands
+    def interrupt(self) -> None:
+        """Ctrl-C: cancel the running command (a call's request is cancelled on the server
+        with ``notifications/cancelled``); with none running, nothing to do."""
+        if self._running is not None:
+            self._running.cancel()
+
+    async def run_interruptible(self, line: str) -> bool:
+        """:meth:`run`, cancelled by :meth:`interrupt`: back to the prompt, not out."""
+        with anyio.CancelScope() as scope:
+            self._running = scope
+            try:
+                return await self.run(line)
+            finally:
+                self._running = None
+        if scope.cancelled_caught:
+            self.failures += 1
+            self.term.say("cancelled (Ctrl-C)")
+        return True
+
     async def run(self, line: str) -> bool:
         """Run one command line; ``False`` means quit. Errors are printed, never raised."""
         words = line.strip().split(None, 1)
@@ -335,6 +358,22 @@ class _Shell:
             self.term.say(
                 f"  {entry.kind} {entry.server}/{entry.subject}: {entry.verdict} ({entry.reason})"
             )
+
+
+@contextlib.contextmanager
+def _sigint_calls(handler: Callable[[], None]) -> Iterator[None]:
+    """Ctrl-C outside a prompt (a command is running: the terminal sends SIGINT) calls
+    ``handler`` instead of ending the shell; at a prompt the line editor reads it as a key."""
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, handler)
+    except (NotImplementedError, RuntimeError, ValueError):  # Windows, not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
 
 
 def _name_and_json(rest: str) -> tuple[str, dict[str, Any] | None]:
@@ -446,11 +485,13 @@ def host(
                     if not await shell.run(command):
                         break
                 return EXIT_TOOL_ERROR if shell.failures else 0
-            term.say("type help for commands")
-            while True:
-                typed = await term.ask("mcpbind> ", command=True)
-                if typed is None or not await shell.run(typed):
-                    return 0
+            term.say("type help for commands (Ctrl-C cancels a call, Ctrl-D or quit leaves)")
+            term.interrupt = shell.interrupt
+            with _sigint_calls(shell.interrupt):
+                while True:
+                    typed = await term.ask("mcpbind> ", command=True)
+                    if typed is None or not await shell.run_interruptible(typed):
+                        return 0
 
     try:
         code = anyio.run(main)
