@@ -100,7 +100,7 @@ def test_yes_mode_and_interactive_input(config: Path) -> None:
     result = runner.invoke(host, ["-c", str(config)], input=typed)
     assert result.exit_code == 0, result.output
     assert "wiped" in result.output
-    assert "error [-32602]: Unknown tool: 's__nope'" in result.output
+    assert "error: unknown tool 's__nope'; see tools" in result.output
     assert "Hello Bo from normal" in result.output
     assert "unknown command 'bogus'" in result.output
 
@@ -216,3 +216,31 @@ def test_sampling_and_elicitation_are_shown_for_approval(tmp_path: Path) -> None
     assert "error -1: User rejected sampling request" in out
     assert "sampling s/createMessage: edit (edited at the terminal)" in out
     assert "elicitation s/Colour?: accept (user answered)" in out
+
+
+WAITER = {"command": sys.executable, "args": [SERVERS, "waiter"]}
+
+
+def test_run_mode_marks_an_error_result_and_exits_1(tmp_path: Path) -> None:
+    """Issue 31 item 5: ``-r 'call …'`` on a tool whose result is ``isError`` (here a bare
+    "Internal error") says it was an error and exits 1."""
+    path = _write_config(tmp_path, {"w": WAITER})
+    result = CliRunner().invoke(host, ["-c", str(path), "-r", "call w__fail"])
+    assert result.exit_code == 1, result.output
+    assert "error: w__fail reported an error (isError)" in result.output, result.output
+
+
+def test_hints_name_the_shell_commands(tmp_path: Path) -> None:
+    """Issue 31 item 5: an unknown name points at the shell command that lists them, and a
+    URI two servers offer at ``read URI SERVER``; not at the Python API."""
+    path = _write_config(tmp_path, {"a": NORMAL, "b": NORMAL})
+    commands = ["call nope", "prompt nope", "restart nope", "read mem://normal/info"]
+    args = [arg for command in commands for arg in ("-r", command)]
+    result = CliRunner().invoke(host, ["-c", str(path), *args])
+    out = result.output
+    assert result.exit_code == 1, out
+    assert "error: unknown tool 'nope'; see tools" in out
+    assert "error: unknown prompt 'nope'; see prompts" in out
+    assert "error: unknown server 'nope'; see servers" in out
+    assert "offered by a, b; say which: read mem://normal/info SERVER" in out
+    assert "Host.catalog" not in out and "server=" not in out

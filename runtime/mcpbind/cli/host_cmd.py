@@ -29,11 +29,13 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import RequestOptions
 
 from ..host import (
+    AmbiguousResource,
     ConfigError,
     Host,
     HostEvent,
     SamplingReview,
     ToolCallRequest,
+    UnknownName,
     decide,
     load_config,
 )
@@ -283,6 +285,16 @@ class _Shell:
         command, rest = words[0].lower(), (words[1] if len(words) > 1 else "")
         try:
             return await self._dispatch(command, rest)
+        except UnknownName as exc:  # the Host's hint names its Python API: name our command
+            self.failures += 1
+            listing = _LISTINGS.get(exc.what, "help")
+            self.term.say(f"error: unknown {exc.what} {exc.name!r}; see {listing}")
+        except AmbiguousResource as exc:
+            self.failures += 1
+            self.term.say(
+                f"error: resource {exc.uri!r} is offered by {', '.join(exc.servers)}; "
+                f"say which: read {exc.uri} SERVER"
+            )
         except McpError as exc:
             self.failures += 1
             self.term.say(f"error [{exc.code}]: {exc.message}")
@@ -320,7 +332,7 @@ class _Shell:
                 bar.close()
             _print(self.term, call_result_lines(result))
             if result.is_error is True:
-                self.failures += 1
+                self._tool_error(name)
         elif command == "start":
             await self.tasks.start(*_name_and_json(rest))
         elif command == "tasks":
@@ -331,7 +343,7 @@ class _Shell:
             if command == "cancel":
                 await self.tasks.cancel(rest)
             elif (await self.tasks.result(rest)).is_error is True:
-                self.failures += 1
+                self._tool_error(f"task {rest.strip()}")
         elif command == "read":
             parts = shlex.split(rest)
             if not parts:
@@ -352,6 +364,12 @@ class _Shell:
         else:
             self.term.say(f"unknown command {command!r}; type help")
         return True
+
+    def _tool_error(self, what: str) -> None:
+        """An ``isError`` result: marked as one (its text alone may be a bare "Internal
+        error"), and counted, so ``-r`` exits 1."""
+        self.failures += 1
+        self.term.say(f"error: {what} reported an error (isError)")
 
     def show_audit(self) -> None:
         for entry in self.host.audit:
@@ -374,6 +392,16 @@ def _sigint_calls(handler: Callable[[], None]) -> Iterator[None]:
         yield
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+
+
+#: The shell command that lists each kind of name (for "unknown tool ...; see tools").
+_LISTINGS = {
+    "tool": "tools",
+    "prompt": "prompts",
+    "resource": "resources",
+    "server": "servers",
+    "task": "tasks",
+}
 
 
 def _name_and_json(rest: str) -> tuple[str, dict[str, Any] | None]:

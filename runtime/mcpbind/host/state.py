@@ -31,6 +31,7 @@ from .catalog import ServerLists
 from .config import ApprovalPolicy, ServerConfig
 
 __all__ = [
+    "AmbiguousResource",
     "Backoff",
     "Connector",
     "EventKind",
@@ -79,6 +80,23 @@ class UnknownName(HostError):
 
     def __init__(self, what: str, name: str, hint: str = "") -> None:
         super().__init__(INVALID_PARAMS, f"Unknown {what}: {name!r}{hint}", {"name": name})
+        #: What was looked for (``tool``, ``prompt``, ``resource``, ``server``, ``task``) and
+        #: the name given: a user interface words its own hint from them.
+        self.what = what
+        self.name = name
+
+
+class AmbiguousResource(HostError):
+    """More than one server lists or templates the URI: the caller must say which (-32602)."""
+
+    def __init__(self, uri: str, servers: list[str]) -> None:
+        super().__init__(
+            INVALID_PARAMS,
+            f"Resource {uri!r} is offered by {', '.join(servers)}; pass server=",
+            {"servers": servers},
+        )
+        self.uri = uri
+        self.servers = servers
 
 
 class ServerUnavailable(HostError):
