@@ -84,3 +84,26 @@ def test_ctrl_c_and_ctrl_d_at_an_approval_prompt_deny_and_the_shell_goes_on(
     shell.expect(PROMPT)
     shell.send(CTRL_D)  # at the idle prompt: leave, as a shell does
     assert shell.wait() == 0
+
+
+def test_ctrl_c_during_a_call_that_runs_as_a_task_cancels_the_task(tmp_path: Path) -> None:
+    """The sibling for a tool that requires a task: Ctrl-C stops waiting and cancels the
+    task on the server (``tasks/cancel``), which then reports it cancelled."""
+    config = tmp_path / "servers.json"
+    jobs = {"command": sys.executable, "args": [SERVERS, "jobs"]}
+    config.write_text(json.dumps({"mcpServers": {"jobs": jobs}}))
+    shell = HostTerminal(config, tmp_path / "history")
+    try:
+        shell.expect(PROMPT)
+        shell.send(b'call jobs__reindex {"path": "/srv"}\r')
+        shell.expect(b"indexing /srv")
+        shell.send(CTRL_C)
+        shell.expect(b"cancelled (Ctrl-C)")
+        shell.expect(PROMPT)
+        shell.send(b"tasks\r")
+        shell.expect(b"1 task (0 running):")
+        listing = shell.expect(PROMPT)
+        assert b"jobs__reindex  cancelled" in listing, listing
+        assert shell.quit() == 0
+    finally:
+        shell.close()

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from mcpbind_types import unified as t
 
 from ..host.tasks import HostTask, HostTasks
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
     from .host_terminal import Terminal
 
 __all__ = ["TaskCommands", "requires_task"]
+
+#: Seconds to wait for ``tasks/cancel`` when Ctrl-C interrupts a call that runs as a task.
+_CANCEL_TIMEOUT = 10.0
 
 
 def requires_task(host: Host, name: str) -> bool:
@@ -62,11 +67,17 @@ class TaskCommands:
     async def call(self, name: str, arguments: dict[str, Any] | None) -> t.CallToolResult:
         """Run ``name`` as a task, showing its status changes; its result."""
         task = await self._start(name, arguments)
-        if task.task_id:
-            async for state in task.handle.updates():
-                task.status, task.status_message = state.status, state.status_message
-                self.term.say(f"task {task.task_id} {_status(task)}")
-        return await task.handle.result()
+        try:
+            if task.task_id:
+                async for state in task.handle.updates():
+                    task.status, task.status_message = state.status, state.status_message
+                    self.term.say(f"task {task.task_id} {_status(task)}")
+            return await task.handle.result()
+        except anyio.get_cancelled_exc_class():  # Ctrl-C: the task is cancelled too
+            if task.task_id and task.running:
+                with anyio.move_on_after(_CANCEL_TIMEOUT, shield=True):
+                    await self.cancel(task.task_id)
+            raise
 
     async def show(self) -> None:
         await self.tasks.refresh()
