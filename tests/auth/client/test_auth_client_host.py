@@ -147,3 +147,21 @@ async def test_refused_credentials_are_not_retried(
     assert state.error.endswith("(not retried)"), state.error
     assert state.attempts == 1
     assert not any(e.kind == "retrying" for e in events)
+
+
+async def test_an_unreadable_private_key_file_is_a_config_error_not_retried(
+    world: AuthWorld, tmp_path: os.PathLike[str]
+) -> None:
+    """The sibling of the unset variable: ``oauth.privateKeyFile`` that cannot be read names
+    the server and the key, and is not retried."""
+    missing = os.path.join(tmp_path, "no-such-key.pem")
+    oauth = {"grant": "client_credentials", "clientId": "svc", "privateKeyFile": missing}
+    config = {"mcpServers": {"robot": {"url": world.url, "oauth": oauth}}}
+    events: list[HostEvent] = []
+    async with Host(config, backoff=FAST, on_event=events.append) as host:
+        state = host.servers()[0]
+    assert state.status == "failed", state
+    assert state.error is not None and state.error.startswith("server 'robot', key 'oauth'")
+    assert "cannot read privateKeyFile" in state.error and missing in state.error
+    assert state.attempts == 1
+    assert not any(e.kind == "retrying" for e in events)
