@@ -244,3 +244,13 @@ def test_hints_name_the_shell_commands(tmp_path: Path) -> None:
     assert "error: unknown server 'nope'; see servers" in out
     assert "offered by a, b; say which: read mem://normal/info SERVER" in out
     assert "Host.catalog" not in out and "server=" not in out
+
+
+def test_run_mode_marks_an_error_result_of_start_answered_at_once(tmp_path: Path) -> None:
+    """The sibling: on 2026-07-28 ``start`` of a tool without task support is answered at
+    once; an ``isError`` answer is marked and counted there too."""
+    path = _write_config(tmp_path, {"w": {**WAITER, "protocolVersion": "stateless"}})
+    result = CliRunner().invoke(host, ["-c", str(path), "-r", "start w__fail"])
+    assert "w__fail ran without a task:" in result.output, result.output
+    assert "error: w__fail reported an error (isError)" in result.output
+    assert result.exit_code == 1, result.output

@@ -334,7 +334,10 @@ class _Shell:
             if result.is_error is True:
                 self._tool_error(name)
         elif command == "start":
-            await self.tasks.start(*_name_and_json(rest))
+            name, args = _name_and_json(rest)
+            answered = await self.tasks.start(name, args)
+            if answered is not None and answered.is_error is True:
+                self._tool_error(name)
         elif command == "tasks":
             await self.tasks.show()
         elif command in ("cancel", "result"):

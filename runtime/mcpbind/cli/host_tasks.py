@@ -50,13 +50,17 @@ class TaskCommands:
         """Task ids to complete: the running ones (``cancel``) or all (``result``)."""
         return sorted(i for i, task in self.tasks.tasks.items() if task.running or not running)
 
-    async def start(self, name: str, arguments: dict[str, Any] | None) -> None:
-        """Start ``name`` as a task and return (2026-07-28: the server may answer at once)."""
+    async def start(self, name: str, arguments: dict[str, Any] | None) -> t.CallToolResult | None:
+        """Start ``name`` as a task and return (2026-07-28: the server may answer at once:
+        then its result, shown here, is returned)."""
         task = await self._start(name, arguments)
-        if not task.task_id:
-            self.term.say(f"{name} ran without a task:")
-            for line in call_result_lines(await task.handle.result()):
-                self.term.say(line)
+        if task.task_id:
+            return None
+        self.term.say(f"{name} ran without a task:")
+        result = await task.handle.result()
+        for line in call_result_lines(result):
+            self.term.say(line)
+        return result
 
     async def _start(self, name: str, arguments: dict[str, Any] | None) -> HostTask:
         task = await self.tasks.start(name, arguments)
