@@ -11,11 +11,13 @@ from typing import Final
 __all__ = [
     "ALL_VERSIONS",
     "AUTO",
+    "ERAS",
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE",
     "LATEST_STATELESS",
     "STATELESS_VERSIONS",
     "is_stateless",
+    "pinned_version",
 ]
 
 HANDSHAKE_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -39,3 +41,19 @@ the server's choice; application code is the same in both)."""
 def is_stateless(version: str | None) -> bool:
     """Whether ``version`` belongs to the stateless era."""
     return version in STATELESS_VERSIONS
+
+
+ERAS: Final = {"auto": None, "handshake": LATEST_HANDSHAKE, "stateless": LATEST_STATELESS}
+"""The names a user may pin instead of a version: ``auto`` negotiates, an era its newest."""
+
+
+def pinned_version(value: str | None) -> str | None:
+    """A version to pin, as a user writes it: ``auto`` (or absent), an era (``handshake``,
+    ``stateless``) or a version this runtime speaks; ``None`` means negotiate. Raises
+    ``ValueError`` otherwise."""
+    if value is None or value in ALL_VERSIONS:
+        return value
+    if value in ERAS:
+        return ERAS[value]
+    choices = ", ".join((*ERAS, *ALL_VERSIONS))
+    raise ValueError(f"unknown protocol version {value!r}; one of {choices}")

@@ -6,6 +6,7 @@ stderr with a documented exit code (a traceback only with ``--debug``)."""
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import pty
 import select
@@ -259,3 +260,74 @@ def test_generate_outside_a_checkout_is_one_line(tmp_path: Path) -> None:
     (line,) = result.stderr.splitlines()
     assert line.startswith("Error: the generator failed: ")
     assert "'schema/manifest.json'" in line and "mcpbind source checkout" in line
+
+
+JOBS = f"{sys.executable} {ROOT / 'tests' / 'host' / 'servers.py'} jobs"
+
+
+def test_ls_shows_the_task_support_a_tool_declares() -> None:
+    """Issue 31 item 7: ``execution.taskSupport`` is shown for the tools that declare it."""
+    result = run("ls", JOBS)
+    assert result.exit_code == 0, result.output
+    rows = {line.split("(")[0].strip(): line for line in result.stdout.splitlines()}
+    assert rows["build"].endswith("[tasks: required]"), rows["build"]
+    assert rows["reindex"].endswith("[tasks: required]"), rows["reindex"]
+    assert "tasks:" not in rows["hello"], rows["hello"]
+
+
+def test_counts_agree_with_their_nouns(tmp_path: Path) -> None:
+    """Issue 31 item 7: "1 server", not "1 servers"; no "(-)" when none is running."""
+    from click.testing import CliRunner
+
+    from mcpbind.cli.host_cmd import host
+
+    config = tmp_path / "servers.json"
+    missing = str(tmp_path / "no-such-server")
+    config.write_text(f'{{"mcpServers": {{"gone": {{"command": "{missing}"}}}}}}')
+    result = CliRunner().invoke(
+        host, ["-c", str(config), "-r", "servers", "--startup-timeout", "20"]
+    )
+    assert result.exit_code == EXIT_CONNECTION, result.output
+    assert "0 of 1 server running" in result.stdout, result.stdout
+    assert "(-)" not in result.stdout and "1 servers" not in result.stdout, result.stdout
+
+
+NORMAL = f"{sys.executable} {ROOT / 'tests' / 'host' / 'servers.py'} normal"
+
+
+@pytest.mark.parametrize(
+    ("pinned", "shown"),
+    [("2025-06-18", "2025-06-18"), ("handshake", "2025-11-25"), ("stateless", "2026-07-28")],
+)
+def test_protocol_version_pins_the_version(pinned: str, shown: str) -> None:
+    """Issue 31 item 7: ``--protocol-version`` pins a version or an era on the client
+    commands; ``auto`` (the default) negotiates."""
+    result = run("ls", NORMAL, "--protocol-version", pinned)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0].endswith(f"protocol {shown}"), result.stdout
+
+
+def test_an_unknown_protocol_version_is_a_usage_error() -> None:
+    result = run("call", NORMAL, "echo", "--protocol-version", "1999-01-01")
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert "unknown protocol version '1999-01-01'" in result.stderr, result.stderr
+    assert "2025-06-18" in result.stderr
+
+
+def test_host_protocol_version_pins_servers_without_their_own(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from mcpbind.cli.host_cmd import host
+
+    command = [sys.executable, str(ROOT / "tests" / "host" / "servers.py"), "normal"]
+    own = {"command": command[0], "args": command[1:], "protocolVersion": "2025-03-26"}
+    config = tmp_path / "servers.json"
+    config.write_text(
+        json.dumps({"mcpServers": {"a": {"command": command[0], "args": command[1:]}, "b": own}})
+    )
+    result = CliRunner().invoke(
+        host, ["-c", str(config), "--protocol-version", "2025-06-18", "-r", "servers"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "server a: running" in result.stdout and "protocol 2025-06-18" in result.stdout
+    assert "protocol 2025-03-26" in result.stdout, result.stdout

@@ -89,6 +89,10 @@ class HostTerminal:
 
     def quit(self) -> int:
         self.send(b"quit\r")
+        return self.wait()
+
+    def wait(self) -> int:
+        """Wait for the host to exit (after ``quit`` or Ctrl-D); its exit code."""
         status = wait_exit(self.pid, self.fd)
         self.pid = 0
         return os.waitstatus_to_exitcode(status)

@@ -1,6 +1,6 @@
 """Small servers for the Host tests: built in memory, or run over stdio as
 ``python tests/host/servers.py KIND`` (KIND: normal, legacy, modern, crashy, flood, garbage,
-brief, jobs). ``normal`` speaks both eras; ``legacy`` only the initialize handshake; ``modern`` only
+brief, jobs, waiter). ``normal`` speaks both eras; ``legacy`` only the initialize handshake; ``modern`` only
 2026-07-28; ``jobs`` has tools that run as tasks."""
 
 from __future__ import annotations
@@ -318,6 +318,34 @@ def jobs() -> Server:
     return server
 
 
+def waiter() -> Server:
+    """For the shell's Ctrl-C: ``wait`` runs until cancelled and leaves ``MARKER.started``,
+    then ``MARKER.cancelled`` once a ``notifications/cancelled`` stops it; ``change`` asks
+    for approval (not read-only); ``fail`` raises, so the answer is an ``isError`` result."""
+    server = Server("waiter", version="1.0.0")
+
+    @server.tool(annotations=READ_ONLY)
+    async def wait(marker: str) -> str:
+        await anyio.Path(marker + ".started").touch()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await anyio.Path(marker + ".cancelled").touch()
+            raise
+        return "never"
+
+    @server.tool()
+    def change(value: str) -> str:
+        return f"changed {value}"
+
+    @server.tool(annotations=READ_ONLY)
+    def fail() -> str:
+        raise RuntimeError("the tool broke")
+
+    return server
+
+
 BUILDERS = {
     "normal": normal,
     "legacy": legacy,
@@ -326,6 +354,7 @@ BUILDERS = {
     "flood": flood,
     "forms": forms,
     "jobs": jobs,
+    "waiter": waiter,
 }
 
 if __name__ == "__main__":

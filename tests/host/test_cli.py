@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from mcpbind.cli.host_cmd import host
 
 from .helpers import SERVERS
-from .pty_helpers import read_until, screen_text, spawn_host, wait_exit
+from .pty_helpers import HostTerminal, read_until, screen_text, spawn_host, wait_exit
 
 
 def _write_config(folder: Path, servers: dict[str, Any]) -> Path:
@@ -100,7 +100,7 @@ def test_yes_mode_and_interactive_input(config: Path) -> None:
     result = runner.invoke(host, ["-c", str(config)], input=typed)
     assert result.exit_code == 0, result.output
     assert "wiped" in result.output
-    assert "error [-32602]: Unknown tool: 's__nope'" in result.output
+    assert "error: unknown tool 's__nope'; see tools" in result.output
     assert "Hello Bo from normal" in result.output
     assert "unknown command 'bogus'" in result.output
 
@@ -164,27 +164,21 @@ def test_host_in_a_real_terminal_answers_an_approval_prompt(two_servers: Path) -
         os.close(fd)
 
 
-def test_ctrl_c_at_the_prompt_exits_and_stops_the_servers(config: Path) -> None:
-    """basic/lifecycle.mdx §Shutdown (stdio): Ctrl-C while the host waits for input ends it at
-    once (exit 130, no hanging input thread) and the server process is gone."""
-    pid, fd = spawn_host(config)
-    seen = bytearray()
+def test_ctrl_d_at_the_prompt_exits_and_stops_the_servers(config: Path) -> None:
+    """basic/lifecycle.mdx §Shutdown (stdio): Ctrl-D at the prompt ends the host at once
+    (exit 0, as a shell does; Ctrl-C there only clears the line: test_shell_keys.py) and the
+    server process is gone."""
+    shell = HostTerminal(config, config.with_name("history"))
     try:
-        read_until(fd, b"mcpbind>", seen)
-        os.write(fd, b"servers\r")
-        read_until(fd, b"server s: running", seen)
-        read_until(fd, b"mcpbind>", seen)
-        (server,) = _server_pids(seen)
-        os.write(fd, b"\x03")  # the terminal turns it into SIGINT for the host
-        status = wait_exit(pid, fd, timeout=10)
-        pid = 0
-        assert os.waitstatus_to_exitcode(status) == 130
+        shell.expect(b"mcpbind>")
+        shell.send(b"servers\r")
+        shell.expect(b"server s: running")
+        (server,) = _server_pids(bytearray(b"server s: running" + shell.expect(b"mcpbind>")))
+        shell.send(b"\x04")
+        assert shell.wait() == 0
         assert _gone(server)
     finally:
-        if pid:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        os.close(fd)
+        shell.close()
 
 
 def test_sampling_and_elicitation_are_shown_for_approval(tmp_path: Path) -> None:
@@ -222,3 +216,41 @@ def test_sampling_and_elicitation_are_shown_for_approval(tmp_path: Path) -> None
     assert "error -1: User rejected sampling request" in out
     assert "sampling s/createMessage: edit (edited at the terminal)" in out
     assert "elicitation s/Colour?: accept (user answered)" in out
+
+
+WAITER = {"command": sys.executable, "args": [SERVERS, "waiter"]}
+
+
+def test_run_mode_marks_an_error_result_and_exits_1(tmp_path: Path) -> None:
+    """Issue 31 item 5: ``-r 'call …'`` on a tool whose result is ``isError`` (here a bare
+    "Internal error") says it was an error and exits 1."""
+    path = _write_config(tmp_path, {"w": WAITER})
+    result = CliRunner().invoke(host, ["-c", str(path), "-r", "call w__fail"])
+    assert result.exit_code == 1, result.output
+    assert "error: w__fail reported an error (isError)" in result.output, result.output
+
+
+def test_hints_name_the_shell_commands(tmp_path: Path) -> None:
+    """Issue 31 item 5: an unknown name points at the shell command that lists them, and a
+    URI two servers offer at ``read URI SERVER``; not at the Python API."""
+    path = _write_config(tmp_path, {"a": NORMAL, "b": NORMAL})
+    commands = ["call nope", "prompt nope", "restart nope", "read mem://normal/info"]
+    args = [arg for command in commands for arg in ("-r", command)]
+    result = CliRunner().invoke(host, ["-c", str(path), *args])
+    out = result.output
+    assert result.exit_code == 1, out
+    assert "error: unknown tool 'nope'; see tools" in out
+    assert "error: unknown prompt 'nope'; see prompts" in out
+    assert "error: unknown server 'nope'; see servers" in out
+    assert "offered by a, b; say which: read mem://normal/info SERVER" in out
+    assert "Host.catalog" not in out and "server=" not in out
+
+
+def test_run_mode_marks_an_error_result_of_start_answered_at_once(tmp_path: Path) -> None:
+    """The sibling: on 2026-07-28 ``start`` of a tool without task support is answered at
+    once; an ``isError`` answer is marked and counted there too."""
+    path = _write_config(tmp_path, {"w": {**WAITER, "protocolVersion": "stateless"}})
+    result = CliRunner().invoke(host, ["-c", str(path), "-r", "start w__fail"])
+    assert "w__fail ran without a task:" in result.output, result.output
+    assert "error: w__fail reported an error (isError)" in result.output
+    assert result.exit_code == 1, result.output

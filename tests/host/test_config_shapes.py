@@ -183,3 +183,58 @@ def test_load_config_reads_vscode_file(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps({"servers": {"a": {"command": "srv", "cwd": "sub"}}}))
     assert load_config(path).mcp_servers["a"].cwd == str(tmp_path / "sub")
+
+
+def _vscode_file(folder: Path, name: str) -> Path:
+    entries = {
+        "local": {
+            "type": "stdio",
+            "command": sys.executable,
+            "args": [SERVERS, "normal", "--root=${workspaceFolder}/data"],
+            "env": {"DATA": "${workspaceFolder}/data"},
+            "cwd": "${workspaceFolder}",
+        },
+        "remote": {
+            "type": "http",
+            "url": "http://127.0.0.1:9/mcp",
+            "headers": {"Authorization": "Bearer ${input:api-token}"},
+        },
+    }
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"inputs": [], "servers": entries}))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "workspace"), [(".vscode/mcp.json", "proj"), ("mcp.json", "proj")]
+)
+def test_vscode_workspace_folder_is_expanded(tmp_path: Path, name: str, workspace: str) -> None:
+    """Issue 31 item 6: ``${workspaceFolder}`` is the folder holding ``.vscode/`` (or the
+    config's own folder), in args, env and cwd, not sent literally."""
+    config = load_config(_vscode_file(tmp_path / "proj", name))
+    local = config.mcp_servers["local"]
+    folder = str((tmp_path / workspace).resolve())
+    assert local.args[-1] == f"--root={folder}/data"
+    assert local.env == {"DATA": f"{folder}/data"}
+    assert local.cwd == folder
+
+
+@pytest.mark.anyio
+async def test_a_vscode_input_is_refused_with_a_warning_naming_the_server(
+    tmp_path: Path,
+) -> None:
+    """Issue 31 item 6: the Host cannot prompt VS Code's ``${input:…}``: that server is not
+    started (instead of sending the placeholder as a credential), with one warning line that
+    names it and the input; the other servers start."""
+    config = load_config(_vscode_file(tmp_path, ".vscode/mcp.json"))
+    remote = config.mcp_servers["remote"]
+    assert not remote.active
+    assert [(w.server, w.key) for w in config.warnings] == [("remote", "headers")]
+    events: list[HostEvent] = []
+    async with Host(config, on_event=events.append) as host:
+        states = {s.name: s.status for s in host.servers()}
+    assert states["local"] == "running" and states["remote"] != "running"
+    warned = [e.message for e in events if e.kind == "warning" and e.server == "remote"]
+    assert len(warned) == 1 and "\n" not in warned[0], warned
+    assert "${input:api-token}" in warned[0] and "cannot prompt" in warned[0]

@@ -52,7 +52,7 @@ def test_summary_history_and_completion(config: Path, shell: HostTerminal) -> No
     Up recalls the last command, in this session and the next."""
     start = shell.expect(b"mcpbind>")
     assert b"2 of 2 servers running (f, s)" in start
-    assert b"12 tools, 1 resources" in start
+    assert b"12 tools, 1 resource, 1 resource template, 1 prompt " in start
     assert b"s__echo" not in start  # no catalog dump
 
     shell.send(b"cal")

@@ -77,7 +77,7 @@ def test_a_tool_that_requires_a_task_runs_as_one_from_call(shell: HostTerminal) 
     shown = shell.expect(b"built in 3 steps")
     assert re.search(rb"task \S+ completed", shown), shown
     shell.send(b"tasks\r")
-    shell.expect(b"1 tasks (0 running):")
+    shell.expect(b"1 task (0 running):")
     assert b"jobs__build  completed" in shell.expect(PROMPT)
     assert shell.quit() == 0
 

@@ -17,7 +17,7 @@ import click
 
 from .errors import EXIT_TOOL_ERROR, CliFailure, missing_dependency
 from .output import echo
-from .render import wire
+from .render import counted, wire
 from .target import ServerTarget, connect, run_async, server_options
 
 __all__ = ["bind", "write_if_changed"]
@@ -100,8 +100,8 @@ def bind(target: ServerTarget, out: Path, class_name: str | None, check: bool) -
             raise CliFailure(
                 f"{out} is out of date; run mcpbind bind without --check", EXIT_TOOL_ERROR
             )
-        echo(f"{out} is up to date ({len(tools)} tools)", err=True)
+        echo(f"{out} is up to date ({counted(len(tools), 'tool')})", err=True)
         return
     changed = write_if_changed(out, text)
     state = "wrote" if changed else "unchanged:"
-    echo(f"{state} {out} ({len(tools)} tools of {name})", err=True)
+    echo(f"{state} {out} ({counted(len(tools), 'tool')} of {name})", err=True)

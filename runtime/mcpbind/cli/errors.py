@@ -129,10 +129,9 @@ def exit_code_for(exc: BaseException) -> tuple[int, str] | None:
         if data.get("authorization") is True:
             return EXIT_AUTH, exc.message
         if data.get("httpStatus") in (401, 403):
-            return EXIT_AUTH, (
-                f"the server requires authorization (HTTP {data['httpStatus']}): run again with "
-                "--auth (or --header 'Authorization: Bearer <token>')"
-            )
+            from .refusals import refusal_message
+
+            return EXIT_AUTH, refusal_message(data["httpStatus"], data, exc.message)
         return EXIT_PROTOCOL, f"server error {exc.code}: {exc.message}"
     if isinstance(exc, OSError) or _is_http_connect_error(exc):
         return EXIT_CONNECTION, f"connection failed: {exc}"

@@ -11,11 +11,14 @@ error, a denial or a tool error); ``--yes``/``--no`` answer every tool-call ques
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import shlex
+import signal
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import anyio
@@ -26,22 +29,32 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import RequestOptions
 
 from ..host import (
+    AmbiguousResource,
     ConfigError,
     Host,
     HostEvent,
     SamplingReview,
     ToolCallRequest,
+    UnknownName,
     decide,
     load_config,
 )
 from ..protocol import McpError
+from ..versions import pinned_version
 from .errors import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_TOOL_ERROR, EXIT_USAGE, CliFailure
 from .host_form import OMIT, fields_of, parse_answer
 from .host_tasks import TaskCommands, requires_task
 from .host_terminal import Terminal
 from .output import echo, quiet_library_logs
 from .progress import ProgressBar
-from .render import call_result_lines, prompt_lines, resource_contents_lines, tool_signature
+from .render import (
+    call_result_lines,
+    counted,
+    prompt_lines,
+    resource_contents_lines,
+    tool_signature,
+)
+from .target import protocol_version_option
 
 __all__ = ["HELP", "host"]
 
@@ -75,6 +88,7 @@ class _Shell:
         self._host: Host | None = None
         self._tasks: TaskCommands | None = None
         self.failures = 0
+        self._running: anyio.CancelScope | None = None  # the command Ctrl-C cancels
 
     @property
     def host(self) -> Host:
@@ -192,12 +206,14 @@ class _Shell:
         states = self.host.servers()
         running = [s.name for s in states if s.status == "running"]
         others = [f"{s.name} {s.status}" for s in states if s.status != "running"]
-        line = f"{len(running)} of {len(states)} servers running ({', '.join(running) or '-'})"
+        line = f"{len(running)} of {counted(len(states), 'server')} running"
+        line += f" ({', '.join(running)})" if running else ""
         self.term.say(line + (f"; {', '.join(others)}" if others else ""))
         catalog = self.host.catalog
         self.term.say(
-            f"{len(catalog.tools)} tools, {len(catalog.resources)} resources, "
-            f"{len(catalog.templates)} resource templates, {len(catalog.prompts)} prompts "
+            f"{counted(len(catalog.tools), 'tool')}, {counted(len(catalog.resources), 'resource')}, "
+            f"{counted(len(catalog.templates), 'resource template')}, "
+            f"{counted(len(catalog.prompts), 'prompt')} "
             "(tools, resources, prompts, servers show them)"
         )
 
@@ -208,8 +224,7 @@ class _Shell:
             label = f" ({info.name} {info.version})" if info is not None else ""
             version = f", protocol {state.protocol_version}" if state.protocol_version else ""
             pid = f", pid {state.pid}" if state.pid is not None else ""
-            plural = "s" if state.attempts != 1 else ""
-            tries = f", {state.attempts} failed attempt{plural}" if state.attempts else ""
+            tries = f", {counted(state.attempts, 'failed attempt')}" if state.attempts else ""
             error = f" - last error: {state.error.splitlines()[0]}" if state.error else ""
             self.term.say(
                 f"server {state.name}: {state.status}, {state.transport}"
@@ -219,7 +234,7 @@ class _Shell:
     def show_tools(self) -> None:
         """One line per tool: host name, arguments, the policy's verdict, first line of help."""
         catalog = self.host.catalog
-        self.term.say(f"{len(catalog.tools)} tools:")
+        self.term.say(f"{counted(len(catalog.tools), 'tool')}:")
         rows = []
         for name, entry in sorted(catalog.tools.items()):
             verdict, _ = decide(self.host.policy(entry.server), entry.tool)
@@ -243,6 +258,25 @@ class _Shell:
             self.term.say(f"  {name}({names})  [{entry.server}]")
 
     # ------------------------------------------------------------------ commands
+    def interrupt(self) -> None:
+        """Ctrl-C: cancel the running command (a call's request is cancelled on the server
+        with ``notifications/cancelled``); with none running, nothing to do."""
+        if self._running is not None:
+            self._running.cancel()
+
+    async def run_interruptible(self, line: str) -> bool:
+        """:meth:`run`, cancelled by :meth:`interrupt`: back to the prompt, not out."""
+        with anyio.CancelScope() as scope:
+            self._running = scope
+            try:
+                return await self.run(line)
+            finally:
+                self._running = None
+        if scope.cancelled_caught:
+            self.failures += 1
+            self.term.say("cancelled (Ctrl-C)")
+        return True
+
     async def run(self, line: str) -> bool:
         """Run one command line; ``False`` means quit. Errors are printed, never raised."""
         words = line.strip().split(None, 1)
@@ -251,6 +285,16 @@ class _Shell:
         command, rest = words[0].lower(), (words[1] if len(words) > 1 else "")
         try:
             return await self._dispatch(command, rest)
+        except UnknownName as exc:  # the Host's hint names its Python API: name our command
+            self.failures += 1
+            listing = _LISTINGS.get(exc.what, "help")
+            self.term.say(f"error: unknown {exc.what} {exc.name!r}; see {listing}")
+        except AmbiguousResource as exc:
+            self.failures += 1
+            self.term.say(
+                f"error: resource {exc.uri!r} is offered by {', '.join(exc.servers)}; "
+                f"say which: read {exc.uri} SERVER"
+            )
         except McpError as exc:
             self.failures += 1
             self.term.say(f"error [{exc.code}]: {exc.message}")
@@ -288,9 +332,12 @@ class _Shell:
                 bar.close()
             _print(self.term, call_result_lines(result))
             if result.is_error is True:
-                self.failures += 1
+                self._tool_error(name)
         elif command == "start":
-            await self.tasks.start(*_name_and_json(rest))
+            name, args = _name_and_json(rest)
+            answered = await self.tasks.start(name, args)
+            if answered is not None and answered.is_error is True:
+                self._tool_error(name)
         elif command == "tasks":
             await self.tasks.show()
         elif command in ("cancel", "result"):
@@ -299,7 +346,7 @@ class _Shell:
             if command == "cancel":
                 await self.tasks.cancel(rest)
             elif (await self.tasks.result(rest)).is_error is True:
-                self.failures += 1
+                self._tool_error(f"task {rest.strip()}")
         elif command == "read":
             parts = shlex.split(rest)
             if not parts:
@@ -321,11 +368,43 @@ class _Shell:
             self.term.say(f"unknown command {command!r}; type help")
         return True
 
+    def _tool_error(self, what: str) -> None:
+        """An ``isError`` result: marked as one (its text alone may be a bare "Internal
+        error"), and counted, so ``-r`` exits 1."""
+        self.failures += 1
+        self.term.say(f"error: {what} reported an error (isError)")
+
     def show_audit(self) -> None:
         for entry in self.host.audit:
             self.term.say(
                 f"  {entry.kind} {entry.server}/{entry.subject}: {entry.verdict} ({entry.reason})"
             )
+
+
+@contextlib.contextmanager
+def _sigint_calls(handler: Callable[[], None]) -> Iterator[None]:
+    """Ctrl-C outside a prompt (a command is running: the terminal sends SIGINT) calls
+    ``handler`` instead of ending the shell; at a prompt the line editor reads it as a key."""
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, handler)
+    except (NotImplementedError, RuntimeError, ValueError):  # Windows, not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+#: The shell command that lists each kind of name (for "unknown tool ...; see tools").
+_LISTINGS = {
+    "tool": "tools",
+    "prompt": "prompts",
+    "resource": "resources",
+    "server": "servers",
+    "task": "tasks",
+}
 
 
 def _name_and_json(rest: str) -> tuple[str, dict[str, Any] | None]:
@@ -382,8 +461,13 @@ def _print(term: Terminal, lines: Iterable[str]) -> None:
     show_default=True,
     help="Seconds to wait for servers to start.",
 )
+@protocol_version_option
 def host(
-    config_path: str, commands: tuple[str, ...], answer: bool | None, startup_timeout: float
+    config_path: str,
+    commands: tuple[str, ...],
+    answer: bool | None,
+    startup_timeout: float,
+    protocol_version: str,
 ) -> None:
     """Run an interactive host over the servers of an mcpServers configuration file.
 
@@ -395,6 +479,13 @@ def host(
         config = load_config(config_path)
     except ConfigError as exc:
         raise CliFailure(f"invalid configuration: {exc}", EXIT_USAGE) from None
+    try:
+        pinned_version(protocol_version)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--protocol-version") from None
+    for server in config.mcp_servers.values():  # a server's own protocolVersion wins
+        if server.protocol_version is None:
+            server.protocol_version = protocol_version
     # Host events are shown by the shell (on_event): keep the CLI's log handler and Python's
     # last-resort one from printing each one a second time.
     logging.getLogger("mcpbind.host").addHandler(logging.NullHandler())
@@ -425,11 +516,13 @@ def host(
                     if not await shell.run(command):
                         break
                 return EXIT_TOOL_ERROR if shell.failures else 0
-            term.say("type help for commands")
-            while True:
-                typed = await term.ask("mcpbind> ", command=True)
-                if typed is None or not await shell.run(typed):
-                    return 0
+            term.say("type help for commands (Ctrl-C cancels a call, Ctrl-D or quit leaves)")
+            term.interrupt = shell.interrupt
+            with _sigint_calls(shell.interrupt):
+                while True:
+                    typed = await term.ask("mcpbind> ", command=True)
+                    if typed is None or not await shell.run_interruptible(typed):
+                        return 0
 
     try:
         code = anyio.run(main)

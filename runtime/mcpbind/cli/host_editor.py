@@ -48,9 +48,12 @@ class LineEditor:
         self.answers: PromptSession[str] = PromptSession(history=InMemoryHistory())
 
     async def read(self, prompt: str, command: bool, words: Sequence[str]) -> str:
-        # Output printed while the prompt is up (host events) goes above it.
+        # Output printed while the prompt is up (host events) goes above it. Ctrl-C at the
+        # prompt is a key (KeyboardInterrupt from prompt_async); SIGINT, sent while no prompt
+        # is up, stays the shell's (handle_sigint=False: prompt_toolkit would take it over
+        # and then reset it to the default, which ends the process).
         with patch_stdout(raw=True):
             if command:
-                return await self.commands.prompt_async(prompt)
+                return await self.commands.prompt_async(prompt, handle_sigint=False)
             completer = WordCompleter(list(words)) if words else None
-            return await self.answers.prompt_async(prompt, completer=completer)
+            return await self.answers.prompt_async(prompt, completer=completer, handle_sigint=False)

@@ -15,16 +15,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from mcpbind_types import unified as t
 
 from ..host.tasks import HostTask, HostTasks
-from .render import call_result_lines
+from .render import call_result_lines, counted
 
 if TYPE_CHECKING:
     from ..host import Host
     from .host_terminal import Terminal
 
 __all__ = ["TaskCommands", "requires_task"]
+
+#: Seconds to wait for ``tasks/cancel`` when Ctrl-C interrupts a call that runs as a task.
+_CANCEL_TIMEOUT = 10.0
 
 
 def requires_task(host: Host, name: str) -> bool:
@@ -45,13 +50,17 @@ class TaskCommands:
         """Task ids to complete: the running ones (``cancel``) or all (``result``)."""
         return sorted(i for i, task in self.tasks.tasks.items() if task.running or not running)
 
-    async def start(self, name: str, arguments: dict[str, Any] | None) -> None:
-        """Start ``name`` as a task and return (2026-07-28: the server may answer at once)."""
+    async def start(self, name: str, arguments: dict[str, Any] | None) -> t.CallToolResult | None:
+        """Start ``name`` as a task and return (2026-07-28: the server may answer at once:
+        then its result, shown here, is returned)."""
         task = await self._start(name, arguments)
-        if not task.task_id:
-            self.term.say(f"{name} ran without a task:")
-            for line in call_result_lines(await task.handle.result()):
-                self.term.say(line)
+        if task.task_id:
+            return None
+        self.term.say(f"{name} ran without a task:")
+        result = await task.handle.result()
+        for line in call_result_lines(result):
+            self.term.say(line)
+        return result
 
     async def _start(self, name: str, arguments: dict[str, Any] | None) -> HostTask:
         task = await self.tasks.start(name, arguments)
@@ -62,17 +71,23 @@ class TaskCommands:
     async def call(self, name: str, arguments: dict[str, Any] | None) -> t.CallToolResult:
         """Run ``name`` as a task, showing its status changes; its result."""
         task = await self._start(name, arguments)
-        if task.task_id:
-            async for state in task.handle.updates():
-                task.status, task.status_message = state.status, state.status_message
-                self.term.say(f"task {task.task_id} {_status(task)}")
-        return await task.handle.result()
+        try:
+            if task.task_id:
+                async for state in task.handle.updates():
+                    task.status, task.status_message = state.status, state.status_message
+                    self.term.say(f"task {task.task_id} {_status(task)}")
+            return await task.handle.result()
+        except anyio.get_cancelled_exc_class():  # Ctrl-C: the task is cancelled too
+            if task.task_id and task.running:
+                with anyio.move_on_after(_CANCEL_TIMEOUT, shield=True):
+                    await self.cancel(task.task_id)
+            raise
 
     async def show(self) -> None:
         await self.tasks.refresh()
         everything = list(self.tasks.tasks.values())
         running = sum(1 for task in everything if task.running)
-        self.term.say(f"{len(everything)} tasks ({running} running):")
+        self.term.say(f"{counted(len(everything), 'task')} ({running} running):")
         for task in everything:
             self.term.say(f"  {task.task_id}  {task.server}  {task.name}  {_status(task)}")
 

@@ -53,6 +53,9 @@ class Terminal:
     ) -> None:
         self.answer = answer
         self.complete = complete
+        #: Called on Ctrl-C at an answer prompt (an approval, a form): the shell cancels the
+        #: command that asked.
+        self.interrupt: Callable[[], None] | None = None
         self._lock = anyio.Lock()
         self.eof = False
         if editor is None:
@@ -83,7 +86,11 @@ class Terminal:
     ) -> str | None:
         """One line, or ``None`` at end of input (Ctrl-D). ``command``: a shell command line
         (kept in the history, completed from ``complete``); else an answer, completed from
-        ``words``."""
+        ``words``.
+
+        Ctrl-D ends the input only at the command prompt (as in a shell); at an answer prompt
+        it answers ``None`` (no, decline) and the shell goes on. Ctrl-C clears a command line
+        (``""``); at an answer prompt it answers ``None`` and calls :attr:`interrupt`."""
         async with self._lock:
             if self.eof:
                 return None
@@ -93,8 +100,15 @@ class Terminal:
                     return await self._editor.read(prompt, command, words)
                 return await _read_line(prompt)
             except EOFError:
-                self.eof = True
+                if command or not _is_terminal():  # a pipe that ended stays ended
+                    self.eof = True
                 echo()
+                return None
+            except KeyboardInterrupt:
+                if command:
+                    return ""
+                if self.interrupt is not None:
+                    self.interrupt()
                 return None
 
     async def confirm(self, prompt: str, *, default: bool = False) -> bool:
@@ -109,6 +123,13 @@ class Terminal:
             return False
         text = reply.strip().lower()
         return default if not text else text in ("y", "yes")
+
+
+def _is_terminal() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):  # replaced or closed
+        return False
 
 
 async def _read_line(prompt: str) -> str:

@@ -123,7 +123,7 @@ def _catalog_lines(catalog: dict[str, Any]) -> Any:
     sections: list[tuple[str, list[tuple[str, object]]]] = []
     if "tools" in catalog:
         tools: list[t.Tool] = catalog["tools"]
-        sections.append(("Tools", [(tool_signature(x, types=True), x.description) for x in tools]))
+        sections.append(("Tools", [(tool_signature(x, types=True), _tool_note(x)) for x in tools]))
     if "resources" in catalog:
         resources: list[t.Resource] = catalog["resources"]
         sections.append(("Resources", [(r.uri, _resource_note(r)) for r in resources]))
@@ -140,6 +140,16 @@ def _catalog_lines(catalog: dict[str, Any]) -> Any:
         width = min(max((len(n) for n, _ in rows), default=0), 40)
         for row_name, description in rows:
             yield _described(row_name, description, width)
+
+
+def _tool_note(tool: t.Tool) -> str:
+    from .render import task_support
+
+    description = tool.description if isinstance(tool.description, str) else ""
+    first = description.strip().splitlines()[0] if description.strip() else ""
+    support = task_support(tool)
+    tasks = f"[tasks: {support}]" if support is not None else ""
+    return f"{first} {tasks}".strip()
 
 
 def _resource_note(resource: t.Resource | t.ResourceTemplate) -> str:

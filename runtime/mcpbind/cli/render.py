@@ -24,11 +24,13 @@ else:  # imported when a value is shown as JSON: ls lists without it (issue 15, 
 __all__ = [
     "call_result_lines",
     "content_lines",
+    "counted",
     "pretty_json",
     "prompt_lines",
     "resource_contents_lines",
     "schema_type",
     "size_text",
+    "task_support",
     "tool_signature",
     "wire",
 ]
@@ -135,6 +137,20 @@ def prompt_lines(result: t.GetPromptResult) -> Iterator[str]:
         lines = list(content_lines(message.content))
         yield f"{message.role}: {lines[0]}" if lines else f"{message.role}:"
         yield from lines[1:]
+
+
+def counted(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 task``, ``2 tasks``, ``0 tasks``: a count with its noun in the right number
+    (``nouns``: an irregular plural)."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def task_support(tool: t.Tool) -> str | None:
+    """The tool's ``execution.taskSupport`` when it declares one (``optional``,
+    ``required``, ``forbidden``), else ``None``."""
+    execution = tool.execution
+    support = execution.task_support if isinstance(execution, t.ToolExecution) else None
+    return support if isinstance(support, str) else None
 
 
 def tool_signature(tool: t.Tool, *, types: bool = False) -> str:

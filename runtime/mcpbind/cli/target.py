@@ -4,7 +4,8 @@ A SERVER is parsed as ``Client("...")`` parses it (:mod:`mcpbind.transports.laun
 ``http://`` or ``https://`` URL (Streamable HTTP, from the ``http`` extra, imported only then,
 with ``--header`` on every request), a ``.py`` file (run with this interpreter) or a ``.js``
 file (run with ``node``), or a command line that starts a stdio server, split like a shell
-would (``"python -m examples.notes_server"``). The spawned server sees only the few inherited
+would (``"python -m examples.notes_server"``). ``--protocol-version`` pins a version or an era
+(default ``auto``: negotiate). The spawned server sees only the few inherited
 variables of :data:`mcpbind.transports.INHERITED_ENV` plus ``--env``, so secrets in this
 shell do not leak into it.
 """
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from ..launch import ServerLocation, open_server, parse_server
+from ..versions import ALL_VERSIONS, AUTO, ERAS, pinned_version
 from .auth_options import AuthSettings, auth_options
 from .errors import EXIT_USAGE, CliFailure, missing_dependency, translate
 from .output import echo
@@ -29,7 +31,13 @@ if TYPE_CHECKING:
     from ..client import Client
     from ..transports.stdio.spawn import StartedProcess
 
-__all__ = ["ServerTarget", "connect", "run_async", "server_options"]
+__all__ = [
+    "ServerTarget",
+    "connect",
+    "protocol_version_option",
+    "run_async",
+    "server_options",
+]
 
 T = TypeVar("T")
 
@@ -46,6 +54,8 @@ class ServerTarget:
     cwd: str | None = None
     timeout: float | None = 60.0
     verbose: bool = False
+    #: The version to pin (``None``: negotiate, ``--protocol-version auto``).
+    protocol_version: str | None = None
     auth: AuthSettings = field(default_factory=AuthSettings)
     #: The server process, once :meth:`start` started it (taken over by :func:`connect`).
     started: list[StartedProcess] = field(default_factory=list, compare=False, repr=False)
@@ -73,6 +83,7 @@ class ServerTarget:
         cwd: str | None = None,
         timeout: float | None = 60.0,
         verbose: bool = False,
+        protocol_version: str | None = None,
     ) -> ServerTarget:
         """Validate SERVER, ``--env`` and ``--header`` values; raise
         :class:`click.BadParameter` if bad."""
@@ -93,6 +104,10 @@ class ServerTarget:
         if timeout is not None and timeout <= 0:
             timeout = None
         try:
+            pinned = pinned_version(protocol_version)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--protocol-version") from None
+        try:
             location = parse_server(spec)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="SERVER") from None
@@ -111,7 +126,21 @@ class ServerTarget:
             cwd=cwd,
             timeout=timeout,
             verbose=verbose,
+            protocol_version=pinned,
         )
+
+
+def protocol_version_option(command: Callable[..., T]) -> Callable[..., T]:
+    """``--protocol-version``: a version, an era, or ``auto`` (the default: negotiate)."""
+    return click.option(
+        "--protocol-version",
+        metavar="VERSION",
+        default=AUTO,
+        show_default=True,
+        help="Pin the protocol version: one of "
+        + ", ".join((*ERAS, *ALL_VERSIONS))
+        + " (auto: the newest both sides speak).",
+    )(command)
 
 
 def server_options(command: Callable[..., T]) -> Callable[..., T]:
@@ -155,6 +184,7 @@ def server_options(command: Callable[..., T]) -> Callable[..., T]:
         help="Show the server's log messages of every level (not only warnings and worse), "
         "and echo a stdio server's stderr.",
     )
+    @protocol_version_option
     @auth_options
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> T:
@@ -165,6 +195,7 @@ def server_options(command: Callable[..., T]) -> Callable[..., T]:
             cwd=kwargs.pop("cwd"),
             timeout=kwargs.pop("timeout"),
             verbose=kwargs.pop("verbose"),
+            protocol_version=kwargs.pop("protocol_version"),
         )
         kwargs["target"] = dataclasses.replace(target, auth=kwargs.pop("auth_settings"))
         return command(*args, **kwargs)
@@ -180,6 +211,8 @@ async def connect(target: ServerTarget, **client_options: Any) -> AsyncIterator[
     The server is spawned first and the client imported after: the server starts while this
     process imports (issue 15, cold start)."""
     options: dict[str, Any] = {"name": "mcpbind-cli", "timeout": target.timeout, **client_options}
+    if target.protocol_version is not None:
+        options["protocol_version"] = target.protocol_version
     if target.url is not None:
         try:
             import mcpbind.http.client  # noqa: F401  (open_server(url) uses it)

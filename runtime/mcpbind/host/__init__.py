@@ -34,6 +34,7 @@ from .config_file import SERVER_KEYS, load_config, parse_config, parse_server
 from .host import Host
 from .naming import assign_names, host_name, is_portable_name, is_valid_tool_name
 from .state import (
+    AmbiguousResource,
     Backoff,
     Connector,
     HostError,
@@ -45,6 +46,7 @@ from .state import (
 
 __all__ = [
     "USER_REJECTED",
+    "AmbiguousResource",
     "ApprovalDenied",
     "ApprovalPolicy",
     "Approver",

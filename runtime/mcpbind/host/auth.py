@@ -116,8 +116,14 @@ def _build(name: str, settings: OAuthSettings) -> Any:
     )
     key = None
     if settings.private_key_file is not None:
-        with open(os.path.expanduser(settings.private_key_file)) as f:
-            key = f.read()
+        path = os.path.expanduser(settings.private_key_file)
+        try:
+            with open(path) as f:
+                key = f.read()
+        except OSError as exc:  # a configuration error: retrying cannot help
+            raise _error(
+                name, "oauth", f"cannot read privateKeyFile {path!r}: {exc.strerror or exc}"
+            ) from None
     scopes = settings.scopes.split() if isinstance(settings.scopes, str) else settings.scopes
     store = FileTokenStore()
     if settings.grant == "client_credentials":

@@ -29,13 +29,13 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Literal
 
 import msgspec
 
 from mcpbind_types import unified as t
 
-from ..versions import ALL_VERSIONS, LATEST_HANDSHAKE, LATEST_STATELESS
+from ..versions import pinned_version
 from .auth import OAuthSettings, check_auth
 
 __all__ = [
@@ -164,20 +164,6 @@ class HostConfig(msgspec.Struct, kw_only=True, rename="camel"):
 
 
 _NAME = re.compile(r"\S(?:.{0,62}\S)?")
-
-
-_ERAS: Final = {"auto": None, "handshake": LATEST_HANDSHAKE, "stateless": LATEST_STATELESS}
-
-
-def pinned_version(value: str | None) -> str | None:
-    """``protocolVersion``: ``auto`` (or absent), an era (``handshake``, ``stateless``) or a
-    version this runtime speaks; ``None`` means negotiate. Raises ``ValueError`` otherwise."""
-    if value is None or value in ALL_VERSIONS:
-        return value
-    if value in _ERAS:
-        return _ERAS[value]
-    choices = ", ".join((*_ERAS, *ALL_VERSIONS))
-    raise ValueError(f"unknown protocol version {value!r}; one of {choices}")
 
 
 def _root_uri(value: str, cwd: str | None) -> str:

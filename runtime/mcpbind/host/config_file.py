@@ -12,6 +12,9 @@ dispatched through :data:`SERVER_KEYS`:
   (Cline), ``alwaysAllow`` (Roo) -> ``allow``; ``disabledTools`` (Roo) -> ``deny``;
 - keys with no meaning here, such as ``description``: ignored without a word.
 
+VS Code's ``${workspaceFolder}`` in string values is the workspace (:func:`workspace_of`);
+an entry with an ``${input:ID}`` is not started, with a warning naming it.
+
 Any other key is reported as a warning (``server 'x', key 'y': unknown key, ignored``) and
 the server still starts. To support a new key, add one entry to :data:`SERVER_KEYS`.
 """
@@ -44,6 +47,7 @@ __all__ = [
     "parse_server",
     "server_entries",
     "translate_server",
+    "workspace_of",
 ]
 
 logger = logging.getLogger("mcpbind.host")
@@ -194,15 +198,61 @@ def parse_server(
     return check_server(name, config)
 
 
-def parse_config(data: Mapping[str, Any] | bytes | str) -> HostConfig:
-    """A whole configuration from a dict or JSON text; see :func:`server_entries`."""
+_WORKSPACE = "${workspaceFolder}"
+_INPUT = re.compile(r"\$\{input:([^}]*)\}")
+
+
+def _vscode_variables(name: str, config: ServerConfig, workspace: str, warn: Warn) -> None:
+    """VS Code's variables in the string values of an entry (command, args, env, cwd, url,
+    headers): ``${workspaceFolder}`` becomes ``workspace``; an ``${input:ID}`` (a prompt VS
+    Code shows) cannot be asked here, so the server is not started and ``warn`` says why."""
+
+    def expand(key: str, value: str) -> str:
+        found = _INPUT.search(value)
+        if found is not None and config.active:
+            config.enabled = False
+            warn(
+                ConfigWarning(
+                    name,
+                    key,
+                    f"{found.group(0)} is a VS Code input the Host cannot prompt for; server "
+                    "not started: put the value, or ${env:NAME}, in its place",
+                )
+            )
+        return value.replace(_WORKSPACE, workspace)
+
+    if config.command is not None:
+        config.command = expand("command", config.command)
+    config.args = [expand("args", arg) for arg in config.args]
+    config.env = {k: expand("env", v) for k, v in config.env.items()}
+    if config.cwd is not None:
+        config.cwd = expand("cwd", config.cwd)
+    if config.url is not None:
+        config.url = expand("url", config.url)
+    config.headers = {k: expand("headers", v) for k, v in config.headers.items()}
+
+
+def parse_config(
+    data: Mapping[str, Any] | bytes | str, *, workspace: str | os.PathLike[str] | None = None
+) -> HostConfig:
+    """A whole configuration from a dict or JSON text; see :func:`server_entries`.
+    ``${workspaceFolder}`` becomes ``workspace`` (default: the current directory)."""
     raw = _json_object(data, None, "the configuration must be a JSON object")
     warnings: list[ConfigWarning] = []
-    parsed = {
-        name: parse_server(name, entry, warnings.append)
-        for name, entry in server_entries(raw).items()
-    }
+    folder = os.fspath(workspace) if workspace is not None else os.getcwd()
+    parsed = {}
+    for name, entry in server_entries(raw).items():
+        parsed[name] = parse_server(name, entry, warnings.append)
+        _vscode_variables(name, parsed[name], folder, warnings.append)
     return HostConfig(mcp_servers=parsed, warnings=warnings)
+
+
+def workspace_of(file: Path) -> Path:
+    """The workspace folder of a configuration file, as VS Code's ``${workspaceFolder}``:
+    the folder holding ``.vscode/`` for a file in it (``.vscode/mcp.json``), else the
+    file's own folder."""
+    folder = file.resolve().parent
+    return folder.parent if folder.name == ".vscode" else folder
 
 
 def load_config(path: str | os.PathLike[str]) -> HostConfig:
@@ -213,7 +263,7 @@ def load_config(path: str | os.PathLike[str]) -> HostConfig:
     except OSError as exc:
         raise ConfigError(None, None, f"cannot read {os.fspath(path)!r}: {exc.strerror}") from None
     try:
-        config = parse_config(text)
+        config = parse_config(text, workspace=workspace_of(file))
     except ConfigError as exc:
         if exc.server is None and exc.key is None:
             raise ConfigError(None, None, f"{os.fspath(path)}: {exc}") from None

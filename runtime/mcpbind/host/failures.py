@@ -4,7 +4,8 @@ A stdio server that dies says why on stderr (a Node stack trace, a Python traceb
 transport's reason carries its tail. The Host reports the cause as one line (the exit status
 and the line of stderr that names the error) and the tail once, not on every retry; a command
 that cannot be started (not found, not executable, a missing working directory) fails for
-good instead of being retried.
+good instead of being retried, and so does a configuration error found on connecting (an
+unset ``${env:X}``) and a server that refuses the configured credentials (HTTP 401/403).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..protocol import McpError
+from .config import ConfigError
 from .state import StartError, describe
 
 __all__ = ["Failure"]
@@ -35,6 +38,10 @@ class Failure:
             exc = exc.exceptions[0]
         if isinstance(exc, StartError):
             return cls(str(exc), permanent=exc.permanent)
+        if isinstance(exc, ConfigError):  # a missing ${env:X}, a bad key: the same next time
+            return cls(str(exc), permanent=True)
+        if _refused(exc):
+            return cls(f"{describe(exc)} (check the server's credentials)", permanent=True)
         return cls.of_reason(describe(exc))
 
     @classmethod
@@ -48,6 +55,15 @@ class Failure:
     def same_as(self, other: Failure | None) -> bool:
         """The same cause again (process ids and numbers aside)."""
         return other is not None and _shape(self.summary) == _shape(other.summary)
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether the server refused our credentials (HTTP 401/403): the configuration's token
+    or client is wrong, and sending the same again cannot help."""
+    if not isinstance(exc, McpError):
+        return False
+    data = exc.data if isinstance(exc.data, dict) else {}
+    return data.get("httpStatus") in (401, 403)
 
 
 def _telling_line(tail: str) -> str:

@@ -26,7 +26,6 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import RequestOptions
 
 from ..client import Client
-from ..protocol import INVALID_PARAMS
 from ..server.uritemplate import UriTemplate, UriTemplateError
 from .approval import (
     Approver,
@@ -49,9 +48,9 @@ from .config import (
 )
 from .config_file import load_config, parse_config, parse_server
 from .state import (
+    AmbiguousResource,
     Backoff,
     Handle,
-    HostError,
     HostEvent,
     ServerState,
     ServerUnavailable,
@@ -366,11 +365,7 @@ class Host(Supervisor):
                     "resource", uri, "; no server lists it or has a matching template"
                 )
             if len(owners) > 1:
-                raise HostError(
-                    INVALID_PARAMS,
-                    f"Resource {uri!r} is offered by {', '.join(owners)}; pass server=",
-                    {"servers": owners},
-                )
+                raise AmbiguousResource(uri, owners)
             server = owners[0]
         return await self.client(server).read_resource(t.ReadResourceRequestParams(uri=uri))
 

@@ -31,6 +31,7 @@ from .catalog import ServerLists
 from .config import ApprovalPolicy, ServerConfig
 
 __all__ = [
+    "AmbiguousResource",
     "Backoff",
     "Connector",
     "EventKind",
@@ -79,6 +80,23 @@ class UnknownName(HostError):
 
     def __init__(self, what: str, name: str, hint: str = "") -> None:
         super().__init__(INVALID_PARAMS, f"Unknown {what}: {name!r}{hint}", {"name": name})
+        #: What was looked for (``tool``, ``prompt``, ``resource``, ``server``, ``task``) and
+        #: the name given: a user interface words its own hint from them.
+        self.what = what
+        self.name = name
+
+
+class AmbiguousResource(HostError):
+    """More than one server lists or templates the URI: the caller must say which (-32602)."""
+
+    def __init__(self, uri: str, servers: list[str]) -> None:
+        super().__init__(
+            INVALID_PARAMS,
+            f"Resource {uri!r} is offered by {', '.join(servers)}; pass server=",
+            {"servers": servers},
+        )
+        self.uri = uri
+        self.servers = servers
 
 
 class ServerUnavailable(HostError):
@@ -211,7 +229,7 @@ async def open_target(handle: Handle) -> AsyncIterator[Transport | Server]:
             handle.pid = process.pid
             yield process
     elif isinstance(target, ServerConfig):
-        async with open_http(target, handle.max_message_size) as transport:
+        async with open_http(handle.name, target, handle.max_message_size) as transport:
             yield transport
     else:
         async with target() as transport:
@@ -219,9 +237,12 @@ async def open_target(handle: Handle) -> AsyncIterator[Transport | Server]:
 
 
 @asynccontextmanager
-async def open_http(config: ServerConfig, max_size: int | None) -> AsyncIterator[Transport]:
+async def open_http(
+    name: str, config: ServerConfig, max_size: int | None
+) -> AsyncIterator[Transport]:
     """The Streamable HTTP client transport (falling back to HTTP+SSE for 2024-11-05 servers),
-    imported only when a server has a ``url``: the ``http`` extra is needed only then."""
+    imported only when a server has a ``url``: the ``http`` extra is needed only then.
+    ``name``: the server's config name, which configuration errors name."""
     assert config.url is not None
     try:
         from ..http.client import connect_http
@@ -230,7 +251,7 @@ async def open_http(config: ServerConfig, max_size: int | None) -> AsyncIterator
         raise RuntimeError(
             f"{config.url} needs the http extra ({exc}): pip install 'mcpbind[http]'"
         ) from None
-    options = http_options(config.url, config)
+    options = http_options(name, config)
     if max_size is not None:
         options["max_message_size"] = max_size
     async with connect_http(config.url, **options) as transport:

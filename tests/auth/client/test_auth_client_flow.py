@@ -153,3 +153,32 @@ async def test_jwt_bearer_refusal_is_surfaced_without_retry(world: AuthWorld) ->
     assert len(tokens) == 1
     assert tokens[0]["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
     assert tokens[0]["assertion"] == "eyJ.workload.jwt" and tokens[0]["resource"] == world.url
+
+
+async def test_a_stored_token_is_not_reused_once_the_client_credentials_change(
+    world: AuthWorld, tmp_path: os.PathLike[str]
+) -> None:
+    """Issue 31 item 7: tokens are cached per (issuer, resource); one obtained with a client
+    secret is dropped, not served, when the same client id comes with another secret (or
+    key), and a new one is obtained with the new credentials. Same credentials: reused."""
+    from mcpbind.auth.client import ClientCredentials
+
+    store = FileTokenStore(os.path.join(tmp_path, "tokens.json"))
+
+    async def connect(secret: str) -> str:
+        auth = ClientCredentials("svc", client_secret=secret, token_store=store)
+        async with Client(world.url, auth=auth) as client:
+            await client.list_tools()
+        assert auth.tokens is not None
+        return auth.tokens.access_token
+
+    def grants() -> int:
+        return sum(1 for _, path, _, _ in world.log if path == "/as/token")
+
+    first = await connect("old-secret")
+    assert grants() == 1
+    assert await connect("old-secret") == first and grants() == 1  # cached, reused
+    changed = await connect("new-secret")
+    assert changed != first and grants() == 2
+    kept = store.path.read_text()
+    assert "new-secret" not in kept and "old-secret" not in kept  # only a digest is stored

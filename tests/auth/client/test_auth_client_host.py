@@ -12,7 +12,7 @@ import pytest
 from auth_client_support import AuthWorld
 
 from mcpbind.auth.client import LoopbackRedirect, OAuth
-from mcpbind.host import Host
+from mcpbind.host import Backoff, Host, HostEvent
 from mcpbind.host.auth import OAuthSettings, http_options
 from mcpbind.host.config import ConfigError
 from mcpbind.host.config_file import parse_config, parse_server
@@ -105,3 +105,63 @@ async def test_loopback_receiver_gets_the_redirect(
         assert (await client.list_tools()).tools[0].name == "echo"
     token = next(d for _, p, _, d in world.log if p == "/as/token")
     assert token["redirect_uri"] == handler.redirect_uri
+
+
+FAST = Backoff(initial=0.02, factor=2.0, maximum=0.1, max_attempts=6)
+
+
+async def test_an_unset_variable_names_the_server_and_is_not_retried(
+    world: AuthWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 31 item 6: a missing ``${env:X}`` is a configuration error of the server named
+    in the config (not its URL), and retrying cannot set the variable: no retry."""
+    monkeypatch.delenv("NOT_SET_TOKEN", raising=False)
+    headers = {"Authorization": "Bearer ${env:NOT_SET_TOKEN}"}
+    config = {"mcpServers": {"notes": {"url": world.url, "headers": headers}}}
+    events: list[HostEvent] = []
+    async with Host(config, backoff=FAST, on_event=events.append) as host:
+        state = host.servers()[0]
+    assert state.status == "failed", state
+    assert state.error is not None and state.error.startswith("server 'notes', key 'headers'")
+    assert "NOT_SET_TOKEN is not set" in state.error and world.url not in state.error
+    assert state.attempts == 1
+    assert not any(e.kind == "retrying" for e in events)
+
+
+@pytest.mark.parametrize("forbid", [False, True], ids=["401", "403"])
+async def test_refused_credentials_are_not_retried(
+    world: AuthWorld, monkeypatch: pytest.MonkeyPatch, forbid: bool
+) -> None:
+    """Issue 31 item 6: a server that refuses the configured token (401) or its scopes (403)
+    will refuse it again: one failure naming the status, no retry."""
+    monkeypatch.setenv("WORLD_TOKEN", "a-token")
+    if forbid:
+        world.valid.add("a-token")
+        world.knobs.forbid = 100
+    config = {"mcpServers": {"p": {"url": world.url, "bearerTokenEnv": "WORLD_TOKEN"}}}
+    events: list[HostEvent] = []
+    async with Host(config, backoff=FAST, on_event=events.append) as host:
+        state = host.servers()[0]
+    assert state.status == "failed", state
+    assert state.error is not None and f"HTTP {403 if forbid else 401}" in state.error
+    assert state.error.endswith("(not retried)"), state.error
+    assert state.attempts == 1
+    assert not any(e.kind == "retrying" for e in events)
+
+
+async def test_an_unreadable_private_key_file_is_a_config_error_not_retried(
+    world: AuthWorld, tmp_path: os.PathLike[str]
+) -> None:
+    """The sibling of the unset variable: ``oauth.privateKeyFile`` that cannot be read names
+    the server and the key, and is not retried."""
+    missing = os.path.join(tmp_path, "no-such-key.pem")
+    oauth = {"grant": "client_credentials", "clientId": "svc", "privateKeyFile": missing}
+    config = {"mcpServers": {"robot": {"url": world.url, "oauth": oauth}}}
+    events: list[HostEvent] = []
+    async with Host(config, backoff=FAST, on_event=events.append) as host:
+        state = host.servers()[0]
+    assert state.status == "failed", state
+    assert state.error is not None and state.error.startswith("server 'robot', key 'oauth'")
+    assert "cannot read privateKeyFile" in state.error and missing in state.error
+    assert state.attempts == 1
+    assert not any(e.kind == "retrying" for e in events)

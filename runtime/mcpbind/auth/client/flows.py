@@ -32,7 +32,7 @@ from .grants import (
 )
 from .provider import OAuthBase
 from .redirect import HeadlessRedirect, RedirectHandler
-from .store import ClientInfo, Tokens
+from .store import ClientInfo, Tokens, credentials_fingerprint
 
 __all__ = ["ClientCredentials", "EnterpriseManaged", "JwtBearer", "OAuth"]
 
@@ -89,6 +89,10 @@ class OAuth(OAuthBase):
         )
         self._key = _signing_key(private_key, signing_algorithm)
         self._algorithm = signing_algorithm
+        self._credentials = credentials_fingerprint(client_id, client_secret, private_key)
+
+    def credentials(self) -> str | None:
+        return self._credentials
 
     def configure(self, endpoint: TokenEndpoint) -> None:
         endpoint.signing_key, endpoint.signing_algorithm = self._key, self._algorithm
@@ -138,6 +142,10 @@ class ClientCredentials(OAuthBase):
         self.client = ClientInfo(client_id, client_secret, method, [], "pre-registered")
         self._key = _signing_key(private_key, signing_algorithm)
         self._algorithm = signing_algorithm
+        self._credentials = credentials_fingerprint(client_id, client_secret, private_key)
+
+    def credentials(self) -> str | None:
+        return self._credentials
 
     def configure(self, endpoint: TokenEndpoint) -> None:
         endpoint.client = self.client
@@ -183,6 +191,10 @@ class JwtBearer(OAuthBase):
         self.client = (
             ClientInfo(client_id, client_secret, None, [], "pre-registered") if client_id else None
         )
+        self._credentials = credentials_fingerprint(client_id, client_secret)
+
+    def credentials(self) -> str | None:
+        return self._credentials
 
     def configure(self, endpoint: TokenEndpoint) -> None:
         endpoint.client = self.client

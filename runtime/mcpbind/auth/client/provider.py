@@ -91,6 +91,12 @@ class OAuthBase(httpx2.Auth):
     def configure(self, endpoint: TokenEndpoint) -> None:
         """Set the endpoint's client and signing key before refresh or :meth:`obtain`."""
 
+    def credentials(self) -> str | None:
+        """:func:`credentials_fingerprint` of this client's credentials (``None``: none
+        given, a registration the store keeps); stored tokens obtained with other ones are
+        dropped."""
+        return None
+
     # ------------------------------------------------------------------ httpx2.Auth
     def sync_auth_flow(
         self, request: httpx2.Request
@@ -247,6 +253,7 @@ class OAuthBase(httpx2.Auth):
     def _keep(self, discovery: Discovery, tokens: Tokens) -> None:
         if self._dpop_key is not None and tokens.token_type.lower() == "dpop":
             tokens.dpop_jwk = self._dpop_key.private_jwk()  # a new process needs the same key
+        tokens.client = self.credentials()
         self.tokens = tokens
         self._issuer = discovery.server.issuer
         self.store.save(discovery.server.issuer, discovery.resource, tokens)
@@ -302,6 +309,10 @@ class OAuthBase(httpx2.Auth):
                 stored = None
                 if not step_up and sent is None:
                     stored = self.store.load(issuer, discovery.resource)
+                    if stored is not None and stored.client != self.credentials():
+                        logger.info("the client credentials changed: the stored token is dropped")
+                        self.store.delete(issuer, discovery.resource)
+                        stored = None
                     if stored is not None and stored.dpop_jwk:
                         from .jose import DPoPKey  # the key the stored tokens are bound to
 

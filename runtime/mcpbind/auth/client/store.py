@@ -3,13 +3,16 @@
 Keys: tokens by (authorization-server issuer, resource), registrations by issuer, so a
 server that moves to another authorization server gets a new registration and tokens
 (authorization.mdx §Client Registration: credentials are bound to the server that issued
-them). :class:`FileTokenStore` keeps one JSON file per user in the platform's config folder
+them). Each token remembers a digest of the client credentials it was obtained with
+(:func:`credentials_fingerprint`): the provider drops a stored token whose credentials have
+changed since. :class:`FileTokenStore` keeps one JSON file per user in the platform's config folder
 (``platformdirs.user_config_dir("mcpbind")``), created ``0600`` in a ``0700`` folder and
 replaced atomically.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 import time
@@ -25,6 +28,7 @@ __all__ = [
     "InMemoryTokenStore",
     "TokenStore",
     "Tokens",
+    "credentials_fingerprint",
     "default_token_path",
 ]
 
@@ -40,6 +44,9 @@ class Tokens:
     scope: str | None = None
     #: the private JWK of the DPoP key a DPoP-bound token is bound to (RFC 9449 §6)
     dpop_jwk: dict[str, Any] | None = field(default=None, repr=False)
+    #: :func:`credentials_fingerprint` of the client credentials the token was obtained
+    #: with: a token (and its refresh token) is not reused once they change
+    client: str | None = field(default=None, repr=False)
 
     def expired(self, skew: float = 30.0) -> bool:
         return self.expires_at is not None and time.time() >= self.expires_at - skew
@@ -61,6 +68,22 @@ class Tokens:
             else (previous.refresh_token if previous else None),
             scope=scope if isinstance(scope, str) else (previous.scope if previous else None),
         )
+
+
+def credentials_fingerprint(
+    client_id: str | None, client_secret: str | None = None, private_key: str | bytes | None = None
+) -> str | None:
+    """A digest of a pre-registered client's credentials (``None`` without a client id: a
+    registration of the authorization server's, kept in the store). Tokens remember it, so
+    that a changed client id, secret or key is never served a token obtained with the old
+    ones; the secret itself is never stored with them."""
+    if client_id is None:
+        return None
+    digest = hashlib.sha256()
+    key = private_key.encode() if isinstance(private_key, str) else private_key
+    for part in (client_id.encode(), (client_secret or "").encode(), key or b""):
+        digest.update(len(part).to_bytes(8, "big") + part)
+    return digest.hexdigest()
 
 
 @dataclass

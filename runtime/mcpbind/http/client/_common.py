@@ -191,6 +191,9 @@ async def http_error_responses(
         body = b""
     detail = f"HTTP {status} {response.reason_phrase}".rstrip()
     data: Any = {"httpStatus": status}
+    challenge = response.headers.get("www-authenticate")
+    if status in (401, 403) and challenge:  # why a token was refused (RFC 6750 §3)
+        data["wwwAuthenticate"] = challenge
     found = _error_from_body(body)
     if found is not None:
         code, message, extra = found

@@ -1,0 +1,109 @@
+"""Ctrl-C and Ctrl-D in the interactive Host shell (issue 31 item 5), in a pseudo-terminal:
+Ctrl-C cancels the running call (the server gets ``notifications/cancelled``,
+basic/utilities/cancellation.mdx) or clears the line, and the shell goes on; Ctrl-D at an
+approval prompt denies that call only; Ctrl-D at the idle prompt leaves, as in a shell."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .helpers import SERVERS
+from .pty_helpers import HostTerminal
+
+PROMPT = b"mcpbind>"
+CTRL_C = b"\x03"
+CTRL_D = b"\x04"
+
+
+@pytest.fixture
+def shell(tmp_path: Path) -> Iterator[HostTerminal]:
+    config = tmp_path / "servers.json"
+    waiter = {"command": sys.executable, "args": [SERVERS, "waiter"]}
+    config.write_text(json.dumps({"mcpServers": {"w": waiter}}))
+    term = HostTerminal(config, tmp_path / "history")
+    try:
+        yield term
+    finally:
+        term.close()
+
+
+def _appears(path: Path, timeout: float = 30.0) -> None:
+    """Bounded polling for a file the server writes."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+def test_ctrl_c_cancels_the_running_call_on_the_server(shell: HostTerminal, tmp_path: Path) -> None:
+    marker = tmp_path / "call"
+    shell.expect(PROMPT)
+    shell.send(b'call w__wait {"marker": "' + str(marker).encode() + b'"}\r')
+    _appears(Path(f"{marker}.started"))
+    shell.send(CTRL_C)  # no prompt is up: the terminal sends SIGINT
+    shell.expect(b"cancelled (Ctrl-C)")
+    shell.expect(PROMPT)
+    _appears(Path(f"{marker}.cancelled"))  # the server's handler was stopped
+    shell.send(b"servers\r")
+    shell.expect(b"server w: running")
+    assert shell.quit() == 0
+
+
+def test_ctrl_c_at_the_prompt_clears_the_line(shell: HostTerminal) -> None:
+    shell.expect(PROMPT)
+    shell.send(b"bogus words")
+    shell.expect(b"bogus words")
+    shell.send(CTRL_C)
+    shell.expect(PROMPT)
+    shell.send(b"servers\r")  # not "bogus wordsservers"
+    shell.expect(b"server w: running")
+    assert shell.quit() == 0
+
+
+def test_ctrl_c_and_ctrl_d_at_an_approval_prompt_deny_and_the_shell_goes_on(
+    shell: HostTerminal,
+) -> None:
+    shell.expect(PROMPT)
+    for key in (CTRL_C, CTRL_D):
+        shell.send(b'call w__change {"value": "v"}\r')
+        shell.expect(b"Allow this call? [y/N]")
+        shell.send(key)
+        after = shell.expect(PROMPT)
+        assert b"changed v" not in after
+        assert b"denied" in after or b"cancelled" in after, after
+    shell.send(b'call w__change {"value": "yes"}\r')
+    shell.expect(b"Allow this call? [y/N]")
+    shell.send(b"y\r")
+    shell.expect(b"changed yes")
+    shell.expect(PROMPT)
+    shell.send(CTRL_D)  # at the idle prompt: leave, as a shell does
+    assert shell.wait() == 0
+
+
+def test_ctrl_c_during_a_call_that_runs_as_a_task_cancels_the_task(tmp_path: Path) -> None:
+    """The sibling for a tool that requires a task: Ctrl-C stops waiting and cancels the
+    task on the server (``tasks/cancel``), which then reports it cancelled."""
+    config = tmp_path / "servers.json"
+    jobs = {"command": sys.executable, "args": [SERVERS, "jobs"]}
+    config.write_text(json.dumps({"mcpServers": {"jobs": jobs}}))
+    shell = HostTerminal(config, tmp_path / "history")
+    try:
+        shell.expect(PROMPT)
+        shell.send(b'call jobs__reindex {"path": "/srv"}\r')
+        shell.expect(b"indexing /srv")
+        shell.send(CTRL_C)
+        shell.expect(b"cancelled (Ctrl-C)")
+        shell.expect(PROMPT)
+        shell.send(b"tasks\r")
+        shell.expect(b"1 task (0 running):")
+        listing = shell.expect(PROMPT)
+        assert b"jobs__reindex  cancelled" in listing, listing
+        assert shell.quit() == 0
+    finally:
+        shell.close()
