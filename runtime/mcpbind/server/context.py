@@ -8,6 +8,7 @@ client: progress for this request, log messages to this client, requests back to
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -54,6 +55,14 @@ def _cancelled() -> bool:
     return True
 
 
+async def _checkpoint() -> None:
+    """Let the event loop run once: a notification a handler sends is a checkpoint, delivered
+    or not. A send to a client that has gone returns without suspending, so a handler sending
+    in a loop would otherwise hold the loop (every other session waits) and its cancellation
+    could not land until the loop ended (tests/server/test_context_checkpoints.py)."""
+    await asyncio.sleep(0)
+
+
 class Context(msgspec.Struct):
     """Per-request handle given to handlers. Cheap: one per inbound request."""
 
@@ -96,6 +105,7 @@ class Context(msgspec.Struct):
         if message is not None:
             params.message = message
         await self.peer.send_notification(m.S2C_PROGRESS, params)
+        await _checkpoint()
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send ``notifications/message`` when ``level`` is at or above the client's level."""
@@ -108,6 +118,7 @@ class Context(msgspec.Struct):
         if logger is not None:
             params.logger = logger
         await self.peer.send_notification(m.S2C_LOGGING_MESSAGE, params)
+        await _checkpoint()
 
     async def debug(self, data: Any) -> None:
         await self.log("debug", data)
