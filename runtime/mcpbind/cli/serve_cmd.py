@@ -127,9 +127,15 @@ def _only_server(module: ModuleType, source: str) -> Server:
     help="Interface for --http (only loopback by default).",
 )
 @click.option("--path", default="/mcp", show_default=True, help="The MCP endpoint for --http.")
-def serve(app: str, port: int | None, host: str, path: str) -> None:
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="Send a failing handler's exception text to the client (Server(debug=True)). "
+    "Tracebacks are logged on stderr either way. For development only.",
+)
+def serve(app: str, port: int | None, host: str, path: str, debug: bool) -> None:
     """Serve the mcpbind Server in APP (a file or a module) over stdio, or over HTTP with
-    --http PORT.
+    --http PORT. A handler's uncaught exception is logged with its traceback on stderr.
 
     \b
     mcpbind serve examples/notes_server.py
@@ -137,6 +143,8 @@ def serve(app: str, port: int | None, host: str, path: str) -> None:
     mcpbind serve examples.files_server:create_server --http 8000
     """
     server = load_server(app)
+    if debug:
+        server.debug = True
     if port is None:
         from ..server.session import serve_stdio
 

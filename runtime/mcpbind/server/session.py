@@ -87,6 +87,9 @@ class ServerSession:
         connection: type[Connection] = Connection,
     ) -> None:
         self.server = server
+        if server.debug and not (options is not None and options.debug):
+            # Server(debug=True) and SessionOptions(debug=True) are the same switch.
+            options = msgspec.structs.replace(options or SessionOptions(), debug=True)
         self.core = Session("server", None, options)
         self.core.set_local_capabilities(server.capabilities())
         for name in server.custom:
@@ -255,6 +258,7 @@ class ServerSession:
                 meta,
                 enc=self._encoded,
                 emit_for=self._emit,
+                debug=self.core.options.debug,
             )
         handler = self.server.handlers.get(method)
         if handler is None or method in _SESSION_METHODS:
@@ -318,7 +322,12 @@ class ServerSession:
 
 
 async def serve(server: Server, transport: Transport, **options: Any) -> None:
-    """Run one session of ``server`` over ``transport`` until the client goes away."""
+    """Run one session of ``server`` over ``transport`` until the client goes away. A
+    handler's uncaught exception is logged with its traceback on stderr unless the
+    application configured logging itself (``mcpbind.server.logs``)."""
+    from .logs import log_to_stderr
+
+    log_to_stderr()
     await ServerSession(server, transport, **options).run()
     if threads.on_asyncio():
         # The client is gone; ``def`` tools still running were told (``ctx.cancelled``) and

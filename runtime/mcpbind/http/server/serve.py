@@ -66,8 +66,15 @@ def serve_http(
     cancelled: uvicorn alone would wait for an open GET stream forever. ``legacy_sse=True``
     also serves the 2024-11-05 HTTP+SSE transport for old clients (``GET /sse``, ``POST
     /messages/``; see ``mcpbind.http.with_legacy_sse``).
+
+    A handler's uncaught exception is logged with its traceback on stderr unless the
+    application configured logging itself (``mcpbind.server.logs``).
     """
     import uvicorn
+
+    from ...server.logs import log_to_stderr
+
+    log_to_stderr()
 
     parser, event_loop = choose_stack(http, loop)
     streamable = StreamableHTTPApp(server, path=path, **options)
