@@ -186,6 +186,7 @@ async def test_http_failures_logged_on_stderr_and_shown_with_debug(
         stderr = await _wait_for(log.read_text, *TRACEBACKS)
     _assert_logged(stderr)
     _assert_told(seen, debug=True)
+    assert f"serving failing on http://127.0.0.1:{port}/mcp" in stderr
 
 
 SCRIPT = """

@@ -21,8 +21,7 @@ from typing import Any
 import click
 
 from ..server.app import Server
-from .errors import EXIT_USAGE, CliFailure, missing_dependency
-from .output import echo
+from .errors import EXIT_CONNECTION, EXIT_USAGE, CliFailure, missing_dependency
 
 __all__ = ["load_server", "serve"]
 
@@ -156,5 +155,7 @@ def serve(app: str, port: int | None, host: str, path: str, debug: bool) -> None
         from mcpbind.http import serve_http
     except ImportError as exc:
         raise missing_dependency("mcpbind serve --http", exc, "http") from None
-    echo(f"serving {app} on http://{host}:{port}{path}", err=True)
-    serve_http(server, host=host, port=port, path=path)
+    try:  # it prints the URL once listening
+        serve_http(server, host=host, port=port, path=path)
+    except OSError as exc:  # the port is in use, the address not this machine's, ...
+        raise CliFailure(exc.strerror or str(exc), EXIT_CONNECTION) from None
