@@ -236,3 +236,40 @@ async def test_application_logging_setup_is_kept(tmp_path: Path) -> None:
     assert result.is_error
     assert "APP mcpbind.server tool forecast failed" in stderr
     assert stderr.count("Traceback (most recent call last)") == 1, stderr
+
+
+HTTP_SCRIPT = """
+import sys
+import mcpbind
+from mcpbind.http import serve_http
+
+server = mcpbind.Server("failing", debug=True)
+
+@server.resource("data://broken")
+async def broken() -> str:
+    raise RuntimeError("resource exploded")
+
+serve_http(server, port=int(sys.argv[1]), sessionless=True)
+"""
+
+
+async def test_sessionless_http_logs_and_server_debug_shows(tmp_path: Path) -> None:
+    """The 2025 sessionless HTTP mode (``serve_http(sessionless=True)``): the same log line
+    and, with ``Server(debug=True)``, the exception text in the -32603 error."""
+    pytest.importorskip("mcpbind.http")
+    script = tmp_path / "app.py"
+    script.write_text(HTTP_SCRIPT)
+    log = tmp_path / "stderr.txt"
+    port = free_port()
+    with (
+        log.open("wb") as err,
+        listening_process([sys.executable, str(script), str(port)], port, stderr=err),
+    ):
+        async with Client(f"http://127.0.0.1:{port}/mcp", protocol_version=LATEST_HANDSHAKE) as c:
+            with pytest.raises(McpError) as caught:
+                await c.read_resource(t.ReadResourceRequestParams(uri="data://broken"))
+        stderr = await _wait_for(log.read_text, "RuntimeError: resource exploded")
+    assert caught.value.code == -32603
+    assert caught.value.data == {"exception": "RuntimeError: resource exploded"}
+    assert "ERROR mcpbind.server: handler for resources/read failed" in stderr
+    assert "Traceback (most recent call last)" in stderr
