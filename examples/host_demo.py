@@ -16,11 +16,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,13 +44,6 @@ serve_http(create_server(sys.argv[1]), "127.0.0.1", int(sys.argv[2]))
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextmanager
 def files_over_http() -> Iterator[str | None]:
     """Run the files server over HTTP in a child process; yield its URL (None: no http extra)."""
@@ -58,21 +51,22 @@ def files_over_http() -> Iterator[str | None]:
         print("(the http extra is not installed: both servers run over stdio)")
         yield None
         return
-    port = _free_port()
-    args = [sys.executable, "-c", _HTTP_SERVER, str(ROOT / "examples"), str(port)]
-    process = subprocess.Popen(args, cwd=ROOT)
+    args = [sys.executable, "-c", _HTTP_SERVER, str(ROOT / "examples"), "0"]
+    process = subprocess.Popen(args, cwd=ROOT, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the HTTP files server did not start") from None
-                time.sleep(0.05)
+        assert process.stderr is not None
+        # serve_http prints "serving NAME on URL" once listening (port 0: the one it got);
+        # end of file instead: it failed, its error already read.
+        line = process.stderr.readline()
+        if not line.startswith("serving "):
+            raise RuntimeError(f"the HTTP files server did not start: {line.strip()}")
+        url = line.rsplit(" on ", 1)[1].strip()
+        # What it writes later (a traceback) still reaches our stderr.
+        threading.Thread(
+            target=shutil.copyfileobj, args=(process.stderr, sys.stderr), daemon=True
+        ).start()
         print(f"   (started the files server over Streamable HTTP: pid {process.pid})")
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield url
     finally:
         if process.poll() is None:
             os.kill(process.pid, signal.SIGTERM)

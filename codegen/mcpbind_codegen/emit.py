@@ -99,6 +99,12 @@ def _uses(d: Definition, alias: str) -> bool:
     return isinstance(d, StructDef) and any(alias in render(f.type) for f in d.fields)
 
 
+def _holds_raw(d: Definition) -> bool:
+    """A struct with raw JSON fields: its repr shows their JSON (``raw_repr``), not msgspec's
+    ``<msgspec.Raw object at 0x...>``."""
+    return _uses(d, "JSONObjectRaw") or _uses(d, "JSONValueRaw")
+
+
 def _isort_key(name: str) -> tuple[str, str]:
     """The order ruff's isort gives imported names (case-insensitive)."""
     return name.lower(), name
@@ -143,6 +149,8 @@ def emit_types(model: Model) -> str:
         shared.append("check_object")
     if presence:
         shared.append("present_fields")
+    if any(_holds_raw(d) for d in defs.values()):
+        shared.append("raw_repr")
     if unions:
         shared.append("untagged_union")
     if shared:
@@ -256,6 +264,8 @@ def _struct(d: StructDef, presence: dict[str, UnionDef]) -> list[str]:
     for f in sorted(d.fields, key=lambda f: not f.required):
         lines.append("    " + _field(f))
         lines += _doc(f.doc, "    ")
+    if _holds_raw(d):
+        lines += ["", "    __repr__ = raw_repr"]
     post = [
         f"        check_object(self.{f.py}, {_lit(f.wire)})"
         for f in d.fields

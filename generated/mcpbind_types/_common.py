@@ -48,6 +48,7 @@ __all__ = [
     "json_object",
     "json_value",
     "present_fields",
+    "raw_repr",
     "untagged_union",
 ]
 
@@ -93,6 +94,40 @@ def check_object(value: Any, wire_name: str) -> None:
 def present_fields(obj: Any, names: tuple[str, ...]) -> dict[str, Any]:
     """The named attributes of ``obj`` that are set (not ``UNSET``), as keyword arguments."""
     return {n: v for n in names if (v := getattr(obj, n)) is not UNSET}
+
+
+def raw_repr(self: Any) -> str:
+    """``__repr__`` of a struct with raw JSON fields: msgspec's own form (defaults left out),
+    each ``msgspec.Raw`` shown as its JSON text, ``Raw('{"a":1}')``, not ``<msgspec.Raw object
+    at 0x...>``."""
+    omit = self.__struct_config__.repr_omit_defaults
+    parts = []
+    for field in msgspec.structs.fields(self):
+        value = getattr(self, field.name)
+        if omit and _is_default(value, field):
+            continue
+        parts.append(f"{field.name}={_raw_text(value)}")
+    return f"{type(self).__name__}({', '.join(parts)})"
+
+
+def _is_default(value: Any, field: msgspec.structs.FieldInfo) -> bool:
+    if field.default is not msgspec.NODEFAULT:
+        return value is field.default or (
+            type(value) is type(field.default) and value == field.default
+        )
+    if field.default_factory is not msgspec.NODEFAULT:
+        return bool(value == field.default_factory())
+    return False
+
+
+def _raw_text(value: Any) -> str:
+    if isinstance(value, msgspec.Raw):
+        return f"Raw({bytes(value).decode('utf-8', 'replace')!r})"
+    if type(value) is dict:
+        return "{" + ", ".join(f"{k!r}: {_raw_text(v)}" for k, v in value.items()) + "}"
+    if type(value) is list:
+        return "[" + ", ".join(_raw_text(v) for v in value) + "]"
+    return repr(value)
 
 
 def json_value(value: Any) -> Any:

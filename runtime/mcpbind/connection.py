@@ -61,6 +61,8 @@ __all__ = [
 ]
 
 logger = lazy_logger("mcpbind.connection")
+#: Where a handler's uncaught exception is logged, with its traceback, by the side it ran on.
+_FAILURES = {"server": lazy_logger("mcpbind.server"), "client": lazy_logger("mcpbind.client")}
 
 #: The id of the inbound request whose handler runs in this task (``None`` outside one): a
 #: transport that multiplexes streams (Streamable HTTP) sends what the handler emits on it.
@@ -561,6 +563,8 @@ class Connection:
         """The error answer for a handler's exception (``None`` once the peer cancelled)."""
         if event.id in self._cancelled:
             return None
+        if not isinstance(exc, McpError):  # an McpError is an answer chosen on purpose
+            _FAILURES[self.core.role].error("handler for %s failed", event.method, exc_info=exc)
         return self.core.send_error(event.id, self.core.error_for_exception(exc))
 
     def _encoded(self, event: RequestReceived, result: Any) -> bytes | None:

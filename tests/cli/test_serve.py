@@ -4,12 +4,16 @@ mcpbind Client over stdio and over Streamable HTTP."""
 from __future__ import annotations
 
 import json
+import os
+import select
+import signal
+import socket
 import subprocess
 import sys
 
 import click
 import pytest
-from support.live_server import free_port, listening_process
+from support.live_server import free_port, listening_process, stop_process, wait_listening
 
 from mcpbind import LATEST_HANDSHAKE, Client, Server, json_value
 from mcpbind import types as t
@@ -100,3 +104,51 @@ def test_unreachable_url_is_a_connection_failure() -> None:
     result = run("ls", f"http://127.0.0.1:{free_port()}/mcp", cwd=False)
     assert result.exit_code == 3
     assert "cannot connect" in result.stderr or "connection failed" in result.stderr.lower()
+
+
+def test_serve_http_on_a_used_port_is_one_line_and_exit_3() -> None:
+    """Not spec behaviour (issue 31 item 7): a port in use is one clear line on stderr and a
+    non-zero exit, with no ``serving ... on`` line before it (printed only once bound)."""
+    pytest.importorskip("mcpbind.http")
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [*SERVE, "--http", str(port)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.splitlines() == [
+        f"Error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    ]
+    assert "serving" not in done.stdout + done.stderr
+
+
+def test_serve_http_prints_its_url_once_listening() -> None:
+    """Not spec behaviour (issue 31 item 7): ``serve_http`` itself prints one line with the
+    URL on stderr when it listens (port 0: the port the system chose)."""
+    pytest.importorskip("mcpbind.http")
+    code = (
+        "from mcpbind import Server\nfrom mcpbind.http import serve_http\n"
+        "serve_http(Server('quiet'), port=0, path='/x')\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stderr is not None
+        # Bounded: before the fix nothing is printed and a plain readline would wait forever.
+        ready, _, _ = select.select([process.stderr], [], [], 30)
+        line = process.stderr.readline() if ready else ""
+        assert line.startswith("serving quiet on http://127.0.0.1:"), line
+        port = int(line.removesuffix("/x\n").rsplit(":", 1)[1])
+        wait_listening(port, None)
+        os.kill(process.pid, signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    finally:
+        stop_process(process)  # type: ignore[arg-type]
+    assert out == ""  # nothing on stdout
+    assert "serving" not in err  # printed once

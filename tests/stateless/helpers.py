@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -34,7 +35,10 @@ SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 
 def spawn(config: str = "dual") -> Any:
-    return StdioClientTransport.spawn(sys.executable, [APP, config])
+    # The spawned app imports the mcpbind under test (spawn passes on only a few variables,
+    # so without this it is whatever the interpreter has installed).
+    env = {"PYTHONPATH": os.pathsep.join(sys.path)}
+    return StdioClientTransport.spawn(sys.executable, [APP, config], env=env)
 
 
 def accept(**content: Any) -> dict[str, Any]:

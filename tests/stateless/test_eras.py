@@ -82,7 +82,7 @@ async def test_same_application_code_on_every_server(
 @pytest.mark.memory_only
 async def test_probe_then_fallback_on_the_same_connection() -> None:
     """stdio.mdx §Backward Compatibility: server/discover first; a legacy server answers with
-    an error (here -32600 before initialize), and the client falls back to initialize on the
+    an error (here -32022 naming its versions), and the client falls back to initialize on the
     same connection."""
     client_end, server_end = memory_pair()
     wire = Recorder(server_end)
@@ -114,6 +114,21 @@ async def test_forced_modern_client_against_legacy_server_fails() -> None:
     with pytest.raises(McpError):
         async with Client(build("legacy"), protocol_version="2026-07-28"):
             pass
+
+
+async def test_legacy_server_answers_a_modern_request_with_its_versions(transport: str) -> None:
+    """versioning.mdx §Protocol Version Negotiation: a server that does not implement the
+    requested version MUST answer -32022 listing the versions it supports -- also a server
+    serving only the handshake era, on a connection (it said -32600 "server not initialized",
+    which tells a client nothing to retry with). Issue 31 item 7."""
+    with pytest.raises(McpError) as caught:
+        async with client(transport, "legacy", protocol_version="2026-07-28") as c:
+            await c.call("add", {"a": 1, "b": 2})
+    assert caught.value.code == -32022
+    assert caught.value.data == {
+        "supported": ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
+        "requested": "2026-07-28",
+    }
 
 
 @pytest.mark.memory_only

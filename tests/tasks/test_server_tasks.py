@@ -326,3 +326,18 @@ async def test_extension_tasks_are_bound_to_the_scope_the_server_names() -> None
             assert err.code == -32602 and "not found" in err.message
         assert (await handle.status()).status == "working"
         await handle.cancel()
+
+
+@pytest.mark.parametrize("version", [HANDSHAKE, STATELESS])
+async def test_a_cancelled_tasks_result_is_the_same_error_on_both_eras(version: str) -> None:
+    """A cancelled task has no result. 2025-11-25 tasks.mdx §Protocol Errors keeps -32602 for
+    an invalid or nonexistent taskId (a cancelled task's id is neither) and names -32603 for
+    internal errors; SEP-2663's CancelledTask carries no error. So -32603, on both eras (issue
+    31 item 7: it was -32602 from 2025 ``tasks/result``, -32603 on 2026-07-28)."""
+    server, _ = _server()
+    async with Client(server, protocol_version=version) as client:
+        handle = await start_task(client, "build", {})
+        await handle.cancel()
+        err = await _error(handle.result())
+        assert err.code == -32603
+        assert "cancelled" in err.message

@@ -23,6 +23,7 @@ from mcpbind_types._common import (
     JSONValueRaw,
     check_object,
     present_fields,
+    raw_repr,
     untagged_union,
 )
 
@@ -408,6 +409,8 @@ class CallToolRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_de
     for task augmentation of specific request types in their capabilities.
     """
 
+    __repr__ = raw_repr
+
     def __post_init__(self) -> None:
         check_object(self.arguments, "arguments")
 
@@ -447,6 +450,8 @@ class CallToolResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=
     This can be any JSON value (object, array, string, number, boolean, or null)
     that conforms to the tool's outputSchema if one is defined.
     """
+
+    __repr__ = raw_repr
 
 
 class CallToolResultResponse(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -2787,6 +2792,8 @@ class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
     execution: ToolExecution | UnsetType = UNSET
     """Execution-related properties for this tool."""
+
+    __repr__ = raw_repr
 
     def __post_init__(self) -> None:
         check_object(self.input_schema, "inputSchema")

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from mcpbind_types._common import JSONObjectRaw, check_object, present_fields, untagged_union
+from mcpbind_types._common import (
+    JSONObjectRaw,
+    check_object,
+    present_fields,
+    raw_repr,
+    untagged_union,
+)
 
 __all__ = [
     "Annotated",
@@ -168,6 +174,8 @@ class CallToolRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_de
     arguments: JSONObjectRaw | UnsetType = UNSET
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """Reserved for protocol metadata (inherited from the base params)."""
+
+    __repr__ = raw_repr
 
     def __post_init__(self) -> None:
         check_object(self.arguments, "arguments")
@@ -989,6 +997,8 @@ class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """The name of the tool."""
     description: str | UnsetType = UNSET
     """A human-readable description of the tool."""
+
+    __repr__ = raw_repr
 
     def __post_init__(self) -> None:
         check_object(self.input_schema, "inputSchema")

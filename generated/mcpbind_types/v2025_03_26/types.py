@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from mcpbind_types._common import JSONObjectRaw, check_object, present_fields, untagged_union
+from mcpbind_types._common import (
+    JSONObjectRaw,
+    check_object,
+    present_fields,
+    raw_repr,
+    untagged_union,
+)
 
 __all__ = [
     "Annotations",
@@ -181,6 +187,8 @@ class CallToolRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_de
     arguments: JSONObjectRaw | UnsetType = UNSET
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """Reserved for protocol metadata (inherited from the base params)."""
+
+    __repr__ = raw_repr
 
     def __post_init__(self) -> None:
         check_object(self.arguments, "arguments")
@@ -1016,6 +1024,8 @@ class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
 
     This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
     """
+
+    __repr__ = raw_repr
 
     def __post_init__(self) -> None:
         check_object(self.input_schema, "inputSchema")

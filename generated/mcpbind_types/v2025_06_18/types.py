@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from mcpbind_types._common import JSONObjectRaw, check_object, present_fields, untagged_union
+from mcpbind_types._common import (
+    JSONObjectRaw,
+    check_object,
+    present_fields,
+    raw_repr,
+    untagged_union,
+)
 
 __all__ = [
     "Annotations",
@@ -224,6 +230,8 @@ class CallToolRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_de
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """Reserved for protocol metadata (inherited from the base params)."""
 
+    __repr__ = raw_repr
+
     def __post_init__(self) -> None:
         check_object(self.arguments, "arguments")
 
@@ -251,6 +259,8 @@ class CallToolResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=
     """
     structured_content: JSONObjectRaw | UnsetType = msgspec.field(default=UNSET, name="structuredContent")
     """An optional JSON object that represents the structured result of the tool call."""
+
+    __repr__ = raw_repr
 
     def __post_init__(self) -> None:
         check_object(self.structured_content, "structuredContent")
@@ -1260,6 +1270,8 @@ class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
+
+    __repr__ = raw_repr
 
     def __post_init__(self) -> None:
         check_object(self.input_schema, "inputSchema")

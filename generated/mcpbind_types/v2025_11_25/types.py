@@ -19,6 +19,7 @@ from mcpbind_types._common import (
     JSONObjectRaw,
     check_object,
     present_fields,
+    raw_repr,
     untagged_union,
 )
 
@@ -296,6 +297,8 @@ class CallToolRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_de
     for task augmentation of specific request types in their capabilities.
     """
 
+    __repr__ = raw_repr
+
     def __post_init__(self) -> None:
         check_object(self.arguments, "arguments")
 
@@ -323,6 +326,8 @@ class CallToolResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=
     """
     structured_content: JSONObjectRaw | UnsetType = msgspec.field(default=UNSET, name="structuredContent")
     """An optional JSON object that represents the structured result of the tool call."""
+
+    __repr__ = raw_repr
 
     def __post_init__(self) -> None:
         check_object(self.structured_content, "structuredContent")
@@ -1909,6 +1914,8 @@ class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
+
+    __repr__ = raw_repr
 
     def __post_init__(self) -> None:
         check_object(self.input_schema, "inputSchema")

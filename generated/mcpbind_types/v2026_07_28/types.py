@@ -20,6 +20,7 @@ from mcpbind_types._common import (
     JSONValueRaw,
     check_object,
     present_fields,
+    raw_repr,
     untagged_union,
 )
 
@@ -331,6 +332,8 @@ class CallToolRequestParams(msgspec.Struct, kw_only=True, gc=False, repr_omit_de
     input_responses: InputResponses | UnsetType = msgspec.field(default=UNSET, name="inputResponses")
     request_state: str | UnsetType = msgspec.field(default=UNSET, name="requestState")
 
+    __repr__ = raw_repr
+
     def __post_init__(self) -> None:
         check_object(self.arguments, "arguments")
 
@@ -370,6 +373,8 @@ class CallToolResult(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=
     This can be any JSON value (object, array, string, number, boolean, or null)
     that conforms to the tool's outputSchema if one is defined.
     """
+
+    __repr__ = raw_repr
 
 
 class CallToolResultResponse(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
@@ -2259,6 +2264,8 @@ class Tool(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
+
+    __repr__ = raw_repr
 
     def __post_init__(self) -> None:
         check_object(self.input_schema, "inputSchema")

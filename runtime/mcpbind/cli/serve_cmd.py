@@ -21,8 +21,7 @@ from typing import Any
 import click
 
 from ..server.app import Server
-from .errors import EXIT_USAGE, CliFailure, missing_dependency
-from .output import echo
+from .errors import EXIT_CONNECTION, EXIT_USAGE, CliFailure, missing_dependency
 
 __all__ = ["load_server", "serve"]
 
@@ -127,9 +126,15 @@ def _only_server(module: ModuleType, source: str) -> Server:
     help="Interface for --http (only loopback by default).",
 )
 @click.option("--path", default="/mcp", show_default=True, help="The MCP endpoint for --http.")
-def serve(app: str, port: int | None, host: str, path: str) -> None:
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="Send a failing handler's exception text to the client (Server(debug=True)). "
+    "Tracebacks are logged on stderr either way. For development only.",
+)
+def serve(app: str, port: int | None, host: str, path: str, debug: bool) -> None:
     """Serve the mcpbind Server in APP (a file or a module) over stdio, or over HTTP with
-    --http PORT.
+    --http PORT. A handler's uncaught exception is logged with its traceback on stderr.
 
     \b
     mcpbind serve examples/notes_server.py
@@ -137,6 +142,8 @@ def serve(app: str, port: int | None, host: str, path: str) -> None:
     mcpbind serve examples.files_server:create_server --http 8000
     """
     server = load_server(app)
+    if debug:
+        server.debug = True
     if port is None:
         from ..server.session import serve_stdio
 
@@ -148,5 +155,7 @@ def serve(app: str, port: int | None, host: str, path: str) -> None:
         from mcpbind.http import serve_http
     except ImportError as exc:
         raise missing_dependency("mcpbind serve --http", exc, "http") from None
-    echo(f"serving {app} on http://{host}:{port}{path}", err=True)
-    serve_http(server, host=host, port=port, path=path)
+    try:  # it prints the URL once listening
+        serve_http(server, host=host, port=port, path=path)
+    except OSError as exc:  # the port is in use, the address not this machine's, ...
+        raise CliFailure(exc.strerror or str(exc), EXIT_CONNECTION) from None

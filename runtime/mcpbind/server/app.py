@@ -104,6 +104,10 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     instructions: str | None = None
     page_size: int = 100
     title: str | None = None
+    debug: bool = False
+    """Send a failing handler's exception (``"KeyError: 'x'"``) to the client, on every era
+    and transport, instead of ``"Internal error"``. For development: exception text can hold
+    paths or secrets. The traceback is logged on the server (``mcpbind.server``) either way."""
     tools: dict[str, _Tool] = msgspec.field(default_factory=dict)
     resources: dict[str, _Resource] = msgspec.field(default_factory=dict)
     templates: dict[str, _Template] = msgspec.field(default_factory=dict)
@@ -131,7 +135,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         return (
             f"Server(name={self.name!r}, version={self.version!r}, "
             f"instructions={self.instructions!r}, page_size={self.page_size!r}, "
-            f"title={self.title!r})"
+            f"title={self.title!r}, debug={self.debug!r})"
         )
 
     # ------------------------------------------------------------------ registration
@@ -436,7 +440,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
                 raise  # a protocol error chosen on purpose (code and data pass through)
             # tools.mdx §Error Handling: errors that originate in the tool (its own, or of a
             # request it made to the client) are results, not protocol errors (tool_errors).
-            return tool_failure(exc, ctx.debug_errors)
+            return tool_failure(exc, ctx.debug_errors, params.name)
         return tool_result(value, signature)
 
     async def _list_resources(self, params: Any, ctx: Context) -> t.ListResourcesResult:

@@ -224,7 +224,7 @@ async def answer(
     Cancellation is the caller's: cancel the task awaiting this and send nothing further.
     """
     raw = raw_params or _EMPTY
-    debug = options is not None and options.debug
+    debug = server.debug or (options is not None and options.debug)
     try:
         if sessionless:
             table = encoded(server).sessionless(server, version or HANDSHAKE_VERSIONS[0])
@@ -241,7 +241,9 @@ async def answer(
             era.request_meta(read_meta(raw))
             raise MalformedMeta("Invalid params: _meta with the protocol fields is required")
         _, params, meta = decoded
-        result = await run_request(server, request_id, method, params, meta, emit, principal, enc)
+        result = await run_request(
+            server, request_id, method, params, meta, emit, principal, enc, debug=debug
+        )
     except McpError as exc:
         return Reply(_encode_error(request_id, exc), exc.code, isinstance(exc, MalformedMeta))
     except BaseException as exc:  # SystemExit from a handler fails its request, not us
@@ -281,12 +283,15 @@ async def run_request(
     principal: str | None = None,
     enc: Encoded | None = None,
     emit_for: EmitFor | None = None,
+    *,
+    debug: bool = False,
 ) -> Any:
     """Run the handler of one accepted 2026-07-28 request; its completed result, or the
     :class:`McpError` the client gets raised. ``emit``: where the request's notifications go;
     ``emit_for``: instead, a connection's sender for all its requests, bound to this one only
     if its handler can notify. ``enc``: the server's :class:`Encoded` when the caller keeps it
-    current (a connection), else looked up."""
+    current (a connection), else looked up. ``debug``: exception text goes to the client
+    (also when ``Server.debug`` is set)."""
     if enc is None:
         enc = encoded(server)
     if method == "server/discover":
@@ -319,6 +324,7 @@ async def run_request(
                     request_id=request_id,
                     progress_token=meta.progress_token,
                     meta=meta.raw,
+                    debug_errors=debug or server.debug,
                 )
                 return _complete(await handler(params, ctx), method, enc, enc.options)
             params = params.materialize()
@@ -331,10 +337,10 @@ async def run_request(
             and not isinstance(params.request_state, str)
         ):
             peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
-            ctx = _context(peer, meta, request_id)
+            ctx = _context(peer, meta, request_id, debug or server.debug)
             return _complete(await handler(params, ctx), method, enc, enc.options)
         return await _answer_mrtr(
-            server, enc, method, params, meta, request_id, emit, handler, principal
+            server, enc, method, params, meta, request_id, emit, handler, principal, debug
         )
     except McpError as exc:
         if method == "resources/read" and exc.code == RESOURCE_NOT_FOUND:
@@ -357,6 +363,7 @@ async def _answer_mrtr(
     emit: Emit | None,
     handler: Any,
     principal: str | None,
+    debug: bool,
 ) -> Any:
     state_token = field_of(params, "request_state", "requestState")
     opts = enc.options
@@ -384,7 +391,7 @@ async def _answer_mrtr(
         params = _with_state(params, previous.app)
     round_ = InputRound(responses, meta.client_capabilities)
     peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, round_, method)
-    ctx = _context(peer, meta, request_id)
+    ctx = _context(peer, meta, request_id, debug or server.debug)
     if handler is not server.custom.get(method) and _cannot_ask(server, params):
         # A function without a context parameter has no way to ask: no runner task needed.
         return _complete(await handler(params, ctx), method, enc, opts)
@@ -448,13 +455,14 @@ def _input_requests(asked: dict[str, dict[str, Any]]) -> Any:
     return decoder(dict[str, t.InputRequest]).decode(msgspec.json.encode(asked))
 
 
-def _context(peer: StatelessPeer, meta: RequestMeta, request_id: int | str) -> Context:
+def _context(peer: StatelessPeer, meta: RequestMeta, request_id: int | str, debug: bool) -> Context:
     return Context(
         peer=peer,
         protocol_version=meta.protocol_version,
         request_id=request_id,
         progress_token=meta.progress_token,
         meta=dict(meta.raw),  # the handler's own (wire_view: raw may be shared)
+        debug_errors=debug,
     )
 
 

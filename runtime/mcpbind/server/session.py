@@ -34,14 +34,12 @@ from ..protocol import (
     has_capability,
 )
 from ..transports import Transport, TransportClosed
-from ..versions import STATELESS_VERSIONS
 from . import threads
 from .app import Server
 from .context import Context
 from .dispatch import Encoded, encoded, run_request
 from .limits import server_inflight
 from .listen import LISTEN, ListenHub
-from .options import options_of
 from .principal import Principal, current_principal
 from .sessionless import initialize_result
 
@@ -87,19 +85,21 @@ class ServerSession:
         connection: type[Connection] = Connection,
     ) -> None:
         self.server = server
+        if server.debug and not (options is not None and options.debug):
+            # Server(debug=True) and SessionOptions(debug=True) are the same switch.
+            options = msgspec.structs.replace(options or SessionOptions(), debug=True)
         self.core = Session("server", None, options)
         self.core.set_local_capabilities(server.capabilities())
         for name in server.custom:
             if name not in m.CLIENT_TO_SERVER:
                 self.core.register_method(custom_method(name, "client_to_server"))
-        opts = options_of(server)
-        #: Whether 2026-07-28 requests are served on this connection (until ``initialize``):
-        #: the core accepts them by that era's rules, and they run like any other request.
+        #: 2026-07-28 requests on this connection (until ``initialize``): the core accepts
+        #: them by that era's rules, and they run like any other request. A server serving no
+        #: 2026-07-28 version still has the era: it answers such a request -32022 with the
+        #: versions it serves (basic/versioning.mdx), not "server not initialized".
         #: The server's encoded 2026-07-28 identity and era, refreshed with the core's.
-        self._encoded: Encoded | None = None
-        if any(v in STATELESS_VERSIONS for v in opts.versions):
-            self._encoded = encoded(server)
-            self.core.stateless = self._encoded.era
+        self._encoded: Encoded = encoded(server)
+        self.core.stateless = self._encoded.era
         self.connection = connection(
             self.core, transport, on_request=self._on_request, on_notification=self._on_notification
         )
@@ -183,9 +183,9 @@ class ServerSession:
 
     # ------------------------------------------------------------------ list_changed
     def _mark_changed(self, what: str, uri: str | None = None) -> None:
-        if self._encoded is not None:  # a first tool, prompt or resource: new caps
-            self._encoded = encoded(self.server)
-            self.core.stateless = self._encoded.era
+        # A first tool, prompt or resource: new caps.
+        self._encoded = encoded(self.server)
+        self.core.stateless = self._encoded.era
         if not self.initialized.is_set() or self.connection._tg is None:
             return  # before the handshake the client will list anyway
         if what == "updated":
@@ -255,6 +255,7 @@ class ServerSession:
                 meta,
                 enc=self._encoded,
                 emit_for=self._emit,
+                debug=self.core.options.debug,
             )
         handler = self.server.handlers.get(method)
         if handler is None or method in _SESSION_METHODS:
@@ -318,7 +319,12 @@ class ServerSession:
 
 
 async def serve(server: Server, transport: Transport, **options: Any) -> None:
-    """Run one session of ``server`` over ``transport`` until the client goes away."""
+    """Run one session of ``server`` over ``transport`` until the client goes away. A
+    handler's uncaught exception is logged with its traceback on stderr unless the
+    application configured logging itself (``mcpbind.server.logs``)."""
+    from .logs import log_to_stderr
+
+    log_to_stderr()
     await ServerSession(server, transport, **options).run()
     if threads.on_asyncio():
         # The client is gone; ``def`` tools still running were told (``ctx.cancelled``) and

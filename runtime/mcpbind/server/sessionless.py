@@ -142,6 +142,6 @@ async def run_sessionless(
         progress_token=token
         if isinstance(token, int | str) and not isinstance(token, bool)
         else None,
-        debug_errors=options.debug,
+        debug_errors=options.debug or server.debug,
     )
     return await handler(params, ctx)

@@ -17,6 +17,8 @@ from typing import Any, Final, Literal
 
 import msgspec
 
+from mcpbind_types._common import raw_repr
+
 __all__ = [
     "ACTIVE",
     "ANONYMOUS",
@@ -80,6 +82,8 @@ class TaskRecord(msgspec.Struct, kw_only=True):
     """The process running it; with ``heartbeat_at`` it tells a live task from an orphan."""
     heartbeat_at: float = 0.0
     version: int = 0
+
+    __repr__ = raw_repr  # its raw JSON as text, not <msgspec.Raw object at 0x...>
 
     def __post_init__(self) -> None:
         if not self.updated_at:

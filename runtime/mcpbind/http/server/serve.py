@@ -10,6 +10,7 @@ fast stack (uvloop + httptools) when installed: h11 costs 250-300 us more per re
 from __future__ import annotations
 
 import socket
+import sys
 from typing import Any, Literal
 
 from ..._asyncio import LoopChoice, choose_loop, module_installed
@@ -66,8 +67,18 @@ def serve_http(
     cancelled: uvicorn alone would wait for an open GET stream forever. ``legacy_sse=True``
     also serves the 2024-11-05 HTTP+SSE transport for old clients (``GET /sse``, ``POST
     /messages/``; see ``mcpbind.http.with_legacy_sse``).
+
+    Once listening it prints one line to stderr, ``serving NAME on URL`` (``port=0``: the
+    port the system chose). An address it cannot listen on (a port in use) raises
+    ``OSError`` naming the address, before anything is served. A handler's uncaught
+    exception is logged with its traceback on stderr unless the application configured
+    logging itself (``mcpbind.server.logs``).
     """
     import uvicorn
+
+    from ...server.logs import log_to_stderr
+
+    log_to_stderr()
 
     parser, event_loop = choose_stack(http, loop)
     streamable = StreamableHTTPApp(server, path=path, **options)
@@ -88,7 +99,18 @@ def serve_http(
     }
     settings.update(uvicorn_options or {})
 
+    config = uvicorn.Config(app, **settings)
+    # Bound here, not by uvicorn (which logs and exits the process): a clear error to raise,
+    # and the port really listened on (port 0) for the line printed once serving.
+    sockets = None if config.uds or config.fd is not None else [_bind(config.host, config.port)]
+
     class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started and sockets:
+                url = _url(sockets[0], "https" if config.is_ssl else "http", path)
+                print(f"serving {server.name} on {url}", file=sys.stderr, flush=True)
+
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             # uvicorn waits for running requests before the lifespan shutdown that would end
             # the sessions, and an open SSE stream never finishes on its own: stop accepting,
@@ -98,4 +120,29 @@ def serve_http(
             await app.aclose()
             await super().shutdown(sockets)
 
-    Server(uvicorn.Config(app, **settings)).run()
+    try:
+        Server(config).run(sockets)
+    finally:
+        for sock in sockets or ():
+            sock.close()
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A socket bound as uvicorn binds one (``SO_REUSEADDR``, IPv6 for an address with a
+    colon); ``OSError`` with the address in its message when that fails."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family=family)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        reason = exc.strerror or str(exc)
+        raise OSError(exc.errno, f"cannot listen on {host}:{port}: {reason}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _url(sock: socket.socket, scheme: str, path: str) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"{scheme}://[{host}]:{port}{path}" if ":" in host else f"{scheme}://{host}:{port}{path}"
