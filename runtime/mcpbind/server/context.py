@@ -8,7 +8,6 @@ client: progress for this request, log messages to this client, requests back to
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -60,6 +59,8 @@ async def _checkpoint() -> None:
     or not. A send to a client that has gone returns without suspending, so a handler sending
     in a loop would otherwise hold the loop (every other session waits) and its cancellation
     could not land until the loop ended (tests/server/test_context_checkpoints.py)."""
+    import asyncio  # with the first notification, not with ``Server`` (cold start)
+
     await asyncio.sleep(0)
 
 
