@@ -58,7 +58,7 @@ def test_every_pool_is_built_before_any_client_starts(
         return run
 
     monkeypatch.setattr(clients, "pool", pool)
-    for kind in ("worker", "listener", "slow_reader"):
+    for kind in ("worker", "listener", "slow_reader", "flooder", "non_reader"):
         monkeypatch.setattr(clients, kind, job(kind))
     args = argparse.Namespace(
         url="http://127.0.0.1:9/mcp",
@@ -75,10 +75,12 @@ def test_every_pool_is_built_before_any_client_starts(
     stats = clients.Stats()
     asyncio.run(clients.run(args, stats))
     assert stats.errors == [] and stats.hung == []
-    # 10 workers, listeners 2 and 7, slow readers 4 and 9: each with a pool of its own.
+    # 10 workers, listeners 2 and 7, slow readers 4 and 9, flooder 3, non-reader 8: each
+    # with a pool of its own.
     assert sorted(started) == sorted(
         [f"worker {n}" for n in range(10)]
         + ["listener 2", "listener 7", "slow_reader 4", "slow_reader 9"]
+        + ["flooder 3", "non_reader 8"]
     )
     assert max(built) < min(when for when, _ in started.values())
     pools = [http for _, http in started.values()]
