@@ -84,3 +84,21 @@ def test_any_token_or_proof_is_refused_cleanly(text: str) -> None:
         pass
     else:
         raise AssertionError("an arbitrary proof was accepted")
+
+
+def test_credentials_trim_only_http_whitespace() -> None:
+    """RFC 9110 §5.5: a field value's surrounding whitespace is SP and HTAB, nothing else. A
+    no-break space (0xA0, which ``str.strip`` also removes) around the scheme made the check
+    accept ``Authorization:<NBSP>DPoP <token>``, a header an intermediary reads as having no
+    known scheme (found by ``make fuzz``'s authorization target)."""
+    assert _credentials([(b"authorization", b" \tBearer abc \t")], dpop=True) == (
+        "bearer",
+        "abc",
+        [],
+    )
+    for value in (b"\xa0Bearer abc", b"\xa0DPoP abc", b"Bearer\xa0abc", b"\x0bBearer abc"):
+        assert _credentials([(b"authorization", value)], dpop=True) is None, value
+    found = _credentials([(b"authorization", b"Bearer abc\xa0")], dpop=True)
+    assert found is None or found[1] != "abc"  # kept in the token, which then fails to verify
+    proofs = _credentials([(b"authorization", b"DPoP abc"), (b"dpop", b"\xa0p\xa0")], dpop=True)
+    assert proofs is not None and proofs[2] == ["\xa0p\xa0"]

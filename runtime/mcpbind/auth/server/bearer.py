@@ -252,6 +252,11 @@ class MetadataApp:
             )
 
 
+_OWS = " \t"
+"""A header value's surrounding whitespace (RFC 9110 §5.5): not ``str.strip``'s, which also
+takes a no-break space and other characters an intermediary keeps."""
+
+
 def _credentials(
     headers: Iterable[tuple[bytes, bytes]], dpop: bool
 ) -> tuple[str, str, list[str]] | None:
@@ -264,10 +269,10 @@ def _credentials(
         if name == b"authorization":
             if found is not None:
                 return None  # two Authorization headers: refuse rather than pick one
-            scheme, _, token = value.decode("latin-1").strip().partition(" ")
-            found = (scheme.lower(), token.strip())
+            scheme, _, token = value.decode("latin-1").strip(_OWS).partition(" ")
+            found = (scheme.lower(), token.strip(_OWS))
         elif name == b"dpop":
-            proofs.append(value.decode("latin-1").strip())
+            proofs.append(value.decode("latin-1").strip(_OWS))
     if (
         found is None
         or not found[1]
