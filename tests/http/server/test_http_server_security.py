@@ -500,3 +500,23 @@ async def test_session_cap_and_idle_timeout_are_on_by_default() -> None:
     finally:
         await app.aclose()
     assert app.sessions == {}
+
+
+def test_host_and_origin_are_trimmed_of_http_whitespace_only() -> None:
+    """RFC 9110 §5.5: SP and HTAB around a value, nothing else. ``str.strip`` also removed a
+    no-break space (and U+0085, U+2028, ...), so ``Host: localhost<NBSP>`` passed the loopback
+    check while a proxy routes on the text it sees (the sibling of ``make fuzz``'s
+    ``Authorization:<NBSP>DPoP`` finding, issue 28)."""
+    from mcpbind.http.server.security import HostPolicy
+
+    policy = HostPolicy(None, None)
+    assert policy.host_ok(" localhost:8000\t", loopback=True)
+    assert policy.origin_ok("\thttp://localhost:8000 ", "localhost:8000", loopback=True)
+    for odd in ("\xa0", "\x85", "\u2028"):
+        assert not policy.host_ok(f"localhost{odd}", loopback=True), repr(odd)
+        assert not policy.host_ok(f"{odd}localhost", loopback=True), repr(odd)
+        origin = f"http://localhost:8000{odd}"
+        assert not policy.origin_ok(origin, "localhost:8000", loopback=True), repr(odd)
+    pinned = HostPolicy(["api.example.com"], ["https://app.example.com"])
+    assert not pinned.host_ok("api.example.com\xa0", loopback=False)
+    assert not pinned.origin_ok("https://app.example.com\xa0", "api.example.com", loopback=False)

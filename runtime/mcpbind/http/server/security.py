@@ -30,6 +30,11 @@ def is_loopback_address(host: str | None) -> bool:
         return False
 
 
+_OWS = " \t"
+"""A header value's surrounding whitespace (RFC 9110 §5.5): not ``str.strip``'s, which also
+takes a no-break space and other characters a proxy keeps."""
+
+
 @functools.lru_cache(maxsize=1024)
 def split_host(value: str) -> tuple[str, str | None] | None:
     """``host[:port]`` -> (lower-case host, port or None); ``None`` if malformed.
@@ -37,7 +42,7 @@ def split_host(value: str) -> tuple[str, str | None] | None:
     Strict on purpose: the port must be digits, so ``localhost:8000.evil.com`` is malformed
     rather than "localhost with a strange port".
     """
-    value = value.strip().lower()
+    value = value.strip(_OWS).lower()
     if not value or any(c <= " " or c in "/\\@?#" for c in value):
         return None
     if value.startswith("["):
@@ -98,7 +103,7 @@ class HostPolicy:
     def origin_ok(self, origin: str | None, host_header: str | None, loopback: bool) -> bool:
         if origin is None:
             return True
-        origin = origin.strip().lower().rstrip("/")
+        origin = origin.strip(_OWS).lower().rstrip("/")
         if self._origins is not None:
             return origin in self._origins
         scheme, sep, rest = origin.partition("://")
