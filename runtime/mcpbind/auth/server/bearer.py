@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from ...http.server._asgi import (
+    OWS,
     BodyError,
     Receive,
     Scope,
@@ -252,11 +253,6 @@ class MetadataApp:
             )
 
 
-_OWS = " \t"
-"""A header value's surrounding whitespace (RFC 9110 §5.5): not ``str.strip``'s, which also
-takes a no-break space and other characters an intermediary keeps."""
-
-
 def _credentials(
     headers: Iterable[tuple[bytes, bytes]], dpop: bool
 ) -> tuple[str, str, list[str]] | None:
@@ -269,10 +265,10 @@ def _credentials(
         if name == b"authorization":
             if found is not None:
                 return None  # two Authorization headers: refuse rather than pick one
-            scheme, _, token = value.decode("latin-1").strip(_OWS).partition(" ")
-            found = (scheme.lower(), token.strip(_OWS))
+            scheme, _, token = value.decode("latin-1").strip(OWS).partition(" ")
+            found = (scheme.lower(), token.strip(OWS))
         elif name == b"dpop":
-            proofs.append(value.decode("latin-1").strip(_OWS))
+            proofs.append(value.decode("latin-1").strip(OWS))
     if (
         found is None
         or not found[1]

@@ -14,6 +14,7 @@ from ...protocol.errors import INVALID_REQUEST
 from .ticks import ticks
 
 __all__ = [
+    "OWS",
     "client_address",
     "Receive",
     "Scope",
@@ -28,6 +29,11 @@ __all__ = [
     "send_response",
     "serve_lifespan",
 ]
+
+OWS = " \t"
+"""A header value's surrounding whitespace (RFC 9110 §5.5), to trim with ``strip(OWS)``:
+not ``str.strip``'s, which also takes a no-break space, U+0085 and U+2028, characters a
+proxy keeps (so the two would read the value differently)."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

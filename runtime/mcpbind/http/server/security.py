@@ -9,7 +9,7 @@ import functools
 import ipaddress
 from collections.abc import Iterable
 
-from ._asgi import Headers, Scope
+from ._asgi import OWS, Headers, Scope
 
 __all__ = ["HostPolicy", "LOOPBACK_NAMES", "is_loopback_address", "refusal", "split_host"]
 
@@ -30,11 +30,6 @@ def is_loopback_address(host: str | None) -> bool:
         return False
 
 
-_OWS = " \t"
-"""A header value's surrounding whitespace (RFC 9110 §5.5): not ``str.strip``'s, which also
-takes a no-break space and other characters a proxy keeps."""
-
-
 @functools.lru_cache(maxsize=1024)
 def split_host(value: str) -> tuple[str, str | None] | None:
     """``host[:port]`` -> (lower-case host, port or None); ``None`` if malformed.
@@ -42,7 +37,7 @@ def split_host(value: str) -> tuple[str, str | None] | None:
     Strict on purpose: the port must be digits, so ``localhost:8000.evil.com`` is malformed
     rather than "localhost with a strange port".
     """
-    value = value.strip(_OWS).lower()
+    value = value.strip(OWS).lower()
     if not value or any(c <= " " or c in "/\\@?#" for c in value):
         return None
     if value.startswith("["):
@@ -103,7 +98,7 @@ class HostPolicy:
     def origin_ok(self, origin: str | None, host_header: str | None, loopback: bool) -> bool:
         if origin is None:
             return True
-        origin = origin.strip(_OWS).lower().rstrip("/")
+        origin = origin.strip(OWS).lower().rstrip("/")
         if self._origins is not None:
             return origin in self._origins
         scheme, sep, rest = origin.partition("://")
