@@ -105,7 +105,7 @@ class ResultResponse(msgspec.Struct, Generic[R], kw_only=True, gc=False, repr_om
 class Envelope(msgspec.Struct, kw_only=True, gc=False):
     """Any JSON-RPC message with ``params``/``result`` left undecoded (``msgspec.Raw``).
 
-    The same shape as the runtime's receive envelope (``mcpbind.protocol._wire.Envelope``):
+    The same shape as the runtime's receive envelope (``mcpbind.protocol.wire.Envelope``):
     the two-pass decode reads this, picks the params/result type from the generated method
     table, then decodes the raw slice with that type.
     """

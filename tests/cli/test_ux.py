@@ -22,9 +22,9 @@ import pytest
 from support.live_server import HandlerServer
 
 from mcpbind.cli import EXIT_CODES
+from mcpbind.cli.client_handlers import file_uri
 from mcpbind.cli.errors import EXIT_CONNECTION, EXIT_PROTOCOL, EXIT_USAGE
 from mcpbind.cli.forms import convert_reply
-from mcpbind.cli.handlers import file_uri
 from mcpbind.cli.serve_cmd import load_server
 
 from .conftest import ROOT, run

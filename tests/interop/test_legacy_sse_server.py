@@ -20,7 +20,7 @@ from mcpbind import Client, ClientHandlers, Context, Server
 from mcpbind import types as t
 from mcpbind.http import StreamableHTTPApp, WithLegacySSE, with_legacy_sse
 from mcpbind.http.client import StreamableHTTPTransport
-from mcpbind.http.client.legacy_sse import LegacySSETransport
+from mcpbind.http.client.legacy_sse_transport import LegacySSETransport
 
 _SKIP = "the official MCP SDK (`mcp`, the `peers` extra) is not installed"
 mcp = pytest.importorskip("mcp", reason=_SKIP)

@@ -16,7 +16,12 @@ from mcpbind import Server
 from mcpbind.http import StreamableHTTPApp
 from mcpbind.protocol import INVALID_PARAMS, INVALID_REQUEST
 from mcpbind.server.dispatch import Reply
-from mcpbind.server.listen import MAX_LISTEN_URI_CHARS, MAX_LISTEN_URIS, ListenHub, Subscription
+from mcpbind.server.listen_hub import (
+    MAX_LISTEN_URI_CHARS,
+    MAX_LISTEN_URIS,
+    ListenHub,
+    ListenSubscription,
+)
 
 from .helpers import META
 
@@ -47,7 +52,7 @@ async def test_listeners_that_stop_reading_hold_bounded_queues() -> None:
     hub = ListenHub(server)
     wanted = {"toolsListChanged": True, "resourceSubscriptions": ["test://a", "test://b"]}
     subs = [hub.open(i, listen_params(wanted)) for i in range(5)]
-    assert all(isinstance(s, Subscription) for s in subs)
+    assert all(isinstance(s, ListenSubscription) for s in subs)
     gc.collect()
     tracemalloc.start()
     try:
@@ -62,7 +67,7 @@ async def test_listeners_that_stop_reading_hold_bounded_queues() -> None:
         tracemalloc.stop()
     assert grown < 256 * 1024, f"{grown} bytes held by 5 idle listeners"
     first = subs[0]
-    assert isinstance(first, Subscription)
+    assert isinstance(first, ListenSubscription)
     queued = [await first.next() for _ in range(first._queue.qsize())]
     methods = sorted(msgspec.json.decode(m)["method"] for m in queued if m is not None)
     assert methods == [
@@ -84,9 +89,9 @@ async def test_listen_stream_count_is_bounded() -> None:
     error = msgspec.json.decode(refused.data)["error"]
     assert error["code"] == INVALID_REQUEST and "limit 3" in error["message"]
     first = opened[0]
-    assert isinstance(first, Subscription)
+    assert isinstance(first, ListenSubscription)
     hub.close(first)
-    assert isinstance(hub.open(100, params), Subscription)  # a freed slot is reusable
+    assert isinstance(hub.open(100, params), ListenSubscription)  # a freed slot is reusable
 
 
 async def test_one_listen_names_a_bounded_number_of_uris() -> None:
@@ -96,7 +101,7 @@ async def test_one_listen_names_a_bounded_number_of_uris() -> None:
     assert isinstance(refused, Reply)
     assert msgspec.json.decode(refused.data)["error"]["code"] == INVALID_PARAMS
     assert isinstance(
-        hub.open(2, listen_params({"resourceSubscriptions": uris[:-1]})), Subscription
+        hub.open(2, listen_params({"resourceSubscriptions": uris[:-1]})), ListenSubscription
     )
 
 
@@ -122,7 +127,9 @@ async def test_one_listen_names_uris_of_a_bounded_total_size() -> None:
     assert f"at most {MAX_LISTEN_URI_CHARS} characters" in error["message"]
     assert not hub.subscriptions and held < 64 * 1024, held
     fits = [f"test://{i}/" + "x" * 4000 for i in range(MAX_LISTEN_URI_CHARS // 4100)]
-    assert isinstance(hub.open(2, listen_params({"resourceSubscriptions": fits})), Subscription)
+    assert isinstance(
+        hub.open(2, listen_params({"resourceSubscriptions": fits})), ListenSubscription
+    )
 
 
 async def test_listen_streams_per_client_are_capped() -> None:
@@ -140,10 +147,10 @@ async def test_listen_streams_per_client_are_capped() -> None:
     assert (
         error["message"] == "Too many open subscriptions/listen streams for this client (limit 2)"
     )
-    assert isinstance(hub.open(4, params, "10.0.0.2"), Subscription)
-    assert isinstance(first, Subscription) and isinstance(second, Subscription)
+    assert isinstance(hub.open(4, params, "10.0.0.2"), ListenSubscription)
+    assert isinstance(first, ListenSubscription) and isinstance(second, ListenSubscription)
     hub.close(first)
     assert hub.streams_of("10.0.0.1") == 1
-    assert isinstance(hub.open(5, params, "10.0.0.1"), Subscription)
+    assert isinstance(hub.open(5, params, "10.0.0.1"), ListenSubscription)
     app = StreamableHTTPApp(make_server(), max_sessions_per_client=7)
-    assert app.stateless_era.hub.max_per_client == 7
+    assert app.per_request.hub.max_per_client == 7

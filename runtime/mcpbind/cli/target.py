@@ -238,7 +238,7 @@ async def connect(target: ServerTarget, **client_options: Any) -> AsyncIterator[
         started=target.started.pop() if target.started else None,
     ) as transport:
         from ..client import Client
-        from .handlers import cli_handlers, set_log_level
+        from .client_handlers import cli_handlers, set_log_level
 
         options.setdefault("handlers", cli_handlers(target.verbose))
         async with Client(transport, **options) as client:

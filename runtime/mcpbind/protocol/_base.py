@@ -12,7 +12,7 @@ from mcpbind_types._common import MethodInfo, decoder, join_error_path
 from mcpbind_types.unified import VERSIONS
 
 from .._lazy import LazyModule, lazy_logger
-from . import _wire
+from . import wire
 from .depth import DEFAULT_MAX_DEPTH, DEFAULT_MAX_META_BYTES
 from .errors import (
     LocalProtocolError,
@@ -29,7 +29,7 @@ from .meta import _is_id
 if TYPE_CHECKING:
     from mcpbind_types.unified import methods as m
 
-    from .accept import StatelessEra
+    from .accept import StatelessMethodTable
 else:  # the method table (and the types) imported by the first session (issue 15, cold start)
     m = LazyModule("mcpbind_types.unified.methods", globals(), "m")
 from .state import ALLOWED_REQUESTS, Role, State, Transition, next_state
@@ -167,7 +167,7 @@ class SessionBase:
         self._allowed: dict[str, MethodInfo[Any, Any]] = {}
         self._allowed_for: tuple[object, ...] = ()
         #: A server that also serves 2026-07-28 requests (without the handshake) sets this.
-        self.stateless: StatelessEra | None = None
+        self.stateless: StatelessMethodTable | None = None
 
     # -- configuration -------------------------------------------------------------------
 
@@ -315,7 +315,7 @@ class SessionBase:
     def _reply_error(
         self, events: list[Event], rid: RequestId | None, code: int, message: str
     ) -> None:
-        events.append(Outgoing(_wire.encode_error(rid, McpError(code, message))))
+        events.append(Outgoing(wire.encode_error(rid, McpError(code, message))))
 
     def _transition(self, transition: Transition) -> None:
         self.state = next_state(self.state, transition)

@@ -9,7 +9,7 @@ is ``-32601``), and its params are decoded into their typed form. A refusal is a
 The handshake era runs it with the negotiated version and the session's lifecycle state
 (:class:`mcpbind.protocol.receive.Receiver`); the 2026-07-28 era (basic/versioning.mdx,
 stateless) with the version and capabilities each request carries in ``_meta``
-(:class:`StatelessEra`), on a connection (through the same ``Receiver``) or without one (one
+(:class:`StatelessMethodTable`), on a connection (through the same ``Receiver``) or without one (one
 HTTP POST, :func:`mcpbind.server.dispatch.answer`); the 2025 sessionless HTTP mode with the
 method table of the version its POST names (:class:`MethodTable`), also through ``answer``.
 """
@@ -38,7 +38,7 @@ from .wire_view import KnownMetas, wire_decoder
 __all__ = [
     "Accepted",
     "MethodTable",
-    "StatelessEra",
+    "StatelessMethodTable",
     "capability_refusal",
     "decode_params",
     "is_modern",
@@ -171,7 +171,7 @@ class MethodTable:
         return accepted
 
 
-class StatelessEra(MethodTable):
+class StatelessMethodTable(MethodTable):
     """What a server accepts on the 2026-07-28 era: its versions, whether it also offers the
     handshake, and its capabilities as that era sees them; with the accepted methods cached
     (built once per server and capability set, shared by all its connections)."""

@@ -18,9 +18,9 @@ from typing import Any, Final, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ._wire import BATCH_DECODER, ENVELOPE_DECODER, Decoded, Envelope
 from .depth import DEFAULT_MAX_DEPTH, exceeds_depth, shallow_if_valid
 from .errors import INVALID_REQUEST, PARSE_ERROR
+from .wire import BATCH_DECODER, ENVELOPE_DECODER, Decoded, Envelope
 
 __all__ = [
     "META_PROTOCOL_VERSION",

@@ -14,7 +14,7 @@ import msgspec
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo
 
-from . import _wire
+from . import wire
 from ._base import (
     BATCH_VERSIONS,
     SessionOptions,
@@ -89,7 +89,7 @@ class Session(Receiver):
                 raise LocalProtocolError(f"progress token {progress_token!r} is already in use")
             params = _with_progress_token(info, params, progress_token)
         request_id = self._next_id
-        data = _wire.encode_request(request_id, method, params)
+        data = wire.encode_request(request_id, method, params)
         self._next_id += 1
         self._pending[request_id] = _Pending(info, progress_token)
         if progress_token is not None:
@@ -108,7 +108,7 @@ class Session(Receiver):
         if self.state is State.CLOSED:
             raise LocalProtocolError("the session is closed")
         self._check_send_capability(info)
-        data = _wire.encode_notification(method, params)
+        data = wire.encode_notification(method, params)
         if method == "notifications/initialized":
             self._transition(Transition.INITIALIZED)
         return data
@@ -135,7 +135,7 @@ class Session(Receiver):
         entry = self._answerable(request_id)
         if entry is None:
             return None
-        data = _wire.encode_result(request_id, result)
+        data = wire.encode_result(request_id, result)
         del self._inbound[request_id]
         if entry.method == "initialize":
             version = _field(result, "protocol_version", "protocolVersion")
@@ -154,10 +154,10 @@ class Session(Receiver):
         if entry is None:
             return None
         try:
-            data = _wire.encode_error(request_id, error)
+            data = wire.encode_error(request_id, error)
         except (TypeError, msgspec.EncodeError):
             logger.warning("error data for request %r is not JSON-encodable; dropped", request_id)
-            data = _wire.encode_error(request_id, McpError(error.code, error.message))
+            data = wire.encode_error(request_id, McpError(error.code, error.message))
         del self._inbound[request_id]
         if entry.method == "initialize":
             self._transition(Transition.INIT_FAILED)
@@ -185,7 +185,7 @@ class Session(Receiver):
         params = t.CancelledNotificationParams(
             request_id=request_id, reason=msgspec.UNSET if reason is None else reason
         )
-        return _wire.encode_notification("notifications/cancelled", params)
+        return wire.encode_notification("notifications/cancelled", params)
 
     def expire(self, request_id: RequestId) -> bytes | None:
         """A timeout: :meth:`cancel` with reason ``"timeout"``."""

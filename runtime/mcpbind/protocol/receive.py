@@ -10,7 +10,7 @@ from msgspec import UNSET
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, decoder
 
-from . import _wire
+from . import wire
 from ._base import (
     _FIRST_BYTE,
     BATCH_VERSIONS,
@@ -19,8 +19,7 @@ from ._base import (
     _validation_message,
     logger,
 )
-from ._wire import Decoded
-from .accept import StatelessEra, capability_refusal, decode_params, is_modern, peek_meta
+from .accept import StatelessMethodTable, capability_refusal, decode_params, is_modern, peek_meta
 from .depth import exceeds_depth, salvage_id, salvage_oversized_id, shallow_if_valid
 from .errors import (
     INTERNAL_ERROR,
@@ -46,6 +45,7 @@ from .events import (
 from .meta import progress_token
 from .state import State, Transition
 from .subcaps import SUBCAPABILITY_METHODS, subcapability_refusal
+from .wire import Decoded
 
 __all__ = ["Receiver"]
 
@@ -133,7 +133,7 @@ class Receiver(SessionBase):
             return events
         if data[:1] == b"{":  # the usual case: one object, no leading whitespace
             try:  # _receive_one(data, events), inlined
-                env = _wire.ENVELOPE_DECODER.decode(data)
+                env = wire.ENVELOPE_DECODER.decode(data)
             except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
                 if size <= limit or not self._too_deep(data, limit, events):
                     self._receive_one(data, events)  # the error answers are made there
@@ -196,7 +196,7 @@ class Receiver(SessionBase):
             self._reply_error(events, None, INVALID_REQUEST, message)
             return
         try:
-            items = _wire.BATCH_DECODER.decode(data)
+            items = wire.BATCH_DECODER.decode(data)
         except (msgspec.DecodeError, RecursionError) as exc:
             self._reply_error(events, None, PARSE_ERROR, f"Parse error: {exc}")
             return
@@ -208,7 +208,7 @@ class Receiver(SessionBase):
 
     def _receive_one(self, data: bytes | msgspec.Raw, events: list[Event]) -> None:
         try:
-            env = _wire.ENVELOPE_DECODER.decode(data)
+            env = wire.ENVELOPE_DECODER.decode(data)
         except msgspec.ValidationError as exc:
             self._reply_error(events, None, INVALID_REQUEST, f"Invalid Request: {exc}")
             return
@@ -218,7 +218,7 @@ class Receiver(SessionBase):
             return
         self._receive_envelope(env, events)
 
-    def _receive_envelope(self, env: _wire.Envelope, events: list[Event]) -> None:
+    def _receive_envelope(self, env: wire.Envelope, events: list[Event]) -> None:
         rid = env.id
         if (
             type(rid) is int
@@ -250,7 +250,7 @@ class Receiver(SessionBase):
             self._reply_error(events, rid, INVALID_REQUEST, message)
         elif env.id is None:
             err = env.error
-            detail = f"[{err.code}] {err.message}" if isinstance(err, _wire.WireError) else "?"
+            detail = f"[{err.code}] {err.message}" if isinstance(err, wire.WireError) else "?"
             logger.warning("peer sent an error response with a null id: %s", detail)
             self.dropped_responses += 1
         elif rid is None:
@@ -321,7 +321,7 @@ class Receiver(SessionBase):
         return info, None if info.params_type is None else decoder(info.params_type)
 
     def _on_stateless_request(
-        self, era: StatelessEra, rid: RequestId, method: str, raw: Any, events: list[Event]
+        self, era: StatelessMethodTable, rid: RequestId, method: str, raw: Any, events: list[Event]
     ) -> bool:
         """A 2026-07-28 request on a connection that has not done the handshake
         (basic/versioning.mdx, dual-era server): accepted and decoded by the era's rules, and
@@ -341,12 +341,12 @@ class Receiver(SessionBase):
                 f"This server speaks only protocol {', '.join(supported)} (no initialize)",
                 {"supported": supported, "requested": requested},
             )
-            events.append(Outgoing(_wire.encode_error(rid, error)))
+            events.append(Outgoing(wire.encode_error(rid, error)))
             return True
         try:
             decoded = era.decode(method, raw, self.options.max_meta_bytes)
         except McpError as exc:
-            events.append(Outgoing(_wire.encode_error(rid, exc)))
+            events.append(Outgoing(wire.encode_error(rid, exc)))
             return True
         if decoded is None:
             return False

@@ -1,6 +1,6 @@
 """Serve 2026-07-28 requests: the server side of the stateless era.
 
-A request is accepted and decoded by :class:`mcpbind.protocol.accept.StatelessEra` (the same
+A request is accepted and decoded by :class:`mcpbind.protocol.accept.StatelessMethodTable` (the same
 step as every handshake-era request: method table, version, capabilities, typed params), then
 :func:`run_request` runs the server's handler with a stateless context (MRTR instead of
 server-to-client requests, basic/patterns/mrtr.mdx) and completes its result (``resultType``,
@@ -17,7 +17,7 @@ The 2025 sessionless HTTP mode (``StreamableHTTPApp(sessionless=True)``) is answ
 same :func:`answer`, given the handshake-era version the POST names (``MCP-Protocol-Version``):
 no ``_meta`` is needed, the request is accepted by the method table of that version under the
 capabilities such a server can honour, and its handler runs with a context that reaches
-nothing but this request's response (:mod:`mcpbind.server.sessionless`).
+nothing but this request's response (:mod:`mcpbind.server.sessionless_mode`).
 """
 
 from __future__ import annotations
@@ -45,16 +45,16 @@ from ..protocol import (
     custom_method,
     error_for_exception,
 )
-from ..protocol._wire import encode_error, encode_result
-from ..protocol.accept import MethodTable, StatelessEra, read_meta
+from ..protocol.accept import MethodTable, StatelessMethodTable, read_meta
 from ..protocol.meta import SERVER_INFO, MalformedMeta, RequestMeta
+from ..protocol.wire import encode_error, encode_result
 from ..protocol.wire_view import WireParams
 from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from .context import Context
 from .mrtr import MRTR_METHODS, Emit, EmitFor, InputRound, StatelessPeer, run_with_inputs
 from .options import StatelessOptions, options_of
 from .request_state import RoundState, StateCodec, binding_for, field_of
-from .sessionless import run_sessionless, sessionless_capabilities
+from .sessionless_mode import run_sessionless, sessionless_capabilities
 
 if TYPE_CHECKING:
     from mcpbind_types.unified import methods as m
@@ -140,7 +140,7 @@ class Encoded:
         # (extension filter keys included), so both keep their params as a plain object.
         for name in (*server.custom, _LISTEN):
             table[name] = custom_method(name, "client_to_server")
-        self.era = StatelessEra(
+        self.era = StatelessMethodTable(
             table,
             tuple(v for v in versions if v in STATELESS_VERSIONS),
             tuple(versions),

@@ -39,9 +39,9 @@ from .app import Server
 from .context import Context
 from .dispatch import Encoded, encoded, run_request
 from .limits import server_inflight
-from .listen import LISTEN, ListenHub
+from .listen_hub import LISTEN, ListenHub
 from .principal import Principal, current_principal
-from .sessionless import initialize_result
+from .sessionless_mode import initialize_result
 
 if TYPE_CHECKING:
     from mcpbind_types.unified import methods as m

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Final
 from mcpbind_types import unified as t
 
 from ..protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError
+from .answers import cancel_task, get_task, list_tasks, task_id_of, task_result
 from .manager import TaskManager
-from .receiving import cancel_task, get_task, list_tasks, task_id_of, task_result
 from .store import TaskStore
 from .wire import created_2025, task_2025
 

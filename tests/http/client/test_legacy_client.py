@@ -15,7 +15,7 @@ import pytest
 
 from mcpbind import Client, ConnectionClosed, McpError, types
 from mcpbind.http.client import StreamableHTTPTransport
-from mcpbind.http.client.legacy_sse import LegacySSETransport
+from mcpbind.http.client.legacy_sse_transport import LegacySSETransport
 
 from ._support import Running, server
 

@@ -27,7 +27,7 @@ from mcpbind import (
     types,
 )
 from mcpbind.http.client import StreamableHTTPTransport, connect_http
-from mcpbind.http.client.legacy_sse import LegacySSETransport, LegacyUnavailable
+from mcpbind.http.client.legacy_sse_transport import LegacySSETransport, LegacyUnavailable
 from mcpbind.transports import TransportClosed
 
 from ._support import Running, server

@@ -1,4 +1,4 @@
-"""A session's inbox of POST bodies (``mcpbind.http.server.streams.Inbox``): bounded, in order, and
+"""A session's inbox of POST bodies (``mcpbind.http.server.streams.SessionInbox``): bounded, in order, and
 allocating nothing while empty (issue 15: an idle session's memory). A client that posts
 faster than the session reads waits instead of growing the queue (basic/transports.mdx,
 "Sending Messages to the Server": each POST's messages are handed to the session in order)."""
@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from mcpbind.http.server.streams import Inbox
+from mcpbind.http.server.streams import SessionInbox
 
 pytestmark = pytest.mark.anyio
 
@@ -20,7 +20,7 @@ def anyio_backend() -> str:
 
 
 async def test_bodies_come_out_in_order_and_a_full_inbox_makes_put_wait() -> None:
-    inbox = Inbox(2)
+    inbox = SessionInbox(2)
     await inbox.put(b"1")
     await inbox.put(b"2")
     with pytest.raises(asyncio.QueueFull):
@@ -34,7 +34,7 @@ async def test_bodies_come_out_in_order_and_a_full_inbox_makes_put_wait() -> Non
 
 
 async def test_get_waits_for_a_body_and_a_cancelled_putter_wakes_no_one_wrongly() -> None:
-    inbox = Inbox(1)
+    inbox = SessionInbox(1)
     getter = asyncio.create_task(inbox.get())
     await asyncio.sleep(0.01)
     inbox.put_nowait(b"a")

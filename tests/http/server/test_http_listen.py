@@ -59,7 +59,7 @@ async def test_ack_then_tagged_list_changed(server: LiveServer) -> None:
     """§Acknowledgment: the first message is notifications/subscriptions/acknowledged with the
     agreed filter; §Receiving Notifications: list_changed arrives tagged with the listen
     request's id; §Cancellation: closing the stream ends the subscription on the server."""
-    hub = server.app.stateless_era.hub
+    hub = server.app.per_request.hub
     async with httpx2.AsyncClient(timeout=10) as client:
         stream = listen(client, server.url, "sub-1", {"toolsListChanged": True, "bogus": True})
         ack = await anext(stream)
@@ -103,7 +103,7 @@ async def test_listen_errors_are_plain_replies(server: LiveServer) -> None:
     """subscriptions.mdx with basic/index.mdx: a listen request without the required _meta is
     malformed (400, -32602) and opens nothing."""
     message = {"jsonrpc": "2.0", "id": 4, "method": "subscriptions/listen", "params": {}}
-    hub = server.app.stateless_era.hub
+    hub = server.app.per_request.hub
     # An earlier test's stream on this shared server may still be closing: compare with the
     # subscriptions there were before this request, not with none.
     before = set(hub.subscriptions)
@@ -175,7 +175,7 @@ async def test_graceful_closure_over_http() -> None:
         "result": {"resultType": "complete", "_meta": {SUB_ID: 5}},
     }
     assert sent[-1]["more_body"] is False
-    assert not app.stateless_era.hub.subscriptions
+    assert not app.per_request.hub.subscriptions
 
 
 async def test_listen_in_memory_and_cancel() -> None:

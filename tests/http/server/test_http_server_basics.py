@@ -311,7 +311,7 @@ def test_serve_http_runs_uvicorn_on_loopback() -> None:
 
 async def test_stateless_era_seam() -> None:
     """2026-07-28 seam: a POST whose request ``_meta`` names a protocol version is classified
-    before any session lookup and handed to the app's ``stateless_era``; no session is created
+    before any session lookup and handed to the app's ``per_request``; no session is created
     or required.
 
     Spec: 2026-07-28 basic/transports/streamable-http.mdx §Request Metadata.
@@ -341,7 +341,7 @@ async def test_stateless_era_seam() -> None:
     ]
     app = StreamableHTTPApp(make_server())
     status, _, out = await asgi_call(app, "POST", hdrs, [body])
-    # Served by the stateless era (mcpbind.http.server.stateless_era; its rules are tested there),
+    # Served by the stateless era (mcpbind.http.server.per_request; its rules are tested there),
     # never by the session path: no session is created, none is asked for.
     assert status != 404 and b"Mcp-Session-Id" not in out and app.sessions == {}
 
@@ -357,7 +357,7 @@ async def test_stateless_era_seam() -> None:
 
     class Era2026(StreamableHTTPApp):
         @property
-        def stateless_era(self) -> Any:
+        def per_request(self) -> Any:
             return Recorder()
 
     app = Era2026(make_server())

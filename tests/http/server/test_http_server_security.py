@@ -19,8 +19,8 @@ import httpx2
 import pytest
 
 from mcpbind.http import StreamableHTTPApp
+from mcpbind.http.server.http_session import new_session_id
 from mcpbind.http.server.security import HostPolicy
-from mcpbind.http.server.session import new_session_id
 
 from ._raw import asgi_call, post_head, raw_request
 from ._support import LiveServer, headers, init_body, make_server

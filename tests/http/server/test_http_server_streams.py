@@ -583,7 +583,7 @@ async def test_get_stream_of_a_client_that_stops_reading_is_bounded() -> None:
     most MAX_PENDING messages for a client that stopped reading; past that the connection is
     ended (its writer drains what it had), later messages wait in the bounded backlog and
     the event store, and a resume picks them up from there: no unbounded memory."""
-    from mcpbind.http.server.session import HttpSession
+    from mcpbind.http.server.http_session import HttpSession
     from mcpbind.http.server.streams import MAX_PENDING, Outbox
 
     store = InMemoryEventStore(max_events=5000)

@@ -14,8 +14,8 @@ import pytest
 
 from mcpbind import Context, Server
 from mcpbind.http import StreamableHTTPApp
+from mcpbind.http.server.http_session import HttpSession
 from mcpbind.http.server.responses import reply_sse
-from mcpbind.http.server.session import HttpSession
 from mcpbind.http.server.streams import MAX_PENDING, Outbox, Stream
 
 from ._raw import asgi_call

@@ -17,13 +17,13 @@ import msgspec
 from .errors import AuthError, redact
 from .urls import resolve_checked
 
-__all__ = ["Fetcher", "Reply"]
+__all__ = ["Fetcher", "HttpReply"]
 
 MAX_BODY = 256 * 1024
 
 
 @dataclass
-class Reply:
+class HttpReply:
     """A response: status, headers and the JSON object of its body (``{}`` if none)."""
 
     status: int
@@ -64,7 +64,7 @@ class Fetcher:
         if self._own:
             await self._client.aclose()
 
-    async def get(self, url: str, headers: Mapping[str, str] | None = None) -> Reply:
+    async def get(self, url: str, headers: Mapping[str, str] | None = None) -> HttpReply:
         return await self._send("GET", url, headers=headers)
 
     async def post(
@@ -74,7 +74,7 @@ class Fetcher:
         form: Mapping[str, str] | None = None,
         json: Any = None,
         headers: Mapping[str, str] | None = None,
-    ) -> Reply:
+    ) -> HttpReply:
         return await self._send("POST", url, form=form, json_body=json, headers=headers)
 
     async def _send(
@@ -85,7 +85,7 @@ class Fetcher:
         form: Mapping[str, str] | None = None,
         json_body: Any = None,
         headers: Mapping[str, str] | None = None,
-    ) -> Reply:
+    ) -> HttpReply:
         await resolve_checked(url, local_ok=self.local_ok)
         send_headers = {"accept": "application/json", **(headers or {})}
         content: bytes | None = None
@@ -119,6 +119,6 @@ class Fetcher:
                 value = msgspec.json.decode(bytes(body))
             except msgspec.DecodeError:
                 value = {}
-        return Reply(
+        return HttpReply(
             response.status_code, response.headers, value if isinstance(value, dict) else {}
         )

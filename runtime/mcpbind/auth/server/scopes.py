@@ -18,7 +18,7 @@ _TARGET_FIELD = {"tools/call": "name", "prompts/get": "name", "resources/read": 
 _OTHER_TARGETS = frozenset({"resources/subscribe", "completion/complete", "subscriptions/listen"})
 
 
-class _Message(msgspec.Struct, gc=False):
+class _ScopeMessage(msgspec.Struct, gc=False):
     method: Any = None
     params: msgspec.Raw = msgspec.Raw(b"null")
 
@@ -30,7 +30,7 @@ class _Target(msgspec.Struct, gc=False):
     notifications: Any = None  # subscriptions/listen: {"resourceSubscriptions": [uri, ...]}
 
 
-_BODY = msgspec.json.Decoder(_Message | list[_Message])
+_BODY = msgspec.json.Decoder(_ScopeMessage | list[_ScopeMessage])
 _TARGET = msgspec.json.Decoder(_Target)
 
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ...server.principal import Principal
 from ..client.errors import AuthError
-from ..client.fetch import Fetcher, Reply
+from ..client.fetch import Fetcher, HttpReply
 from ..client.urls import canonical_resource, check_url
 
 __all__ = [
@@ -115,7 +115,7 @@ async def fetch(
     timeout: float,
     form: Mapping[str, str] | None = None,
     headers: Mapping[str, str] | None = None,
-) -> Reply:
+) -> HttpReply:
     """GET ``url`` (POST with ``form``), bounded in time and size (the OAuth client's
     :class:`~mcpbind.auth.client.fetch.Fetcher`); :class:`VerifierUnavailable` on failure."""
     fetcher = Fetcher(local_ok=True, timeout=timeout)  # configured, not sent by a server

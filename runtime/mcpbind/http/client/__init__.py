@@ -6,7 +6,7 @@ with a fallback to the 2024-11-05 HTTP+SSE transport (``LegacySSETransport``).
 
 from __future__ import annotations
 
-from .legacy_sse import LegacySSETransport, LegacyUnavailable
+from .legacy_sse_transport import LegacySSETransport, LegacyUnavailable
 from .transport import StreamableHTTPTransport, connect_http
 
 __all__ = ["LegacySSETransport", "LegacyUnavailable", "StreamableHTTPTransport", "connect_http"]

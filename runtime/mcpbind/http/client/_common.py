@@ -28,7 +28,7 @@ from ._peek import RequestId, error_response
 
 __all__ = [
     "DEFAULT_MAX_BUFFERED_MESSAGES",
-    "Inbox",
+    "MessageInbox",
     "TaskSet",
     "auth_failed",
     "http_error_responses",
@@ -45,7 +45,7 @@ _ERROR_BODY_LIMIT = 64 * 1024
 DEFAULT_MAX_BUFFERED_MESSAGES = 32
 
 
-class Inbox:
+class MessageInbox:
     """Messages waiting for ``receive()``, and the reason once the transport is closed.
 
     Bounded like stdio, by backpressure: a stream hands the server's messages to :meth:`push`,

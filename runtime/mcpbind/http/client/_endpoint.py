@@ -21,10 +21,10 @@ from ...protocol.mcp_headers import HeaderPath
 from ...transports.backoff import MIN_RECONNECT_DELAY, reconnect_delay
 from ...transports.lost import STREAM_LOST
 from ...transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
-from ._common import DEFAULT_MAX_BUFFERED_MESSAGES, Inbox, TaskSet, lost_responses
+from ._common import DEFAULT_MAX_BUFFERED_MESSAGES, MessageInbox, TaskSet, lost_responses
 from ._peek import RequestId, error_response, response_id, result_protocol_version
 from ._reconnect import ServerWatch, connection_lost
-from .legacy_sse import LegacySSETransport
+from .legacy_sse_transport import LegacySSETransport
 from .sse import SSEParser, SSETooLarge
 
 __all__ = ["ACCEPT_POST", "ACCEPT_SSE", "DIED", "LOST", "HTTPEndpoint", "StreamEnded"]
@@ -101,7 +101,7 @@ class HTTPEndpoint:
         self.protocol_version = protocol_version
         #: The 2024-11-05 transport in use after a fallback, else ``None``.
         self.legacy: LegacySSETransport | None = None
-        self._inbox = Inbox(max_buffered_messages)
+        self._inbox = MessageInbox(max_buffered_messages)
         self._tasks = TaskSet()
         self._closed = False
         self._init_request: bytes | None = None

@@ -32,19 +32,19 @@ __all__ = [
 RequestId = int | str
 
 
-class _Message(msgspec.Struct):
+class _PeekedMessage(msgspec.Struct):
     id: RequestId | None = None
     method: str | None = None
 
 
-class _Result(msgspec.Struct):
+class _PeekedResult(msgspec.Struct):
     protocolVersion: str | None = None  # the wire name
 
 
-class _Response(msgspec.Struct):
+class _PeekedResponse(msgspec.Struct):
     id: RequestId | None = None
     method: str | None = None
-    result: _Result | None = None
+    result: _PeekedResult | None = None
 
 
 class _CancelParams(msgspec.Struct):
@@ -69,14 +69,14 @@ class _Params(msgspec.Struct):
     meta: _Meta | None = msgspec.field(default=None, name="_meta")
 
 
-class _Request(msgspec.Struct):
+class _PeekedRequest(msgspec.Struct):
     params: _Params | None = None
 
 
-_decode_one = msgspec.json.Decoder(_Message | list[_Message])
-_decode_request = msgspec.json.Decoder(_Request)
+_decode_one = msgspec.json.Decoder(_PeekedMessage | list[_PeekedMessage])
+_decode_request = msgspec.json.Decoder(_PeekedRequest)
 _decode_cancel = msgspec.json.Decoder(_Cancel)
-_decode_response = msgspec.json.Decoder(_Response)
+_decode_response = msgspec.json.Decoder(_PeekedResponse)
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,7 @@ from ._peek import (
     stateless_headers,
 )
 from ._reconnect import connection_lost
-from .legacy_sse import LegacySSETransport, LegacyUnavailable
+from .legacy_sse_transport import LegacySSETransport, LegacyUnavailable
 from .sse import SSEParser, SSETooLarge
 
 __all__ = ["StreamableHTTPTransport", "connect_http"]

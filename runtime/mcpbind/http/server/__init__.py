@@ -6,12 +6,12 @@ the 2024-11-05 HTTP+SSE transport beside it for old clients (``LegacySSEApp``).
 
 from __future__ import annotations
 
-from .app import StreamableHTTPApp, scope_principal, streamable_http_app
 from .events import EventStore, InMemoryEventStore
-from .legacy_sse import LegacySSEApp, WithLegacySSE, with_legacy_sse
+from .http_session import HttpSession, close_sse_stream, current_http_session
+from .legacy_sse_app import LegacySSEApp, WithLegacySSE, with_legacy_sse
 from .security import HostPolicy
 from .serve import serve_http
-from .session import HttpSession, close_sse_stream, current_http_session
+from .streamable_app import StreamableHTTPApp, scope_principal, streamable_http_app
 
 __all__ = [
     "EventStore",

@@ -12,7 +12,7 @@ from ._asgi import Receive, Scope, Send
 
 if TYPE_CHECKING:
     from ...server.app import Server
-    from .session import HttpSession
+    from .http_session import HttpSession
 
 __all__ = ["AuthHook", "AuthTarget", "scope_principal"]
 

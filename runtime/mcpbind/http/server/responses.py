@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from ...protocol.errors import INVALID_REQUEST
 from ._asgi import Receive, Send, send_error, send_response
-from .session import HttpSession
+from .http_session import HttpSession
 from .streams import Item, Outbox, Stream, Timeout, sse_frame
 
 __all__ = [

@@ -16,8 +16,8 @@ from typing import Any, Literal
 from ..._asyncio import LoopChoice, choose_loop, module_installed
 from ...server.app import Server
 from ._header_deadline import MAX_HEADER_SIZE, header_deadline_protocol
-from .app import StreamableHTTPApp
-from .legacy_sse import with_legacy_sse
+from .legacy_sse_app import with_legacy_sse
+from .streamable_app import StreamableHTTPApp
 
 __all__ = ["choose_stack", "header_deadline_protocol", "serve_http"]
 

@@ -19,7 +19,7 @@ from .events import format_event_id
 __all__ = [
     "MAX_PENDING",
     "TIMEOUT",
-    "Inbox",
+    "SessionInbox",
     "Item",
     "Outbox",
     "OutboxOnDemand",
@@ -174,7 +174,7 @@ class OutboxOnDemand(Outbox):
         super()._wake()
 
 
-class Inbox:
+class SessionInbox:
     """A session's incoming POST bodies: a bounded single-consumer queue (asyncio) holding no
     buffers while empty, so an idle session costs a few hundred bytes less than with an
     ``asyncio.Queue`` (three deques). ``put`` waits while ``limit`` bodies are queued."""

@@ -2,7 +2,7 @@
 
 Every POST arms two timers that almost never fire: the deadline of its body read (seconds) and,
 on the 2026-07-28 era and the sessionless mode, the delay after which the request starts
-watching for its client leaving (:data:`~.stateless_era.WATCH_AFTER`). A timer per request
+watching for its client leaving (:data:`~.per_request.WATCH_AFTER`). A timer per request
 (``loop.call_later``, ``asyncio.timeout``) costs a timer handle, on uvloop a libuv handle
 opened and closed, and ``asyncio.timeout``'s own steps: several microseconds on each request.
 Here arming and disarming is a dict insert and pop, and one handle per event loop ticks every

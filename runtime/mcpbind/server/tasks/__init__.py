@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ...tasks.manager import TaskManager
 from ...tasks.wire import EXTENSION, RELATED_TASK
-from .context import TaskContext
 from .support import ANONYMOUS, Tasks, default_scope
+from .task_context import TaskContext
 
 __all__ = [
     "ANONYMOUS",

@@ -40,8 +40,8 @@ from ...protocol.errors import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     McpError,
 )
+from ...tasks.answers import cancel_task, get_task, list_tasks, task_id_of, task_result
 from ...tasks.manager import TaskManager
-from ...tasks.receiving import cancel_task, get_task, list_tasks, task_id_of, task_result
 from ...tasks.record import ANONYMOUS, TaskRecord, raw
 from ...tasks.store import TaskStore
 from ...tasks.wire import EXTENSION, created_2025, created_2026, detailed_2026, task_2025
@@ -49,7 +49,7 @@ from ..context import Context
 from ..principal import principal_key
 from ..results import tool_result
 from ..signature import ToolSignature
-from .context import TaskContext
+from .task_context import TaskContext
 
 if TYPE_CHECKING:
     from ..app import Handler, Server

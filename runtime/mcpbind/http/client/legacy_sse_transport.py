@@ -24,7 +24,7 @@ from ...transports.base import TransportClosed
 from ...transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
 from ._common import (
     DEFAULT_MAX_BUFFERED_MESSAGES,
-    Inbox,
+    MessageInbox,
     TaskSet,
     http_error_responses,
     lost_responses,
@@ -61,7 +61,7 @@ class LegacySSETransport:
         timeout: float | httpx2.Timeout = 30.0,
         endpoint_timeout: float = 10.0,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-        inbox: Inbox | None = None,
+        inbox: MessageInbox | None = None,
         tasks: TaskSet | None = None,
         max_buffered_messages: int = DEFAULT_MAX_BUFFERED_MESSAGES,
     ) -> None:
@@ -81,7 +81,7 @@ class LegacySSETransport:
         #: Where messages are POSTed, from the server's ``endpoint`` event.
         self.endpoint: str | None = None
         self._shared = inbox is not None  # part of a StreamableHTTPTransport after fallback
-        self._inbox = inbox or Inbox(max_buffered_messages)
+        self._inbox = inbox or MessageInbox(max_buffered_messages)
         self._tasks = tasks or TaskSet()
         self._response: httpx2.Response | None = None
         self._closed = False

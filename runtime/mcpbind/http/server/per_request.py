@@ -1,7 +1,7 @@
 """The 2026-07-28 era on the Streamable HTTP endpoint (basic/transports/streamable-http.mdx).
 
 ``StreamableHTTPApp`` hands every POST whose body carries the modern per-request ``_meta`` (or
-whose ``MCP-Protocol-Version`` names a stateless version) to its :class:`StatelessEra`. No
+whose ``MCP-Protocol-Version`` names a stateless version) to its :class:`PerRequestEndpoint`. No
 session is looked up or created: the request metadata headers are checked against the body
 (Server Validation, -32020 with 400), the request is answered by
 :func:`mcpbind.server.dispatch.answer`, as one JSON body or, as soon as the handler emits a
@@ -11,7 +11,7 @@ nothing more is written. ``subscriptions/listen`` gets a long-lived SSE stream o
 
 The 2025 sessionless mode (``StreamableHTTPApp(sessionless=True)``) is answered here too, by
 the same :func:`~mcpbind.server.dispatch.answer` at the version its POST names, through the
-same response writer and disconnect watcher (:meth:`StatelessEra.sessionless`).
+same response writer and disconnect watcher (:meth:`PerRequestEndpoint.sessionless`).
 """
 
 from __future__ import annotations
@@ -24,19 +24,19 @@ from typing import Final
 import msgspec
 
 from ...protocol import HEADER_MISMATCH, INTERNAL_ERROR, PARSE_ERROR, McpError, SessionOptions
-from ...protocol._wire import encode_error
 from ...protocol.classify import Classified
 from ...protocol.mcp_headers import HeaderPath, check_header_values, header_params
+from ...protocol.wire import encode_error
 from ...server.app import Server
 from ...server.dispatch import Reply, answer
 from ...server.limits import server_inflight
-from ...server.listen import LISTEN, ListenHub, Subscription
+from ...server.listen_hub import LISTEN, ListenHub, ListenSubscription
 from ...server.mrtr import Emit
 from ...server.principal import principal_key
 from ._asgi import Headers, Receive, Scope, Send, client_address, send_response
 from .ticks import Ticks, ticks
 
-__all__ = ["StatelessEra"]
+__all__ = ["PerRequestEndpoint"]
 
 logger = logging.getLogger("mcpbind.http")
 
@@ -64,7 +64,7 @@ async def _send_json(send: Send, status: int, data: bytes) -> None:
     await send({"type": "http.response.body", "body": data, "more_body": False})
 
 
-class StatelessEra:
+class PerRequestEndpoint:
     """The 2026-07-28 requests of one ``StreamableHTTPApp``, and its listen streams."""
 
     __slots__ = (
@@ -240,7 +240,7 @@ class StatelessEra:
             await _send_json(send, 200 if handshake else 503, busy)
             return
         shared.count += needed
-        response = _Response(receive, send, not self.json_response, handshake)
+        response = _PostResponse(receive, send, not self.json_response, handshake)
         try:
             try:
                 reply = await run(response.emit)
@@ -270,8 +270,8 @@ class StatelessEra:
         if isinstance(opened, Reply):
             await _send_json(send, opened.http_status, opened.data)
             return
-        sub: Subscription = opened
-        watch = _Response(receive, send, True)  # written here: only its watch is used
+        sub: ListenSubscription = opened
+        watch = _PostResponse(receive, send, True)  # written here: only its watch is used
         keepalive = self.sse_keepalive
         try:
             await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
@@ -307,7 +307,7 @@ class StatelessEra:
 WATCH_AFTER: Final = 0.05
 
 
-class _Response:
+class _PostResponse:
     """One POST's response, and the watch on its client.
 
     Writes it: JSON unless something is emitted before the reply (on the 2026-07-28 era), or

@@ -27,7 +27,7 @@ from ...server.app import Server
 from ...server.session import ServerSession
 from ...transports import MessagePump, TransportClosed
 from .events import EventStore
-from .streams import Inbox, Item, Outbox, Stream
+from .streams import Item, Outbox, SessionInbox, Stream
 
 __all__ = ["HttpSession", "close_sse_stream", "current_http_session", "new_session_id"]
 
@@ -189,7 +189,7 @@ class HttpSession:
         self.last_active = self.created = asyncio.get_running_loop().time()
         #: The client's address (per-address session limit).
         self.client_address: str | None = None
-        self.inbound = Inbox(64)
+        self.inbound = SessionInbox(64)
         # Stream ids: a random per-session prefix and a counter (ownership is checked by
         # lookup in this session, so they need to be unique, not secret).
         self._stream_prefix = secrets.token_hex(6)

@@ -1,6 +1,6 @@
 """``subscriptions/listen`` (basic/patterns/subscriptions.mdx): opt-in change notifications.
 
-A transport opens a :class:`Subscription` with :meth:`ListenHub.open` (which checks the
+A transport opens a :class:`ListenSubscription` with :meth:`ListenHub.open` (which checks the
 request like any other stateless request), sends ``acknowledgement()`` first, then every
 message ``next()`` yields, all tagged with ``io.modelcontextprotocol/subscriptionId`` (the
 listen request's id). Closing the stream (HTTP) or ``notifications/cancelled`` (stdio) ends
@@ -20,8 +20,8 @@ from mcpbind_types._common import decoder
 
 from .._lazy import LazyModule
 from ..protocol import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, McpError
-from ..protocol._wire import encode_error, encode_notification, encode_result
 from ..protocol.meta import SUBSCRIPTION_ID, MalformedMeta, parse_request_meta
+from ..protocol.wire import encode_error, encode_notification, encode_result
 from .dispatch import Reply, encoded, stateless_capabilities
 from .principal import Principal, current_principal
 
@@ -38,7 +38,7 @@ __all__ = [
     "MAX_LISTEN_URI_CHARS",
     "MAX_SUBSCRIPTIONS",
     "ListenHub",
-    "Subscription",
+    "ListenSubscription",
 ]
 
 LISTEN: Final = "subscriptions/listen"
@@ -63,7 +63,7 @@ _CORE_KEYS: Final = frozenset(
 """The filter keys of the core protocol; any other agreed key is an extension's."""
 
 
-class Subscription:
+class ListenSubscription:
     """One open listen stream: its id, the filter the server agreed to, pending messages."""
 
     def __init__(
@@ -165,13 +165,13 @@ class ListenHub:
         self.server = server
         self.max_subscriptions = max_subscriptions
         self.max_per_client = max_per_client
-        self.subscriptions: dict[int, Subscription] = {}
+        self.subscriptions: dict[int, ListenSubscription] = {}
         self._per_client: dict[str, int] = {}
         self._unsubscribe: Any = None
 
     def open(
         self, request_id: int | str, raw: msgspec.Raw | bytes | None, client: str | None = None
-    ) -> Subscription | Reply:
+    ) -> ListenSubscription | Reply:
         """Check a ``subscriptions/listen`` request; an error :class:`Reply`, or the open
         subscription (already receiving changes: none is lost before the stream starts)."""
         try:
@@ -185,7 +185,7 @@ class ListenHub:
 
     def subscribe(
         self, request_id: int | str, raw: msgspec.Raw | bytes | None, client: str | None = None
-    ) -> Subscription:
+    ) -> ListenSubscription:
         """:meth:`open`, with a refusal raised as :class:`McpError`."""
         if len(self.subscriptions) >= self.max_subscriptions:
             limit = self.max_subscriptions
@@ -196,7 +196,7 @@ class ListenHub:
                 INVALID_REQUEST, f"Too many open {LISTEN} streams for this client (limit {cap})"
             )
         agreed = self._agree(raw or b"{}")
-        sub = Subscription(self, request_id, agreed, current_principal.get(), client)
+        sub = ListenSubscription(self, request_id, agreed, current_principal.get(), client)
         self.subscriptions[id(sub)] = sub
         if client is not None:
             self._per_client[client] = self.streams_of(client) + 1
@@ -204,7 +204,7 @@ class ListenHub:
             self._unsubscribe = self.server.on_change(self._changed)
         return sub
 
-    def close(self, sub: Subscription) -> None:
+    def close(self, sub: ListenSubscription) -> None:
         """The client went away (or cancelled): forget the subscription, send nothing more."""
         sub.closed = True
         if self.subscriptions.pop(id(sub), None) is not None and sub.client is not None:
@@ -226,7 +226,7 @@ class ListenHub:
         for sub in list(self.subscriptions.values()):
             sub._offer(what, uri)
 
-    async def render(self, sub: Subscription, what: str, detail: str | None) -> bytes | None:
+    async def render(self, sub: ListenSubscription, what: str, detail: str | None) -> bytes | None:
         """An extension's notification for ``sub``, tagged with its subscription id."""
         for extension in self.server.extensions:
             note = await extension.notification(what, detail, sub.agreed, sub.principal)

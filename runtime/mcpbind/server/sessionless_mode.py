@@ -26,8 +26,8 @@ from ..protocol import (
     McpError,
     SessionOptions,
 )
-from ..protocol._wire import encode_notification
 from ..protocol.accept import MethodTable, decode_params, meta_of
+from ..protocol.wire import encode_notification
 from ..versions import HANDSHAKE_VERSIONS
 from .context import Context
 from .mrtr import Emit

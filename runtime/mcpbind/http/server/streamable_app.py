@@ -34,6 +34,7 @@ from ._asgi import (
 )
 from .auth_hook import AuthHook, scope_principal
 from .events import EventStore, format_event_id, parse_event_id
+from .http_session import HttpSession, new_session_id
 from .responses import (
     SESSION_NOT_FOUND,
     refuse_client_session,
@@ -43,11 +44,10 @@ from .responses import (
     sessions_of,
 )
 from .security import HostPolicy, refusal
-from .session import HttpSession, new_session_id
 from .streams import MAX_PENDING, Outbox, OutboxOnDemand, Stream
 
 if TYPE_CHECKING:
-    from .stateless_era import StatelessEra
+    from .per_request import PerRequestEndpoint
 
 __all__ = ["AuthHook", "StreamableHTTPApp", "scope_principal", "streamable_http_app"]
 
@@ -124,7 +124,7 @@ class StreamableHTTPApp:
         self._reaper: asyncio.Task[None] | None = None
         self._allow = b"POST" if sessionless else b"GET, POST, DELETE"
         #: The 2026-07-28 requests and their listen streams (built on the first one).
-        self._stateless_era: StatelessEra | None = None
+        self._per_request: PerRequestEndpoint | None = None
 
     # ------------------------------------------------------------------ ASGI entry
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -148,8 +148,8 @@ class StreamableHTTPApp:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
             self._reaper = None
-        if self._stateless_era is not None:
-            self._stateless_era.close()  # listen streams end with their final result
+        if self._per_request is not None:
+            self._per_request.close()  # listen streams end with their final result
         sessions = list(self.sessions.values())
         self.sessions.clear()
         for session in sessions:
@@ -249,7 +249,7 @@ class StreamableHTTPApp:
             await send_error(send, 400, code, message)
             return
         if classified.era == "stateless" or _stateless_header(headers, classified):
-            await self.stateless_era.serve(scope, receive, send, headers, classified)
+            await self.per_request.serve(scope, receive, send, headers, classified)
             return
         if (error := self._version_error(headers)) is not None:
             await send_error(send, 400, INVALID_REQUEST, error)
@@ -437,7 +437,7 @@ class StreamableHTTPApp:
     ) -> None:
         """Sessionless mode: no session; each request is answered on its own, by the same
         ``answer`` as a 2026-07-28 request, at the version the POST names (see
-        :mod:`mcpbind.server.sessionless`). Notifications and responses are accepted and
+        :mod:`mcpbind.server.sessionless_mode`). Notifications and responses are accepted and
         ignored: nothing is left for them to reach."""
         if not classified.request_ids:
             await send_response(send, 202)
@@ -448,18 +448,18 @@ class StreamableHTTPApp:
             message = f"Invalid Request: JSON-RPC batches are not supported in {version}"
             await send_error(send, 400, INVALID_REQUEST, message)
             return
-        era = self.stateless_era
+        era = self.per_request
         await era.sessionless(receive, send, classified, version, self.session_options)
 
     @property
-    def stateless_era(self) -> StatelessEra:
+    def per_request(self) -> PerRequestEndpoint:
         """The app's 2026-07-28 endpoint (``_meta`` carries the protocol version, no
-        session): see :mod:`mcpbind.http.server.stateless_era`."""
-        era = self._stateless_era
+        session): see :mod:`mcpbind.http.server.per_request`."""
+        era = self._per_request
         if era is None:
-            from .stateless_era import StatelessEra  # the 2026 machinery loads on first use
+            from .per_request import PerRequestEndpoint  # the 2026 machinery loads on first use
 
-            era = self._stateless_era = StatelessEra(
+            era = self._per_request = PerRequestEndpoint(
                 self.server,
                 principal=self.principal,
                 json_response=self.json_response,

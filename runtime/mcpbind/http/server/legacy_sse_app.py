@@ -35,8 +35,8 @@ from ._asgi import (
     send_response,
     serve_lifespan,
 )
-from .app import StreamableHTTPApp, scope_principal
 from .auth_hook import AuthHook
+from .http_session import HttpSession, new_session_id
 from .responses import (
     SESSION_NOT_FOUND,
     refuse_client_session,
@@ -45,7 +45,7 @@ from .responses import (
     sessions_of,
 )
 from .security import HostPolicy, refusal
-from .session import HttpSession, new_session_id
+from .streamable_app import StreamableHTTPApp, scope_principal
 from .streams import MAX_PENDING, Outbox
 
 __all__ = ["LegacySSEApp", "WithLegacySSE", "with_legacy_sse"]
