@@ -10,7 +10,7 @@ from msgspec import UNSET
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, decoder
 
-from ..versions import era_of
+from ..versions import ALL_VERSIONS, era_of
 from . import wire
 from ._base import (
     _FIRST_BYTE,
@@ -60,6 +60,11 @@ def _requested_version(raw: Any) -> str:
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, TypeError):
         return ""
     return version if isinstance(version, str) else ""
+
+
+_INPUT_ROUNDS = frozenset(v for v in ALL_VERSIONS if era_of(v).input_rounds)
+"""The versions whose era has input rounds (a result may be an ``InputRequiredResult``), as a
+set: asked on every result, where a set lookup costs a fraction of ``era_of(v).input_rounds``."""
 
 
 _INPUT_REQUIRED = b'"input_required"'
@@ -409,7 +414,7 @@ class Receiver(SessionBase):
             try:
                 plain = info.result_type
                 straight = _RESULT_DECODERS.get(plain) or _result_decoder(plain)
-                if info.wire_result_type is plain or not era_of(self.version).input_rounds:
+                if info.wire_result_type is plain or self.version not in _INPUT_ROUNDS:
                     value = straight.decode(result)
                 elif plain in _HOLDS_RESULT_TYPE and type(result) is msgspec.Raw:
                     # 2026-07-28, a type holding resultType itself (tools/call's): decoded
