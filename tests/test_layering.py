@@ -22,10 +22,11 @@ RUNTIME = ROOT / "runtime" / "mcpbind"
 #: may import only from packages on its own level or below. ``mcpbind`` is the package's
 #: ``__init__`` (the public facade), above everything.
 LAYERS: tuple[frozenset[str], ...] = (
-    # the protocol core, and the lazy-import helpers every layer may use (issue 15, cold start)
-    frozenset({"protocol", "_lazy"}),
+    # the protocol core, the lazy-import helpers every layer may use (issue 15, cold start), and
+    # the protocol versions with their eras, which the core asks too
+    frozenset({"protocol", "_lazy", "versions"}),
     # root helper modules, and the one asyncio backend module
-    frozenset({"versions", "types", "output_schema", "bindings", "_asyncio"}),
+    frozenset({"types", "output_schema", "bindings", "_asyncio"}),
     frozenset({"transports"}),  # the Transport interface, memory and stdio
     frozenset({"connection", "_waiter", "peer_errors"}),
     frozenset({"tasks"}),

@@ -23,6 +23,7 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import json_value
 
 from .protocol import INVALID_PARAMS, McpError
+from .versions import era_of
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -31,14 +32,11 @@ __all__ = ["DRAFT_07", "DRAFT_2020_12", "OutputSchema", "default_dialect"]
 
 DRAFT_2020_12: Final = "https://json-schema.org/draft/2020-12/schema"
 DRAFT_07: Final = "http://json-schema.org/draft-07/schema#"
-_DEFAULT_2020_12_FROM: Final = "2025-11-25"
 
 
 def default_dialect(protocol_version: str | None) -> str:
     """The dialect of a schema without ``$schema`` under ``protocol_version``."""
-    if protocol_version is None or protocol_version >= _DEFAULT_2020_12_FROM:
-        return DRAFT_2020_12
-    return DRAFT_07
+    return DRAFT_2020_12 if era_of(protocol_version).json_schema_2020_12 else DRAFT_07
 
 
 def _key(uri: str) -> str:

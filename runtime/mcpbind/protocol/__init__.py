@@ -16,7 +16,7 @@ from .._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from ._base import custom_method
-    from .core import BATCH_VERSIONS, Session, SessionOptions, has_capability
+    from .core import Session, SessionOptions, has_capability
     from .depth import DEFAULT_MAX_DEPTH, exceeds_depth
     from .errors import (
         CONNECTION_CLOSED,
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
 _HOMES = {
     "._base": ("custom_method",),
     ".core": (
-        "BATCH_VERSIONS",
         "Session",
         "SessionOptions",
         "has_capability",
@@ -103,7 +102,6 @@ __getattr__ = lazy_attributes(
 )
 
 __all__ = [
-    "BATCH_VERSIONS",
     "CONNECTION_CLOSED",
     "DEFAULT_MAX_DEPTH",
     "HEADER_MISMATCH",

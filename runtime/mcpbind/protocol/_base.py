@@ -35,15 +35,11 @@ else:  # the method table (and the types) imported by the first session (issue 1
 from .state import ALLOWED_REQUESTS, Role, State, Transition, next_state
 
 __all__ = [
-    "BATCH_VERSIONS",
     "SessionBase",
     "SessionOptions",
     "has_capability",
 ]
 logger = lazy_logger("mcpbind.protocol")
-
-BATCH_VERSIONS: Final = frozenset({"2025-03-26"})
-"""JSON-RPC batches exist only in 2025-03-26 (added there, removed in 2025-06-18)."""
 
 _KNOWN_VERSIONS: Final = frozenset(VERSIONS)  # every one has methods in the table
 _FIRST_BYTE = re.compile(rb"[ \t\r\n]*(.)", re.DOTALL)

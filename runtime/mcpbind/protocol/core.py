@@ -16,7 +16,6 @@ from mcpbind_types._common import MethodInfo
 
 from . import wire
 from ._base import (
-    BATCH_VERSIONS,
     SessionOptions,
     _field,
     _Pending,
@@ -38,7 +37,7 @@ from .receive import Receiver
 from .state import State, Transition
 from .subcaps import SUBCAPABILITY_METHODS, subcapability_refusal
 
-__all__ = ["BATCH_VERSIONS", "Session", "SessionOptions", "has_capability"]
+__all__ = ["Session", "SessionOptions", "has_capability"]
 
 
 class Session(Receiver):

@@ -10,10 +10,10 @@ from msgspec import UNSET
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, decoder
 
+from ..versions import ALL_VERSIONS, era_of
 from . import wire
 from ._base import (
     _FIRST_BYTE,
-    BATCH_VERSIONS,
     SessionBase,
     _Inbound,
     _validation_message,
@@ -62,8 +62,9 @@ def _requested_version(raw: Any) -> str:
     return version if isinstance(version, str) else ""
 
 
-_MRTR = frozenset({"2026-07-28"})
-"""Versions with multi round-trip requests (``InputRequiredResult``)."""
+_INPUT_ROUNDS = frozenset(v for v in ALL_VERSIONS if era_of(v).input_rounds)
+"""The versions whose era has input rounds (a result may be an ``InputRequiredResult``), as a
+set: asked on every result, where a set lookup costs a fraction of ``era_of(v).input_rounds``."""
 
 
 _INPUT_REQUIRED = b'"input_required"'
@@ -191,7 +192,7 @@ class Receiver(SessionBase):
         self._reply_error(events, rid if is_request else None, code, message)
 
     def _receive_batch(self, data: bytes, events: list[Event]) -> None:
-        if self.version not in BATCH_VERSIONS:
+        if not era_of(self.version).batches:
             message = f"Invalid Request: JSON-RPC batches are not supported in protocol version {self.version}"
             self._reply_error(events, None, INVALID_REQUEST, message)
             return
@@ -413,7 +414,7 @@ class Receiver(SessionBase):
             try:
                 plain = info.result_type
                 straight = _RESULT_DECODERS.get(plain) or _result_decoder(plain)
-                if info.wire_result_type is plain or self.version not in _MRTR:
+                if info.wire_result_type is plain or self.version not in _INPUT_ROUNDS:
                     value = straight.decode(result)
                 elif plain in _HOLDS_RESULT_TYPE and type(result) is msgspec.Raw:
                     # 2026-07-28, a type holding resultType itself (tools/call's): decoded

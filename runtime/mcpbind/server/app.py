@@ -23,6 +23,7 @@ from .._asyncio import is_cancellation
 from .._lazy import LazyModule
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..protocol.errors import INVALID_PARAMS, McpError, UrlElicitationRequired
+from ..versions import era_of
 from .context import Context
 from .extension import ServerExtension
 from .options import StatelessOptions
@@ -55,8 +56,6 @@ Wrapper = Callable[[Handler], Handler]
 
 
 _RESOURCE_NOT_FOUND = -32002
-#: Versions whose spec makes invalid tool arguments a tool result rather than a -32602 error.
-_ARGUMENT_ERRORS_AS_RESULTS = frozenset({"2025-11-25", "2026-07-28", None})
 
 
 class ToolCall(Protocol):
@@ -419,7 +418,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
             kwargs = signature.bind(None if args is msgspec.UNSET else args)
         except ToolArgumentsError as exc:
             message = f"Invalid arguments for tool {params.name}: {exc}"
-            if ctx.protocol_version in _ARGUMENT_ERRORS_AS_RESULTS:
+            if era_of(ctx.protocol_version).argument_errors_as_results:
                 # 2025-11-25 server/tools.mdx §Error Handling: input validation errors are tool
                 # execution errors, so the model sees them and can correct its call.
                 return t.CallToolResult(content=[t.TextContent(text=message)], is_error=True)

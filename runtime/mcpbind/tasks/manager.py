@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from ..versions import era_of
 from .record import ACTIVE, TaskRecord, TaskStatus, new_task_id, raw
 from .store import MemoryTaskStore, TaskStore
 from .wire import error_object
@@ -138,7 +139,7 @@ class TaskManager:
         else:
             value = value if type(value) is dict else msgspec.to_builtins(value)
             failed = (
-                record.era != "2026-07-28"
+                not era_of(record.era).tasks_extension
                 and isinstance(value, dict)
                 and value.get("isError") is True
             )

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 from mcpbind_types import unified as t
 
 from ..protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError
+from ..versions import LATEST_HANDSHAKE
 from .answers import cancel_task, get_task, list_tasks, task_id_of, task_result
 from .manager import TaskManager
 from .store import TaskStore
@@ -27,7 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = ["TaskReceiver"]
 
-ERA: Final = "2025-11-25"
+ERA: Final = LATEST_HANDSHAKE
+"""The version of every task here: client-side tasks exist only as the core tasks of the
+handshake era (the stateless era's tasks extension has none)."""
 _SCOPE: Final = ""
 """One connection, one server: every task here is that server's."""
 

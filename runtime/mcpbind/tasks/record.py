@@ -61,7 +61,8 @@ class TaskRecord(msgspec.Struct, kw_only=True):
     apart (the task id, 128 random bits, is then the only key)."""
     method: str
     era: str
-    """The protocol version the task was created under: it picks the wire shapes."""
+    """The protocol version the task was created under: its era (``versions.era_of``) picks
+    the wire shapes."""
     status: TaskStatus = "working"
     status_message: str | None = None
     created_at: float = msgspec.field(default_factory=time.time)

@@ -15,10 +15,10 @@ import contextlib
 from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
-from ...protocol import BATCH_VERSIONS, INVALID_REQUEST, SessionOptions
+from ...protocol import INVALID_REQUEST, SessionOptions
 from ...protocol.classify import Classified, classify_body, decoded_body
 from ...server.app import Server
-from ...versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
+from ...versions import HANDSHAKE_VERSIONS, HEADERLESS_VERSION, era_of
 from ._asgi import (
     Headers,
     Receive,
@@ -52,9 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["AuthHook", "StreamableHTTPApp", "scope_principal", "streamable_http_app"]
 
 _SUPPORTED = frozenset(HANDSHAKE_VERSIONS)
-_DEFAULT_VERSION = "2025-03-26"  # "Protocol Version Header": assumed when the header is absent
 _JSON = b"application/json"
-_PRIMING_FROM = "2025-11-25"  # clients before it may not expect an event with empty data
 
 
 class StreamableHTTPApp:
@@ -278,7 +276,7 @@ class StreamableHTTPApp:
             if found is None:
                 return
             session = found
-            if classified.batch and session.version not in BATCH_VERSIONS:
+            if classified.batch and not era_of(session.version).batches:
                 await send_error(
                     send,
                     400,
@@ -346,8 +344,8 @@ class StreamableHTTPApp:
         if stream is None:
             await send_error(send, 400, INVALID_REQUEST, "Invalid Request: request id in use")
             return
-        version = session.version or classified.requested_version or _DEFAULT_VERSION
-        priming = self.event_store is not None and version >= _PRIMING_FROM
+        version = session.version or classified.requested_version or HEADERLESS_VERSION
+        priming = self.event_store is not None and era_of(version).priming_events
         if here and not self.json_response:
             await self._sse_here(session, stream, send, receive, body, extra, priming)
             return
@@ -443,8 +441,8 @@ class StreamableHTTPApp:
             await send_response(send, 202)
             return
         header = headers.get(b"mcp-protocol-version")
-        version = None if classified.initialize else (header or _DEFAULT_VERSION).strip()
-        if classified.batch and version not in BATCH_VERSIONS:
+        version = None if classified.initialize else (header or HEADERLESS_VERSION).strip()
+        if classified.batch and not era_of(version).batches:
             message = f"Invalid Request: JSON-RPC batches are not supported in {version}"
             await send_error(send, 400, INVALID_REQUEST, message)
             return
@@ -571,9 +569,7 @@ def _stateless_header(headers: Headers, classified: Classified) -> bool:
     if classified.initialize and classified.meta_version is not None:
         return True  # a modern request named "initialize": the stateless era answers -32601
     version = headers.get(b"mcp-protocol-version")
-    return (
-        version is not None and version.strip() in STATELESS_VERSIONS and not classified.initialize
-    )
+    return version is not None and era_of(version.strip()).stateless and not classified.initialize
 
 
 def streamable_http_app(server: Server, **options: Any) -> StreamableHTTPApp:

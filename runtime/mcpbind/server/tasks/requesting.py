@@ -30,6 +30,7 @@ from ...protocol import (
     custom_method,
 )
 from ...tasks.record import TERMINAL
+from ...versions import era_of
 from ..context import Context
 
 __all__ = ["ask_as_task"]
@@ -53,8 +54,10 @@ async def ask_as_task(
     """Send ``method`` as a task and wait for its result (``timeout``: for all of it; the
     task is cancelled when it passes or when the caller is cancelled)."""
     path = _CAPABILITY[method.method]
-    if ctx.protocol_version == "2026-07-28":
-        raise LocalProtocolError(f"{method.method} as a task: 2026-07-28 has no client tasks")
+    if era_of(ctx.protocol_version).tasks_extension:
+        raise LocalProtocolError(
+            f"{method.method} as a task: {ctx.protocol_version} has no client tasks"
+        )
     if not ctx.client_supports(*path):
         raise LocalProtocolError(
             f"{method.method} as a task needs the client capability "

@@ -45,6 +45,7 @@ from ...tasks.manager import TaskManager
 from ...tasks.record import ANONYMOUS, TaskRecord, raw
 from ...tasks.store import TaskStore
 from ...tasks.wire import EXTENSION, created_2025, created_2026, detailed_2026, task_2025
+from ...versions import era_of
 from ..context import Context
 from ..principal import principal_key
 from ..results import tool_result
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ANONYMOUS", "Tasks", "default_scope"]
 
-_STATELESS: Final = "2026-07-28"
 _REQUIRED_CAPS: Final[dict[str, Any]] = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
 _sessions: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
@@ -69,7 +69,7 @@ def default_scope(ctx: Context) -> str:
     principal = getattr(ctx, "principal", None)
     if principal is not None:
         return f"principal:{principal_key(principal)}"
-    if ctx.protocol_version == _STATELESS or getattr(ctx.peer, "sessionless", False):
+    if era_of(ctx.protocol_version).stateless or getattr(ctx.peer, "sessionless", False):
         # Nothing identifies the caller across requests (a sessionless POST's session object
         # may be reused for someone else's next POST; clientInfo is whatever the caller says).
         return ANONYMOUS
@@ -150,7 +150,7 @@ class Tasks:
 
     # ------------------------------------------------------------------ status notifications
     def _announce(self, record: TaskRecord) -> None:
-        if record.era == _STATELESS:
+        if era_of(record.era).tasks_extension:
             self.server._changed("task", record.task_id)
 
     def listen_filter(self, wanted: Mapping[str, Any], client_capabilities: Any) -> dict[str, Any]:
@@ -190,9 +190,9 @@ class Tasks:
         async def call(params: t.CallToolRequestParams, ctx: Context) -> Any:
             entry = self.server.tools.get(params.name)
             support = _support(entry.tool) if entry is not None else None
-            stateless = ctx.protocol_version == _STATELESS
+            extension = era_of(ctx.protocol_version).tasks_extension
             if entry is None or support is None:
-                if entry is not None and not stateless and params.task is not msgspec.UNSET:
+                if entry is not None and not extension and params.task is not msgspec.UNSET:
                     # tasks.mdx §Tool-Level Negotiation: forbidden (or absent) -> -32601.
                     raise McpError(
                         METHOD_NOT_FOUND,
@@ -200,7 +200,7 @@ class Tasks:
                     )
                 return await inner(params, ctx)
             ttl: int | None = None
-            if stateless:
+            if extension:
                 make_task = ctx.client_supports("extensions", EXTENSION)
                 if not make_task and support == "required":
                     # SEP-2663 §Capability Negotiation: cannot serve it without a task.
@@ -231,7 +231,7 @@ class Tasks:
                     self._hand_off.reset(token)
                 return value if slot.created is None else slot.created
             record = await self._start(ctx, "tools/call", ttl, lambda task: inner(params, task))
-            return created_2026(record) if stateless else created_2025(record)
+            return created_2026(record) if extension else created_2025(record)
 
         return call
 
@@ -255,8 +255,8 @@ class Tasks:
             return tool_result(await work(task), signature)
 
         record = await self._start(ctx, "tools/call", ttl_ms, run)
-        stateless = ctx.protocol_version == _STATELESS
-        slot.created = created_2026(record) if stateless else created_2025(record)
+        extension = era_of(ctx.protocol_version).tasks_extension
+        slot.created = created_2026(record) if extension else created_2025(record)
         return record.task_id
 
     async def _start(
@@ -266,13 +266,13 @@ class Tasks:
         ttl: int | None,
         work: Callable[[TaskContext], Awaitable[Any]],
     ) -> TaskRecord:
-        era = ctx.protocol_version or "2025-11-25"
+        era = era_of(ctx.protocol_version)
         scope = self.scope(ctx)
         self._check_room(scope)
         self._active[scope] += 1  # before the store's await: concurrent calls see the slot
         self._active_total += 1
         try:
-            record = await self.manager.create(scope, method, era, ttl)
+            record = await self.manager.create(scope, method, era.version, ttl)
         except BaseException:
             self._release(scope)
             raise
@@ -281,11 +281,11 @@ class Tasks:
         task = _as_task_context(ctx)
         task.task_id = task_id
         task.manager = self.manager
-        task.era = era
+        task.era = era.version
         cancelled = threading.Event()
         task.is_cancelled = cancelled.is_set
         task.route = lambda: self._results_waiting.get(task_id)
-        listener = None if era == _STATELESS else _status_notifier(ctx)
+        listener = None if era.tasks_extension else _status_notifier(ctx)
         # Unrelated to the request that created it (which is answered now): notifications and
         # side requests travel on the session's own channel, not that request's stream.
         background = contextvars.copy_context()
@@ -335,7 +335,7 @@ class Tasks:
 
     # ------------------------------------------------------------------ tasks/* methods
     def _check_stateless(self, ctx: Context) -> bool:
-        if ctx.protocol_version != _STATELESS:
+        if not era_of(ctx.protocol_version).tasks_extension:
             return False
         if not ctx.client_supports("extensions", EXTENSION):
             # SEP-2663 §Protocol Errors: non-declaring clients get -32021.
@@ -353,7 +353,7 @@ class Tasks:
         return detailed_2026(await self.manager.get(task_id_of(params), self.scope(ctx)))
 
     async def _result(self, params: Any, ctx: Context) -> Any:
-        if ctx.protocol_version == _STATELESS:
+        if era_of(ctx.protocol_version).tasks_extension:
             # SEP-2663 §Backward Compatibility: removed; the result is inlined on tasks/get.
             raise McpError(METHOD_NOT_FOUND, "Method not found: tasks/result")
         task_id = task_id_of(params)
@@ -369,7 +369,7 @@ class Tasks:
                 del self._results_waiting[task_id]
 
     async def _list(self, params: Any, ctx: Context) -> Any:
-        if ctx.protocol_version == _STATELESS:
+        if era_of(ctx.protocol_version).tasks_extension:
             raise McpError(METHOD_NOT_FOUND, "Method not found: tasks/list")
         scope = self.scope(ctx)
         if scope == ANONYMOUS:
@@ -392,7 +392,7 @@ class Tasks:
         return {}
 
     async def _update(self, params: Any, ctx: Context) -> Any:
-        if ctx.protocol_version != _STATELESS:
+        if not era_of(ctx.protocol_version).tasks_extension:
             raise McpError(METHOD_NOT_FOUND, "Method not found: tasks/update")
         self._check_stateless(ctx)
         task_id = task_id_of(params)

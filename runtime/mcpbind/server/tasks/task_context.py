@@ -25,6 +25,7 @@ from ...connection import current_request_id
 from ...protocol.errors import INTERNAL_ERROR, REQUEST_TIMEOUT, McpError
 from ...tasks.record import ACTIVE, TaskRecord, raw
 from ...tasks.wire import RELATED_TASK
+from ...versions import era_of
 from ..context import Context
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class TaskContext(Context):
         """Progress: a ``notifications/progress`` on 2025-11-25 (the request's token stays
         valid for the task's lifetime); the status message on the 2026-07-28 extension, which
         sends no progress for tasks (SEP-2663 §Task Status Notifications)."""
-        if self.task_id is not None and self.era == "2026-07-28":
+        if self.task_id is not None and era_of(self.era).tasks_extension:
             text = message or (f"{progress:g}/{total:g}" if total is not None else f"{progress:g}")
             await self.status(text)
             return
@@ -75,7 +76,7 @@ class TaskContext(Context):
     ) -> Any:
         if self.task_id is None or self.manager is None:
             return Context._ask(self, method, params, timeout, key)
-        ask = self._ask_by_update if self.era == "2026-07-28" else self._ask_directly
+        ask = self._ask_by_update if era_of(self.era).tasks_extension else self._ask_directly
         return ask(self.manager, self.task_id, (method, params, timeout, key))
 
     async def _ask_directly(self, manager: TaskManager, task_id: str, request: _Ask) -> Any:
