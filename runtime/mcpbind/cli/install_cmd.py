@@ -23,6 +23,7 @@ from typing import Any
 
 import click
 
+from .app_spec import portable_app
 from .errors import EXIT_USAGE, CliFailure
 from .install_clients import CLIENTS, ClientConfig, Scope
 from .output import echo, echo_json
@@ -64,23 +65,12 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
     return env
 
 
-def _absolute_app(app: str) -> tuple[str, dict[str, str]]:
-    """The APP argument as the client's server process must see it, and the environment it
-    needs: a file's absolute path, or a module name with this folder on ``PYTHONPATH``."""
-    source, sep, attr = app.rpartition(":")
-    if not sep or not all(p.isidentifier() for p in attr.split(".")) or os.path.exists(app):
-        source, attr = app, ""
-    suffix = f":{attr}" if attr else ""
-    if source.endswith(".py"):
-        return f"{os.path.abspath(source)}{suffix}", {}
-    return app, {"PYTHONPATH": os.getcwd()}
-
-
 def server_entry(client: ClientConfig, app: str, env: dict[str, str]) -> dict[str, Any]:
     """The client's entry that runs ``app`` with this Python (``env`` wins over what the
     module form needs)."""
-    target, needed = _absolute_app(app)
-    args = ["-m", "mcpbind.cli", "serve", target]
+    portable = portable_app(app)
+    needed = {"PYTHONPATH": portable.folder} if portable.is_module else {}
+    args = ["-m", "mcpbind.cli", "serve", portable.spec]
     return client.stdio_entry(sys.executable, args, {**needed, **env}, os.getcwd())
 
 
