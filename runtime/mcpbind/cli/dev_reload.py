@@ -190,6 +190,8 @@ class StdioRelay:
         self._replay_id: bytes | None = None
         #: Client lines held while the server restarts (``None``: pass them on).
         self._held: list[bytes] | None = None
+        #: Why there is no server process to pass requests to (it exited by itself).
+        self._down = "the server is not running"
 
     def run(self) -> None:
         """Relay until the client closes our stdin (or SIGTERM, with :func:`terminate_as_exit`)."""
@@ -260,10 +262,14 @@ class StdioRelay:
         with self._lock:
             if child is self._child:  # not stopped by a restart: it exited by itself
                 self._child = None
-                _tell(f"the server exited with status {status}; save a change to start it again")
-                self._fail_pending(f"the server exited with status {status}")
+                self._down = (
+                    f"the server exited with status {status} (see its stderr); "
+                    "save a fix to start it again"
+                )
+                _tell(self._down)
+                self._fail_pending(self._down)
                 for line in self._held or ():
-                    self._refuse(_decode(line), "the server is not running")
+                    self._refuse(_decode(line), self._down)
                 self._held = self._replay_id = None
 
     def _from_server(self, line: bytes) -> None:
@@ -301,7 +307,7 @@ class StdioRelay:
                     if self._held is not None:
                         self._held.append(line)
                     elif self._child is None:
-                        self._refuse(messages, "the server is not running (see its stderr)")
+                        self._refuse(messages, self._down)
                     else:
                         self._to_server(line, messages)
         finally:
