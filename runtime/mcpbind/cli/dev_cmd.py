@@ -28,7 +28,7 @@ from .errors import EXIT_MISSING_DEPENDENCY, EXIT_USAGE, CliFailure
 if TYPE_CHECKING:
     from .watch import SourceWatcher
 
-__all__ = ["INSPECTOR", "NODE_NEEDED", "dev", "inspector_command"]
+__all__ = ["INSPECTOR", "NODE_NEEDED", "dev"]
 
 #: The MCP Inspector, pinned (its ``engines`` asks for Node.js >= :data:`NODE_NEEDED`).
 INSPECTOR: Final = "@modelcontextprotocol/inspector@2.12.0"
@@ -69,12 +69,10 @@ def _serve_command(app: str, http: tuple[str, int, str] | None) -> list[str]:
     return command
 
 
-def inspector_command(
-    npx: str, target: Sequence[str], passed: Sequence[str], app: PortableApp
-) -> list[str]:
+def _inspector_command(npx: str, target: Sequence[str], passed: Sequence[str]) -> list[str]:
     """The Inspector's command line: its mode flag first (it must come first), the arguments
     passed after ``--``, then the server: a URL, or a command (after ``--``) started in the
-    app's folder with this ``PYTHONPATH`` (the Inspector starts stdio servers with a small
+    current folder with this ``PYTHONPATH`` (the Inspector starts stdio servers with a small
     environment of its own)."""
     modes = [a for a in passed if a in _MODES]
     rest = [a for a in passed if a not in _MODES]
@@ -174,7 +172,7 @@ def _dev_http(
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}{path}"
     start = None
     if npx is not None:
-        command = inspector_command(npx, [url], inspector_args, app)
+        command = _inspector_command(npx, [url], inspector_args)
 
         def start() -> subprocess.Popen[bytes]:
             return subprocess.Popen(command)
@@ -199,7 +197,7 @@ def _dev_stdio(
         return 0
     relay = [sys.executable, "-m", "mcpbind.cli", "dev", app.spec, "--no-inspector"]
     target = relay if reload else serve
-    process = subprocess.Popen(inspector_command(npx, target, inspector_args, app))
+    process = subprocess.Popen(_inspector_command(npx, target, inspector_args))
     try:
         return process.wait()
     finally:
