@@ -20,7 +20,7 @@ setup:  ## install mcpbind (editable) with the generator, test tools, doc tools 
 # Everything the suite needs besides `setup`: with it done the suite skips only tests for other
 # Pythons (its last line names what it skipped). redis-server and chromium are Debian packages
 # (as root).
-setup-all: setup bench/rt/peers/ts/node_modules bench/http/loadgen/node_modules bench/http/peers/ts/node_modules tests/peers/server-everything/node_modules conformance/node_modules/.installed tests/auth/oidc/node_modules/.installed  ## `setup`, the npm peers, the conformance suite, oidc-provider, redis-server and chromium
+setup-all: setup bench/rt/peers/ts/node_modules bench/http/loadgen/node_modules bench/http/peers/ts/node_modules tests/peers/server-everything/node_modules tests/peers/inspector/node_modules/.installed conformance/node_modules/.installed tests/auth/oidc/node_modules/.installed  ## `setup`, the npm peers, the MCP Inspector, the conformance suite, oidc-provider, redis-server and chromium
 	@for program in redis-server chromium; do \
 	  command -v $$program >/dev/null || { apt-get update -qq && apt-get install -y -qq $$program; } \
 	  || { echo "$$program could not be installed (apt-get, as root): the tests that need it skip" >&2; exit 1; }; \
@@ -144,6 +144,12 @@ tests/auth/oidc/node_modules/.installed: tests/auth/oidc/package.json tests/auth
 
 tests/peers/server-everything/node_modules: tests/peers/server-everything/package.json tests/peers/server-everything/package-lock.json  ## the reference server-everything (tasks interop tests)
 	npm ci --prefix tests/peers/server-everything --no-audit --no-fund
+
+# The MCP Inspector, pinned, with a Node.js >= 22.19 from npm itself (tests/cli/test_dev.py drives
+# its CLI mode through `mcpbind dev`).
+tests/peers/inspector/node_modules/.installed: tests/peers/inspector/package.json tests/peers/inspector/package-lock.json
+	npm ci --prefix tests/peers/inspector --no-audit --no-fund
+	touch $@
 
 conformance/node_modules/.installed: conformance/package.json conformance/package-lock.json
 	npm ci --prefix conformance --no-audit --no-fund

@@ -38,6 +38,14 @@ COMMANDS: dict[str, LazyCommand] = {
     "host": LazyCommand(
         "mcpbind.cli.host_cmd:host", "Run an interactive host over several servers."
     ),
+    "dev": LazyCommand(
+        "mcpbind.cli.dev_cmd:dev",
+        "Run a server under the MCP Inspector, reloading it when its files change.",
+    ),
+    "install": LazyCommand(
+        "mcpbind.cli.install_cmd:install",
+        "Add a server to Claude Desktop, Claude Code, Cursor, VS Code or Gemini CLI.",
+    ),
 }
 
 _EPILOG = "\b\nExit codes:\n" + "\n".join(
