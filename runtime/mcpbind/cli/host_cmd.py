@@ -45,6 +45,7 @@ from ..protocol import McpError
 from ..versions import pinned_version
 from .errors import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_TOOL_ERROR, EXIT_USAGE, CliFailure
 from .host_form import OMIT, fields_of, parse_answer
+from .host_inputs import input_asker
 from .host_tasks import TaskCommands, requires_task
 from .host_terminal import Terminal
 from .output import echo, quiet_library_logs
@@ -479,7 +480,7 @@ def host(
     mcpbind host -c servers.json --run tools --run 'call notes__search_notes {"query": "x"}'
     """
     try:
-        config = load_config(config_path)
+        config = load_config(config_path, ask=input_asker())
     except ConfigError as exc:
         raise CliFailure(f"invalid configuration: {exc}", EXIT_USAGE) from None
     try:
