@@ -2,8 +2,8 @@
 
 Files: ``{"mcpServers": {...}}`` (Claude Desktop, Claude Code, Cursor, Cline, Roo, Windsurf,
 Gemini CLI), ``{"servers": {...}, "inputs": [...]}`` (VS Code's ``mcp.json``) and
-``{"mcp": {"servers": {...}, "inputs": [...]}}`` (VS Code's ``settings.json``). Keys of a server entry are
-dispatched through :data:`SERVER_KEYS`:
+``{"mcp": {"servers": {...}, "inputs": [...]}}`` (VS Code's ``settings.json``). Keys of a
+server entry are dispatched through :data:`SERVER_KEYS`:
 
 - every :class:`ServerConfig` field under its JSON name (``command``, ``url``,
   ``protocolVersion``, ...), taken as is (a field added there is accepted here at once);
