@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -146,3 +147,40 @@ def test_ctrl_c_in_run_mode_cancels_the_running_command_and_the_run_goes_on(
     assert text.index("mcpbind> servers") > cancelled
     assert "server w: running" in text[cancelled:], text
     _appears(Path(f"{marker}.cancelled"))  # the server's handler was stopped
+
+
+def test_ctrl_c_in_run_mode_cancels_a_running_task_and_the_run_goes_on(tmp_path: Path) -> None:
+    """The sibling for a tool that requires a task: SIGINT stops waiting and cancels the task
+    on the server (``tasks/cancel``, 2025-11-25 tasks.mdx §Cancelling Tasks); the next
+    command lists it cancelled."""
+    config = tmp_path / "servers.json"
+    jobs = {"command": sys.executable, "args": [SERVERS, "jobs"]}
+    config.write_text(json.dumps({"mcpServers": {"jobs": jobs}}))
+    argv = [sys.executable, "-m", "mcpbind.cli", "host", "-c", str(config)]
+    process = subprocess.Popen(
+        [*argv, "-r", 'call jobs__reindex {"path": "/srv"}', "-r", "tasks"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    assert process.stdout is not None
+    seen = b""
+    try:
+        deadline = time.monotonic() + 30
+        while b"indexing /srv" not in seen:  # the task is running on the server
+            left = deadline - time.monotonic()
+            assert left > 0, seen
+            if select.select([process.stdout], [], [], left)[0]:
+                chunk = os.read(process.stdout.fileno(), 4096)
+                assert chunk, seen
+                seen += chunk
+        os.kill(process.pid, signal.SIGINT)
+        out, _ = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    text = (seen + out).decode()
+    assert process.returncode == 1, text
+    listing = text[text.index("cancelled (Ctrl-C)") :]
+    assert "mcpbind> tasks" in listing and "jobs__reindex  cancelled" in listing, text
