@@ -151,8 +151,17 @@ tests/peers/inspector/node_modules/.installed: tests/peers/inspector/package.jso
 	npm ci --prefix tests/peers/inspector --no-audit --no-fund
 	touch $@
 
-conformance/node_modules/.installed: conformance/package.json conformance/package-lock.json
-	npm ci --prefix conformance --no-audit --no-fund
+# The suite needs Node.js >= 22, whatever Node the machine has: the pinned Node.js 24 from npm
+# (conformance/node) is installed first, and npm installs the suite running on it, so the
+# packages' engine ranges are checked against the Node that runs them (no EBADENGINE).
+CONFORMANCE_NODE_BIN := $(CURDIR)/conformance/node/node_modules/.bin
+
+conformance/node/node_modules/.installed: conformance/node/package.json conformance/node/package-lock.json
+	npm ci --prefix conformance/node --no-audit --no-fund
+	touch $@
+
+conformance/node_modules/.installed: conformance/package.json conformance/package-lock.json conformance/node/node_modules/.installed
+	PATH="$(CONFORMANCE_NODE_BIN):$$PATH" npm ci --prefix conformance --no-audit --no-fund
 	touch $@
 
 # The two sides are independent processes and run at once; the server side's report (kept in

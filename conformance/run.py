@@ -53,6 +53,7 @@ from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "node_modules" / ".bin"
+NODE_BIN = HERE / "node" / "node_modules" / ".bin"  # the pinned Node.js 24 (node/package.json)
 PRELOAD = HERE / "bind-loopback.cjs"
 EXPECTED = HERE / "expected-failures.yml"
 TIMING_SENSITIVE = ("sse-retry",)
@@ -62,15 +63,16 @@ _NOT_APPLICABLE = re.compile(r"^SKIPPED: (scenario .*)$", re.MULTILINE)
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = os.pathsep.join((str(NODE_BIN), str(BIN), env.get("PATH", "")))
     env["NODE_OPTIONS"] = f"{env.get('NODE_OPTIONS', '')} --require {PRELOAD}".strip()
     return env
 
 
 def _suite(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     exe = BIN / "conformance"
-    if not exe.exists():
-        sys.exit(f"{exe} is missing: run `npm ci --prefix {HERE}` first")
+    for needed in (NODE_BIN / "node", exe):
+        if not needed.exists():
+            sys.exit(f"{needed} is missing: run `make conformance/node_modules/.installed` first")
     return subprocess.run(
         [str(exe), *args],
         env=_env(),

@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def node_binary() -> str | None:
-    """Node.js from PATH, else the one the conformance suite installs (Node 24 from npm)."""
-    bundled = ROOT / "conformance" / "node_modules" / ".bin" / "node"
+    """Node.js from PATH, else the one the conformance suite installs (conformance/node)."""
+    bundled = ROOT / "conformance" / "node" / "node_modules" / ".bin" / "node"
     return shutil.which("node") or (str(bundled) if bundled.exists() else None)
 
 

@@ -1,6 +1,6 @@
 """Small servers for the Host tests: built in memory, or run over stdio as
 ``python tests/host/servers.py KIND`` (KIND: normal, legacy, modern, crashy, flood, garbage,
-brief, jobs, waiter). ``normal`` speaks both eras; ``legacy`` only the initialize handshake; ``modern`` only
+brief, jobs, waiter, environ). ``normal`` speaks both eras; ``legacy`` only the initialize handshake; ``modern`` only
 2026-07-28; ``jobs`` has tools that run as tasks."""
 
 from __future__ import annotations
@@ -346,6 +346,18 @@ def waiter() -> Server:
     return server
 
 
+def environ() -> Server:
+    """For configuration values reaching a server: ``env`` returns one of its environment
+    variables (a VS Code ``${input:…}`` answered at the terminal, say)."""
+    server = Server("environ", version="1.0.0")
+
+    @server.tool(annotations=READ_ONLY)
+    def env(name: str) -> str:
+        return f"{name}={os.environ.get(name, '(unset)')}"
+
+    return server
+
+
 BUILDERS = {
     "normal": normal,
     "legacy": legacy,
@@ -355,6 +367,7 @@ BUILDERS = {
     "forms": forms,
     "jobs": jobs,
     "waiter": waiter,
+    "environ": environ,
 }
 
 if __name__ == "__main__":

@@ -6,6 +6,10 @@ approval prompt denies that call only; Ctrl-D at the idle prompt leaves, as in a
 from __future__ import annotations
 
 import json
+import os
+import select
+import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -107,3 +111,76 @@ def test_ctrl_c_during_a_call_that_runs_as_a_task_cancels_the_task(tmp_path: Pat
         assert shell.quit() == 0
     finally:
         shell.close()
+
+
+def test_ctrl_c_in_run_mode_cancels_the_running_command_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    """``--run``/``-r`` runs the shell's commands as if typed, so Ctrl-C (SIGINT, here sent to
+    a real process without a terminal, as a script's caller would) does what it does in the
+    shell: the running call is cancelled on the server (``notifications/cancelled``,
+    basic/utilities/cancellation.mdx §Cancellation Flow), marked, and counted as a failed
+    command; the next command runs and the exit status is 1, not 130 (issue 31 item 5)."""
+    marker = tmp_path / "call"
+    config = tmp_path / "servers.json"
+    waiter = {"command": sys.executable, "args": [SERVERS, "waiter"]}
+    config.write_text(json.dumps({"mcpServers": {"w": waiter}}))
+    call = 'call w__wait {"marker": "' + str(marker) + '"}'
+    argv = [sys.executable, "-m", "mcpbind.cli", "host", "-c", str(config)]
+    process = subprocess.Popen(
+        [*argv, "-r", call, "-r", "servers"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        _appears(Path(f"{marker}.started"))
+        os.kill(process.pid, signal.SIGINT)
+        out, _ = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    text = out.decode()
+    assert process.returncode == 1, text
+    cancelled = text.index("cancelled (Ctrl-C)")
+    assert text.index("mcpbind> servers") > cancelled
+    assert "server w: running" in text[cancelled:], text
+    _appears(Path(f"{marker}.cancelled"))  # the server's handler was stopped
+
+
+def test_ctrl_c_in_run_mode_cancels_a_running_task_and_the_run_goes_on(tmp_path: Path) -> None:
+    """The sibling for a tool that requires a task: SIGINT stops waiting and cancels the task
+    on the server (``tasks/cancel``, 2025-11-25 tasks.mdx §Cancelling Tasks); the next
+    command lists it cancelled."""
+    config = tmp_path / "servers.json"
+    jobs = {"command": sys.executable, "args": [SERVERS, "jobs"]}
+    config.write_text(json.dumps({"mcpServers": {"jobs": jobs}}))
+    argv = [sys.executable, "-m", "mcpbind.cli", "host", "-c", str(config)]
+    process = subprocess.Popen(
+        [*argv, "-r", 'call jobs__reindex {"path": "/srv"}', "-r", "tasks"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    assert process.stdout is not None
+    seen = b""
+    try:
+        deadline = time.monotonic() + 30
+        while b"indexing /srv" not in seen:  # the task is running on the server
+            left = deadline - time.monotonic()
+            assert left > 0, seen
+            if select.select([process.stdout], [], [], left)[0]:
+                chunk = os.read(process.stdout.fileno(), 4096)
+                assert chunk, seen
+                seen += chunk
+        os.kill(process.pid, signal.SIGINT)
+        out, _ = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    text = (seen + out).decode()
+    assert process.returncode == 1, text
+    listing = text[text.index("cancelled (Ctrl-C)") :]
+    assert "mcpbind> tasks" in listing and "jobs__reindex  cancelled" in listing, text

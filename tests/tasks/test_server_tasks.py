@@ -18,6 +18,7 @@ from mcpbind import Client, ClientHandlers, McpError, Server
 from mcpbind import types as t
 from mcpbind.client import TaskHandle, start_task
 from mcpbind.server.tasks import RELATED_TASK, TaskContext, Tasks
+from mcpbind.tasks.wire import REQUEST_CANCELLED
 from tests.tasks.forms import ask_name
 
 pytestmark = pytest.mark.anyio
@@ -330,14 +331,18 @@ async def test_extension_tasks_are_bound_to_the_scope_the_server_names() -> None
 
 @pytest.mark.parametrize("version", [HANDSHAKE, STATELESS])
 async def test_a_cancelled_tasks_result_is_the_same_error_on_both_eras(version: str) -> None:
-    """A cancelled task has no result. 2025-11-25 tasks.mdx §Protocol Errors keeps -32602 for
-    an invalid or nonexistent taskId (a cancelled task's id is neither) and names -32603 for
-    internal errors; SEP-2663's CancelledTask carries no error. So -32603, on both eras (issue
-    31 item 7: it was -32602 from 2025 ``tasks/result``, -32603 on 2026-07-28)."""
+    """A cancelled task has no result, and neither era's spec names the error for asking it:
+    2025-11-25 tasks.mdx §Result Retrieval returns what the underlying request would have
+    returned, and §Protocol Errors keeps -32602 for an invalid or nonexistent taskId (a
+    cancelled task's id is neither) and -32603 for internal errors (a requested cancel is not
+    one); SEP-2663 §Task Status gives a CancelledTask no error. So -32800 (Request cancelled,
+    as the official Python SDK answers a cancelled request) on both eras: from the server's
+    2025 ``tasks/result`` and from the 2026-07-28 task handle (issue 31 item 7: it was -32602
+    from 2025 ``tasks/result`` and -32603 on 2026-07-28)."""
     server, _ = _server()
     async with Client(server, protocol_version=version) as client:
         handle = await start_task(client, "build", {})
         await handle.cancel()
         err = await _error(handle.result())
-        assert err.code == -32603
-        assert "cancelled" in err.message
+        assert err.code == REQUEST_CANCELLED == -32800
+        assert err.message == f"Task {handle.task_id} was cancelled before it had a result"

@@ -6,7 +6,9 @@ the approval policy says to ask about, and shows sampling requests for approval 
 model: you type the reply) and elicitation forms that follow the requested schema
 (:mod:`.host_form`); line editing, history and completion are :mod:`.host_terminal`'s.
 ``--run`` executes commands and exits, for scripts (exit status 1 when a command failed: an
-error, a denial or a tool error); ``--yes``/``--no`` answer every tool-call question. Ctrl-C exits with 130.
+error, a denial, a tool error or a command cancelled with Ctrl-C); ``--yes``/``--no`` answer
+every tool-call question. Ctrl-C while a command runs cancels it (in the shell and with
+``--run`` alike); before the servers are up it exits with 130.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from ..protocol import McpError
 from ..versions import pinned_version
 from .errors import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_TOOL_ERROR, EXIT_USAGE, CliFailure
 from .host_form import OMIT, fields_of, parse_answer
+from .host_inputs import input_asker
 from .host_tasks import TaskCommands, requires_task
 from .host_terminal import Terminal
 from .output import echo, quiet_library_logs
@@ -449,7 +452,8 @@ def _print(term: Terminal, lines: Iterable[str]) -> None:
     "-r",
     "commands",
     multiple=True,
-    help="Run this command (repeatable), then exit instead of prompting.",
+    help="Run this command (repeatable), then exit instead of prompting; Ctrl-C cancels the "
+    "running one and the next one runs.",
 )
 @click.option(
     "--yes", "answer", flag_value=True, default=None, help="Allow every call the policy asks about."
@@ -476,7 +480,7 @@ def host(
     mcpbind host -c servers.json --run tools --run 'call notes__search_notes {"query": "x"}'
     """
     try:
-        config = load_config(config_path)
+        config = load_config(config_path, ask=input_asker())
     except ConfigError as exc:
         raise CliFailure(f"invalid configuration: {exc}", EXIT_USAGE) from None
     try:
@@ -510,14 +514,15 @@ def host(
                 shell.show_servers()  # each one's state and last error
                 term.say("no server is running")
                 return EXIT_CONNECTION
-            if commands:
-                for command in commands:
-                    term.say(f"mcpbind> {command}")
-                    if not await shell.run(command):
-                        break
+            term.interrupt = shell.interrupt
+            if commands:  # as if typed: Ctrl-C cancels the running one, and the run goes on
+                with _sigint_calls(shell.interrupt):
+                    for command in commands:
+                        term.say(f"mcpbind> {command}")
+                        if not await shell.run_interruptible(command):
+                            break
                 return EXIT_TOOL_ERROR if shell.failures else 0
             term.say("type help for commands (Ctrl-C cancels a call, Ctrl-D or quit leaves)")
-            term.interrupt = shell.interrupt
             with _sigint_calls(shell.interrupt):
                 while True:
                     typed = await term.ask("mcpbind> ", command=True)

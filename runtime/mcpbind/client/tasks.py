@@ -29,7 +29,7 @@ from mcpbind_types._common import decoder
 
 from ..protocol import INTERNAL_ERROR, McpError, RemoteProtocolError, custom_method
 from ..tasks.record import TERMINAL
-from ..tasks.wire import EXTENSION
+from ..tasks.wire import EXTENSION, cancelled_error
 from .handlers import answer_inputs
 
 if TYPE_CHECKING:
@@ -182,6 +182,8 @@ class TaskHandle:
         state = await self.wait()
         if state.status == "completed":
             return _as_tool_result(state.raw.get("result") or {})
+        if state.status == "cancelled":  # the same error as a 2025-11-25 tasks/result
+            raise cancelled_error(state.task_id)
         error = state.raw.get("error")
         if isinstance(error, dict):
             raise McpError(

@@ -1,9 +1,9 @@
 """The configuration shapes users already have, reduced to mcpbind's :class:`ServerConfig`.
 
 Files: ``{"mcpServers": {...}}`` (Claude Desktop, Claude Code, Cursor, Cline, Roo, Windsurf,
-Gemini CLI), ``{"servers": {...}}`` (VS Code's ``mcp.json``, whose ``inputs`` are ignored) and
-``{"mcp": {"servers": {...}}}`` (VS Code's ``settings.json``). Keys of a server entry are
-dispatched through :data:`SERVER_KEYS`:
+Gemini CLI), ``{"servers": {...}, "inputs": [...]}`` (VS Code's ``mcp.json``) and
+``{"mcp": {"servers": {...}, "inputs": [...]}}`` (VS Code's ``settings.json``). Keys of a
+server entry are dispatched through :data:`SERVER_KEYS`:
 
 - every :class:`ServerConfig` field under its JSON name (``command``, ``url``,
   ``protocolVersion``, ...), taken as is (a field added there is accepted here at once);
@@ -13,7 +13,10 @@ dispatched through :data:`SERVER_KEYS`:
 - keys with no meaning here, such as ``description``: ignored without a word.
 
 VS Code's ``${workspaceFolder}`` in string values is the workspace (:func:`workspace_of`);
-an entry with an ``${input:ID}`` is not started, with a warning naming it.
+an ``${input:ID}`` is the answer ``ask`` gives for the declared input (a prompt: ``mcpbind
+host`` asks on the terminal, hiding a ``password``), asked once however often it is used; an
+entry with one nobody answers (no ``ask``, no answer, an undeclared id, a ``command`` input)
+is not started, with one warning line naming it and why.
 
 Any other key is reported as a warning (``server 'x', key 'y': unknown key, ignored``) and
 the server still starts. To support a new key, add one entry to :data:`SERVER_KEYS`.
@@ -25,6 +28,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,7 +45,9 @@ from .config import (
 
 __all__ = [
     "SERVER_KEYS",
+    "AskInput",
     "KeyRule",
+    "VsCodeInput",
     "load_config",
     "parse_config",
     "parse_server",
@@ -200,25 +206,124 @@ def parse_server(
 
 _WORKSPACE = "${workspaceFolder}"
 _INPUT = re.compile(r"\$\{input:([^}]*)\}")
+_ASKABLE: Final = ("promptString", "pickString")
 
 
-def _vscode_variables(name: str, config: ServerConfig, workspace: str, warn: Warn) -> None:
+@dataclass(frozen=True, slots=True)
+class VsCodeInput:
+    """One of VS Code's ``inputs``, to ask the user for (the value of its ``${input:ID}``)."""
+
+    id: str
+    type: str
+    """``promptString`` (a line, hidden when ``password``) or ``pickString`` (one of
+    ``options``); a ``command`` input is never asked (it runs a VS Code command)."""
+    description: str
+    password: bool = False
+    options: tuple[str, ...] = ()
+    default: str | None = None
+    servers: tuple[str, ...] = ()
+    """The servers whose entries use it (each is started only if it is answered)."""
+
+
+AskInput = Callable[[VsCodeInput], str | None]
+"""Asks the user for an input's value; ``None``: no answer (its servers are not started)."""
+
+
+def _declared_inputs(raw: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The ``inputs`` of a VS Code file (``mcp.json``, or ``mcp.inputs`` of ``settings.json``),
+    by id."""
+    nested = raw.get("mcp")
+    declared = raw.get("inputs", nested.get("inputs", []) if isinstance(nested, Mapping) else [])
+    if not isinstance(declared, list) or not all(
+        isinstance(item, dict) and isinstance(item.get("id"), str) for item in declared
+    ):
+        raise ConfigError(None, "inputs", "must be a list of objects, each with a string id")
+    return {item["id"]: item for item in declared}
+
+
+def _input_of(declared: Mapping[str, Any], servers: tuple[str, ...]) -> VsCodeInput:
+    options = declared.get("options")
+    picks = tuple(
+        str(o.get("value", o.get("label", ""))) if isinstance(o, dict) else str(o)
+        for o in (options if isinstance(options, list) else [])
+    )
+    default = declared.get("default")
+    return VsCodeInput(
+        id=declared["id"],
+        type=str(declared.get("type", "promptString")),
+        description=str(declared.get("description") or declared["id"]),
+        password=declared.get("password") is True,
+        options=picks,
+        default=None if default is None else str(default),
+        servers=servers,
+    )
+
+
+def _strings(config: ServerConfig) -> list[str]:
+    """The string values of an entry VS Code's variables may stand in."""
+    found = [config.command, *config.args, *config.env.values(), config.cwd, config.url]
+    return [value for value in (*found, *config.headers.values()) if value is not None]
+
+
+def _answers(
+    parsed: Mapping[str, ServerConfig], declared: Mapping[str, Any], ask: AskInput | None
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Each ``${input:ID}`` the active servers use, asked once, in order of first use:
+    (id -> value, id -> why it has none)."""
+    users: dict[str, list[str]] = {}
+    for name, config in parsed.items():
+        if config.active:
+            for value in _strings(config):
+                for found in _INPUT.finditer(value):
+                    users.setdefault(found.group(1), []).append(name)
+    values: dict[str, str] = {}
+    missing: dict[str, str] = {}
+    for input_id, names in users.items():
+        if input_id not in declared:
+            missing[input_id] = (
+                'is not declared in the file\'s "inputs": the Host cannot prompt for it'
+            )
+            continue
+        spec = _input_of(declared[input_id], tuple(dict.fromkeys(names)))
+        if spec.type not in _ASKABLE:
+            missing[input_id] = f"is a VS Code {spec.type} input the Host cannot prompt for"
+        elif ask is None:
+            missing[input_id] = (
+                "is a VS Code input the Host cannot prompt for here (not a terminal)"
+            )
+        elif (answer := ask(spec)) is None:
+            missing[input_id] = "was not answered"
+        else:
+            values[input_id] = answer
+    return values, missing
+
+
+def _vscode_variables(
+    name: str,
+    config: ServerConfig,
+    workspace: str,
+    inputs: tuple[dict[str, str], dict[str, str]],
+    warn: Warn,
+) -> None:
     """VS Code's variables in the string values of an entry (command, args, env, cwd, url,
-    headers): ``${workspaceFolder}`` becomes ``workspace``; an ``${input:ID}`` (a prompt VS
-    Code shows) cannot be asked here, so the server is not started and ``warn`` says why."""
+    headers): ``${workspaceFolder}`` becomes ``workspace``, an ``${input:ID}`` its answer;
+    with one unanswered, the server is not started and ``warn`` says why."""
+    values, missing = inputs
 
     def expand(key: str, value: str) -> str:
-        found = _INPUT.search(value)
-        if found is not None and config.active:
-            config.enabled = False
-            warn(
-                ConfigWarning(
-                    name,
-                    key,
-                    f"{found.group(0)} is a VS Code input the Host cannot prompt for; server "
-                    "not started: put the value, or ${env:NAME}, in its place",
+        for found in _INPUT.finditer(value):
+            why = missing.get(found.group(1))
+            if why is not None and config.active:
+                config.enabled = False
+                warn(
+                    ConfigWarning(
+                        name,
+                        key,
+                        f"{found.group(0)} {why}; server not started: put the value, or "
+                        "${env:NAME}, in its place",
+                    )
                 )
-            )
+        value = _INPUT.sub(lambda found: values.get(found.group(1), found.group(0)), value)
         return value.replace(_WORKSPACE, workspace)
 
     if config.command is not None:
@@ -233,17 +338,24 @@ def _vscode_variables(name: str, config: ServerConfig, workspace: str, warn: War
 
 
 def parse_config(
-    data: Mapping[str, Any] | bytes | str, *, workspace: str | os.PathLike[str] | None = None
+    data: Mapping[str, Any] | bytes | str,
+    *,
+    workspace: str | os.PathLike[str] | None = None,
+    ask: AskInput | None = None,
 ) -> HostConfig:
     """A whole configuration from a dict or JSON text; see :func:`server_entries`.
-    ``${workspaceFolder}`` becomes ``workspace`` (default: the current directory)."""
+    ``${workspaceFolder}`` becomes ``workspace`` (default: the current directory); each
+    ``${input:ID}`` of an active server is asked with ``ask`` (once per id; without it, or
+    unanswered, the servers using it are not started, with a warning)."""
     raw = _json_object(data, None, "the configuration must be a JSON object")
     warnings: list[ConfigWarning] = []
     folder = os.fspath(workspace) if workspace is not None else os.getcwd()
     parsed = {}
     for name, entry in server_entries(raw).items():
         parsed[name] = parse_server(name, entry, warnings.append)
-        _vscode_variables(name, parsed[name], folder, warnings.append)
+    inputs = _answers(parsed, _declared_inputs(raw), ask)
+    for name, config in parsed.items():
+        _vscode_variables(name, config, folder, inputs, warnings.append)
     return HostConfig(mcp_servers=parsed, warnings=warnings)
 
 
@@ -255,15 +367,16 @@ def workspace_of(file: Path) -> Path:
     return folder.parent if folder.name == ".vscode" else folder
 
 
-def load_config(path: str | os.PathLike[str]) -> HostConfig:
-    """Read a configuration file. Relative ``cwd`` values are taken from the file's folder."""
+def load_config(path: str | os.PathLike[str], *, ask: AskInput | None = None) -> HostConfig:
+    """Read a configuration file. Relative ``cwd`` values are taken from the file's folder;
+    ``ask`` answers its VS Code inputs (:func:`parse_config`)."""
     file = Path(path)
     try:
         text = file.read_bytes()
     except OSError as exc:
         raise ConfigError(None, None, f"cannot read {os.fspath(path)!r}: {exc.strerror}") from None
     try:
-        config = parse_config(text, workspace=workspace_of(file))
+        config = parse_config(text, workspace=workspace_of(file), ask=ask)
     except ConfigError as exc:
         if exc.server is None and exc.key is None:
             raise ConfigError(None, None, f"{os.fspath(path)}: {exc}") from None

@@ -11,9 +11,9 @@ from typing import Any
 import msgspec
 
 from ..protocol.cursor import decode_cursor, encode_cursor
-from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from ..protocol.errors import INVALID_PARAMS, McpError
 from .manager import TaskManager
-from .wire import RELATED_TASK, task_2025
+from .wire import RELATED_TASK, cancelled_error, task_2025
 
 __all__ = ["cancel_task", "get_task", "list_tasks", "task_id_of", "task_result"]
 
@@ -40,10 +40,8 @@ async def task_result(manager: TaskManager, task_id: str, scope: str) -> dict[st
     if record.has_error:
         error = msgspec.json.decode(record.error)
         raise McpError(error["code"], error["message"], error.get("data"))
-    if not record.has_result:
-        # No result to return: not an invalid taskId (-32602 in §Protocol Errors), an
-        # internal error, the code the 2026-07-28 client gives a cancelled task too.
-        raise McpError(INTERNAL_ERROR, f"Task {task_id} was cancelled before it had a result")
+    if not record.has_result:  # cancelled: the same error as the 2026-07-28 task handle's
+        raise cancelled_error(task_id)
     value: dict[str, Any] = msgspec.json.decode(record.result)
     value["_meta"] = {**(value.get("_meta") or {}), RELATED_TASK: {"taskId": task_id}}
     return value

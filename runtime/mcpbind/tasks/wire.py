@@ -14,11 +14,14 @@ from typing import Any, Final
 
 import msgspec
 
+from ..protocol.errors import McpError
 from .record import TaskRecord, iso
 
 __all__ = [
     "EXTENSION",
     "RELATED_TASK",
+    "REQUEST_CANCELLED",
+    "cancelled_error",
     "created_2025",
     "created_2026",
     "detailed_2026",
@@ -29,6 +32,19 @@ EXTENSION: Final = "io.modelcontextprotocol/tasks"
 """The tasks extension's identifier (SEP-2663 §Extension Identifier)."""
 RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
 """2025-11-25 §Related Task Metadata: the ``_meta`` key tying a message to its task."""
+REQUEST_CANCELLED: Final = -32800
+"""The error a cancelled task's result is, on both eras. Neither tasks spec names one
+(2025-11-25 §Result Retrieval returns what the underlying request would have returned, and a
+cancelled request is not answered; SEP-2663's ``CancelledTask`` carries no error); -32602 is
+for an unknown task id and -32603 for the receiver's own failures. -32800 is what the official
+Python SDK answers a cancelled request with where an answer is due (LSP's RequestCancelled),
+outside the JSON-RPC and MCP ranges (docs/guides/tasks.md)."""
+
+
+def cancelled_error(task_id: str) -> McpError:
+    """What asking for a cancelled task's result raises: 2025-11-25 ``tasks/result`` on the
+    receiver, the 2026-07-28 task handle on the requestor."""
+    return McpError(REQUEST_CANCELLED, f"Task {task_id} was cancelled before it had a result")
 
 
 def _common(record: TaskRecord) -> dict[str, Any]:

@@ -43,8 +43,8 @@ SECRETS = {
 
 
 def node_binary() -> str:
-    """Node 24 from the conformance suite's node_modules when there, else ``node``."""
-    pinned = ROOT / "conformance" / "node_modules" / ".bin" / "node"
+    """The conformance suite's pinned Node 24 (conformance/node) when there, else ``node``."""
+    pinned = ROOT / "conformance" / "node" / "node_modules" / ".bin" / "node"
     return str(pinned) if pinned.exists() else (shutil.which("node") or "node")
 
 
