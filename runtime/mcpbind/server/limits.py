@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..connection import InflightLimit
+from ..runner import InflightLimit
 
 __all__ = ["MAX_SERVER_INFLIGHT", "server_inflight"]
 
