@@ -26,6 +26,7 @@ import anyio
 import httpx2
 import msgspec
 import pytest
+from support.polling import until_async
 
 from mcpbind import LATEST_HANDSHAKE, LATEST_STATELESS, Server
 from mcpbind.http import StreamableHTTPApp
@@ -68,8 +69,7 @@ def make_server(probe: Probe) -> Server:
         if mode == "wait":
             probe.waiting.set()
             try:
-                while True:
-                    await asyncio.sleep(0.01)
+                await asyncio.Event().wait()  # until cancelled
             except asyncio.CancelledError:
                 probe.cancelled.append(rid)
                 raise
@@ -232,9 +232,7 @@ async def entry_for(name: str, server: Server) -> AsyncIterator[Entry]:
 
 
 async def wait_for(condition: Callable[[], bool]) -> None:
-    with anyio.fail_after(10):
-        while not condition():
-            await anyio.sleep(0.01)
+    await until_async(condition)
 
 
 @pytest.mark.parametrize("name", ENTRIES)
