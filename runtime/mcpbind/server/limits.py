@@ -8,9 +8,13 @@ server's sessions together are bounded by :data:`MAX_SERVER_INFLIGHT` (adjust wi
 
 from __future__ import annotations
 
-from typing import Any
+import weakref
+from typing import TYPE_CHECKING
 
 from ..runner import InflightLimit
+
+if TYPE_CHECKING:
+    from .app import Server
 
 __all__ = ["MAX_SERVER_INFLIGHT", "server_inflight"]
 
@@ -18,9 +22,13 @@ MAX_SERVER_INFLIGHT = 512
 """Inbound requests in flight across all sessions of one ``Server``."""
 
 
-def server_inflight(server: Any) -> InflightLimit:
+def server_inflight(server: Server) -> InflightLimit:
     """The count of requests in flight shared by every session of ``server``."""
-    shared: InflightLimit | None = vars(server).get("_inflight")
+    shared = _SHARED.get(server)
     if shared is None:
-        shared = vars(server)["_inflight"] = InflightLimit(MAX_SERVER_INFLIGHT)
+        shared = _SHARED[server] = InflightLimit(MAX_SERVER_INFLIGHT)
     return shared
+
+
+#: Each server's count, kept beside it (not hung on it) for as long as it lives.
+_SHARED: weakref.WeakKeyDictionary[Server, InflightLimit] = weakref.WeakKeyDictionary()
