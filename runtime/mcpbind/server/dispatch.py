@@ -23,7 +23,6 @@ nothing but this request's response (:mod:`mcpbind.server.sessionless_mode`).
 from __future__ import annotations
 
 import functools
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
@@ -182,14 +181,10 @@ def encoded(server: Server) -> Encoded:
         server.title,
         server.stateless,
     )
-    cached = _ENCODED.get(server)
+    cached: Encoded | None = server.encoded_state
     if cached is None or cached.key != key:
-        cached = _ENCODED[server] = Encoded(server, key)
+        cached = server.encoded_state = Encoded(server, key)
     return cached
-
-
-#: Each server's :class:`Encoded`, kept beside it (not hung on it) for as long as it lives.
-_ENCODED: weakref.WeakKeyDictionary[Server, Encoded] = weakref.WeakKeyDictionary()
 
 
 def stateless_capabilities(server: Server) -> t.ServerCapabilities:

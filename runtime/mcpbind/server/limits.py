@@ -8,7 +8,6 @@ server's sessions together are bounded by :data:`MAX_SERVER_INFLIGHT` (adjust wi
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING
 
 from ..runner import InflightLimit
@@ -16,19 +15,17 @@ from ..runner import InflightLimit
 if TYPE_CHECKING:
     from .app import Server
 
-__all__ = ["MAX_SERVER_INFLIGHT", "server_inflight"]
+__all__ = ["MAX_SERVER_INFLIGHT", "server_inflight", "server_inflight_limit"]
 
 MAX_SERVER_INFLIGHT = 512
 """Inbound requests in flight across all sessions of one ``Server``."""
 
 
+def server_inflight_limit() -> InflightLimit:
+    """A new server's count, bounded by :data:`MAX_SERVER_INFLIGHT`."""
+    return InflightLimit(MAX_SERVER_INFLIGHT)
+
+
 def server_inflight(server: Server) -> InflightLimit:
     """The count of requests in flight shared by every session of ``server``."""
-    shared = _SHARED.get(server)
-    if shared is None:
-        shared = _SHARED[server] = InflightLimit(MAX_SERVER_INFLIGHT)
-    return shared
-
-
-#: Each server's count, kept beside it (not hung on it) for as long as it lives.
-_SHARED: weakref.WeakKeyDictionary[Server, InflightLimit] = weakref.WeakKeyDictionary()
+    return server.inflight

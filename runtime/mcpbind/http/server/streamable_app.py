@@ -340,8 +340,9 @@ class StreamableHTTPApp:
             if answered is None and session.closed:
                 await send_error(send, 404, SESSION_NOT_FOUND, "Session terminated")
             elif answered is None:
-                # The client cancelled the request (basic/utilities/cancellation.mdx: no
-                # response is sent for it); the session goes on, so not a 404.
+                # The client cancelled the request (cancellation.mdx: no response is sent
+                # for it); the session goes on: a 404 would make the client start a new one
+                # (transports.mdx §Session Management).
                 await send_response(send, 202, b"", extra)
             else:
                 await send_response(send, 200, answered, extra, _JSON)
