@@ -1,16 +1,16 @@
-"""The async driver of one connection: the sans-I/O core plus a transport plus tasks.
+"""The async driver of one connection: the sans-I/O core plus a transport plus tasks; the
+JSON-RPC peer's job.
 
 ``Connection`` reads messages in one task, hands them to the core, resolves waiting callers,
-runs inbound requests as concurrent tasks (a ``notifications/cancelled`` stops exactly that one),
-fails every pending call at once when the transport closes. Every cancellation path is explicit:
-a caller's cancel scope, a timeout, an inbound cancel, and the peer going away.
+times our requests out, hands the peer's requests to its :class:`~mcpbind.runner.Runner` (which
+runs them, bounds them, cancels them on ``notifications/cancelled`` and sends their answers),
+and fails every pending call at once when the transport closes. Every cancellation path is
+explicit: a caller's cancel scope, a timeout, an inbound cancel, and the peer going away.
 """
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
-import inspect
 import itertools
 import math
 import time
@@ -21,12 +21,10 @@ import msgspec
 
 from mcpbind_types._common import MethodInfo, RequestOptions
 
-from ._asyncio import CancelCheck, Flag, InPlaceStarter, is_cancellation, start_eager
+from ._asyncio import CancelCheck, Flag
 from ._lazy import LazyModule, lazy_logger
-from ._waiter import Waiter
 from .peer_errors import ConnectionClosed, PeerError, RequestTimeout, raised_for
 from .protocol import (
-    INTERNAL_ERROR,
     Cancelled,
     ErrorReceived,
     Event,
@@ -40,6 +38,7 @@ from .protocol import (
     Session,
     UrlElicitationRequired,
 )
+from .runner import InflightLimit, RequestHandler, Runner
 from .transports import MessagePump, MessageTooLarge, Transport, TransportClosed
 
 if TYPE_CHECKING:
@@ -52,40 +51,54 @@ else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold st
 __all__ = [
     "Connection",
     "ConnectionClosed",
-    "InflightLimit",
     "NotificationHandler",
     "PeerError",
-    "RequestHandler",
     "RequestTimeout",
-    "current_request_id",
+    "Waiter",
 ]
 
 logger = lazy_logger("mcpbind.connection")
-#: Where a handler's uncaught exception is logged, with its traceback, by the side it ran on.
-_FAILURES = {"server": lazy_logger("mcpbind.server"), "client": lazy_logger("mcpbind.client")}
 
-#: The id of the inbound request whose handler runs in this task (``None`` outside one): a
-#: transport that multiplexes streams (Streamable HTTP) sends what the handler emits on it.
-current_request_id: contextvars.ContextVar[RequestId | None] = contextvars.ContextVar(
-    "mcpbind_current_request_id", default=None
-)
-
-RequestHandler = Callable[[RequestReceived], Awaitable[Any]]
 NotificationHandler = Callable[[NotificationReceived], Awaitable[None]]
 
 
-async def _closed_handler(event: RequestReceived) -> Any:  # pragma: no cover - none after close
-    raise ConnectionClosed("Connection closed")
+class Waiter(msgspec.Struct):
+    """One request we sent, awaiting its outcome on an asyncio future (cheaper than an
+    ``anyio.Event``); a Struct: built in C, no ``__init__`` frame per request."""
+
+    method: str
+    options: RequestOptions | None
+    started: float
+    timeout: float | None
+    #: Awaited by the caller (directly: no coroutine of its own on the hot path).
+    future: asyncio.Future[None]
+    result: Any = None
+    error: McpError | None = None
+    deadline: float = math.inf  # when it times out (loop time), while it has a timeout
+    timed_out: bool = False
+    done: bool = False  # set once: result, error or timeout
+
+    def set(self) -> None:
+        if self.done:
+            return
+        self.done = True
+        if not self.future.done():
+            self.future.set_result(None)
 
 
-class InflightLimit:
-    """A count of inbound requests in flight shared by several connections, and its bound."""
+class _CoreReplies:
+    """The protocol core as the runner's :class:`~mcpbind.runner.Replies`: its answers keep the
+    core's at-most-once rule and the handshake state. Bound methods held as attributes: no
+    frame of its own per answer."""
 
-    __slots__ = ("count", "limit")
+    __slots__ = ("error", "error_for", "forget", "result", "role")
 
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.count = 0
+    def __init__(self, core: Session) -> None:
+        self.role = core.role
+        self.result = core.send_response
+        self.error = core.send_error
+        self.error_for = core.error_for_exception
+        self.forget = core.release
 
 
 class Connection:
@@ -102,16 +115,12 @@ class Connection:
     ) -> None:
         self.core = core
         self.transport = transport
-        self._on_request = on_request
         self._on_notification = on_notification
         self.default_timeout = default_timeout
         self._waiters: dict[RequestId, Waiter] = {}
-        #: Running inbound handlers of both eras, the one in-flight table (``None`` while an
-        #: eagerly started handler takes its first step); and those the peer cancelled.
-        self._handlers: dict[RequestId, asyncio.Task[None] | None] = {}
-        self._cancelled: set[RequestId] = set()
+        #: Runs the peer's requests: the one in-flight table, bounds, cancellation, answers.
+        self.runner = Runner(_CoreReplies(core), on_request, limit=core.options.max_inflight)
         self._loop: asyncio.AbstractEventLoop  # set on entry (``async with``)
-        self._starter: InPlaceStarter  # runs handlers, a task only for those that wait
         self._check_cancelled = CancelCheck()
         self._tg: anyio.abc.TaskGroup | None = None
         self._reader: asyncio.Task[None] | None = None  # the read loop
@@ -128,10 +137,6 @@ class Connection:
         #: Events of the last message the read loop still has to dispatch, in order.
         self._backlog: list[Event] = []
         self.close_reason: str | None = None
-        #: Requests in flight across connections (a server's sessions), if bounded.
-        self.shared_limit: InflightLimit | None = None
-        self._replies: set[asyncio.Task[None]] = set()  # refusals being sent
-        self._max_inflight = core.options.max_inflight
         #: The transport's declared features (``MessagePump``), read once when it starts.
         self._pump: MessagePump | None = None
         self._send_checks_cancellation = False
@@ -146,7 +151,7 @@ class Connection:
     async def __aenter__(self) -> Connection:
         # A handler that waits runs as a plain asyncio task (cheaper than anyio's), awaited here.
         self._loop = asyncio.get_running_loop()
-        self._starter = InPlaceStarter(self._loop, "mcpbind handler")
+        self.runner.bind(self._loop, self.transport.send)
         if type(self._loop).time is not asyncio.BaseEventLoop.time:
             self._clock = self._loop.time
         transport = self.transport
@@ -177,13 +182,11 @@ class Connection:
                 if not reader.cancelled():
                     failure = reader.exception()  # a bug in the read loop is not swallowed
             with anyio.CancelScope(shield=True):
-                await self._stop_handlers()
-            self._starter.close()
+                await self.runner.stop()  # the owner's handler is dropped (a cycle otherwise)
             self._fail_all("Connection closed")
             with anyio.CancelScope(shield=True):
                 await self.transport.aclose()
-            # The owner holds this connection: drop its bound handlers (a cycle otherwise).
-            self._on_request, self._on_notification = _closed_handler, None
+            self._on_notification = None  # the owner holds this connection (a cycle otherwise)
         if failure is not None:
             raise failure
 
@@ -194,9 +197,23 @@ class Connection:
         self._tg.start_soon(fn)
 
     @property
+    def started(self) -> bool:
+        """Entered (``async with``): :meth:`spawn` works (until it exits)."""
+        return self._tg is not None
+
+    @property
     def idle(self) -> bool:
         """No handler is running and no request of ours awaits its response."""
-        return not self._handlers and not self._waiters
+        return self.runner.idle and not self._waiters
+
+    @property
+    def shared_limit(self) -> InflightLimit | None:
+        """Requests in flight across connections (a server's sessions), if bounded."""
+        return self.runner.shared
+
+    @shared_limit.setter
+    def shared_limit(self, shared: InflightLimit | None) -> None:
+        self.runner.shared = shared
 
     @property
     def closed(self) -> bool:
@@ -334,6 +351,7 @@ class Connection:
             # event loop's read callback; ``_take`` handles what needs no waiting and stops
             # the pump to leave the rest to this loop.
             pump = self._pump.pump if self._pump is not None else None
+            runner = self.runner
             while True:
                 try:
                     if pump is not None:
@@ -350,7 +368,7 @@ class Connection:
                     if kind is ResponseReceived:
                         self._resolve(event.id, result=event.result)  # type: ignore[union-attr]
                     elif kind is RequestReceived:
-                        self._start_handler(event)  # type: ignore[arg-type]
+                        runner.start(event)  # type: ignore[arg-type]
                     else:
                         await self._dispatch(event)
         except (
@@ -364,18 +382,16 @@ class Connection:
         finally:
             self.close_reason = reason
             try:  # stdin at EOF, stdout open (``printf '<request>\\n' | server``): answer
-                if at_eof and self._writes_after_eof and self._handlers and self.eof_grace > 0:
+                running = self.runner.running_tasks()
+                if at_eof and self._writes_after_eof and running and self.eof_grace > 0:
                     self._fail_all(reason, owed=True)
                     self._is_closed = True  # the handlers' own requests fail from here on
-                    if busy := [task for task in self._handlers.values() if task is not None]:
-                        await asyncio.wait(busy, timeout=self.eof_grace)
+                    await asyncio.wait(running, timeout=self.eof_grace)
             finally:
                 self._fail_all(reason)
                 self._is_closed = True
                 self._closed.set()
-                for rid, running in list(self._handlers.items()):
-                    if running is not None:
-                        self._cancel_handler(rid, running)
+                self.runner.close()
 
     def _take(self, data: bytes) -> bool:
         """The pump's handler: handle one message's events that need no waiting (responses,
@@ -391,13 +407,13 @@ class Connection:
                     if not waiter.future.done():  # (cancelled with its caller)
                         waiter.future.set_result(None)
             elif kind is RequestReceived:
-                self._start_handler(event)  # type: ignore[arg-type]
+                self.runner.start(event)  # type: ignore[arg-type]
             elif kind is ErrorReceived:
                 self._resolve(event.id, error=event.error)  # type: ignore[union-attr]
             elif kind is Cancelled:
-                self._cancel_inbound(event)  # type: ignore[arg-type]
+                self.runner.cancel(event.request_id)  # type: ignore[union-attr]
             elif kind is Outgoing:
-                self._reply_soon(event.data)  # type: ignore[union-attr]
+                self.runner.send_soon(event.data)  # type: ignore[union-attr]
             else:
                 self._backlog = events[index:]
                 return False
@@ -435,11 +451,11 @@ class Connection:
         elif isinstance(event, ErrorReceived):
             self._resolve(event.id, error=event.error)
         elif isinstance(event, Outgoing):
-            self._reply_soon(event.data)
+            self.runner.send_soon(event.data)
         elif isinstance(event, RequestReceived):
-            self._start_handler(event)
+            self.runner.start(event)
         elif isinstance(event, Cancelled):
-            self._cancel_inbound(event)
+            self.runner.cancel(event.request_id)
         elif isinstance(event, ProgressReceived):
             await self._progress(event)
         elif isinstance(event, NotificationReceived) and self._on_notification is not None:
@@ -462,136 +478,27 @@ class Connection:
             except Exception:
                 logger.exception("progress callback failed")
 
-    def _cancel_inbound(self, event: Cancelled) -> None:
-        running = self._handlers.get(event.request_id)
-        if running is not None:
-            self._cancelled.add(event.request_id)
-            self._cancel_handler(event.request_id, running)
-
-    def _start_handler(self, event: RequestReceived) -> None:
-        shared = self.shared_limit
-        if len(self._handlers) >= self._max_inflight or (
-            shared is not None and shared.count >= shared.limit
-        ):
-            self._refuse_busy(event)
-            return
-        if shared is not None:
-            shared.count += 1
-        # The entry exists before the handler starts, so a cancel right behind its request finds
-        # it; a handler done in its first step (no task) removes it (``_run_handler``'s finally).
-        self._handlers[event.id] = None
-        task = self._starter.start(self._run_handler(event))
-        if task is not None and event.id in self._handlers:
-            self._handlers[event.id] = task
-
-    def _cancel_handler(self, request_id: RequestId, running: asyncio.Task[None]) -> None:
-        running.cancel()
-        # A task cancelled before its first step never runs (not even its ``finally``), so
-        # its bookkeeping is done here; a started one does it in ``_run_handler``.
-        if _not_started(running):
-            self._handler_done(request_id)
-
     def is_cancelled(self, request_id: RequestId) -> bool:
         """Whether the peer cancelled this inbound request (its handler is being interrupted)."""
-        return request_id in self._cancelled
+        return self.runner.is_cancelled(request_id)
 
-    async def _run_handler(self, event: RequestReceived) -> None:
-        """Run the handler and send its answer: one coroutine per request (hot path)."""
-        rid = event.id
-        current_request_id.set(rid)
-        try:
-            try:
-                result = await self._on_request(event)
-            except BaseException as exc:  # SystemExit from a handler fails its request, not us
-                if is_cancellation(exc):
-                    raise
-                data = self._failed(event, exc)
-            else:
-                data = self._encoded(event, result)
-            if data is not None:  # _answer(data), inlined: once per request
-                try:
-                    await self.transport.send(data)
-                except (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    logger.debug("peer gone before the response could be sent")
-        except asyncio.CancelledError:
-            if rid not in self._cancelled and not self.closed:
-                raise  # not ours to swallow
-        finally:
-            self._handler_done(rid)
-
-    def _refuse_busy(self, event: RequestReceived) -> None:
-        """Answer at once, without running anything: the in-flight bound is reached."""
-        self._reply_soon(self._busy_error(event))
-
-    def _busy_error(self, event: RequestReceived) -> bytes | None:
-        limit = self._max_inflight
-        scope = "session"
-        if len(self._handlers) < limit and self.shared_limit is not None:
-            limit, scope = self.shared_limit.limit, "server"
-        message = f"Server busy: {limit} requests in flight on this {scope}; retry later"
-        return self.core.send_error(event.id, McpError(INTERNAL_ERROR, message))
-
-    def _reply_soon(self, data: bytes | None) -> None:
-        """Send an answer the core made at once (a refusal) from its own task, started eagerly
-        so that it is written in order with the answers around it: the read loop (or the read
-        callback, with the pump) goes on reading even while a peer that does not read makes
-        the write wait."""
-        task = start_eager(self._loop, self._answer(data), "mcpbind reply")
-        self._replies.add(task)
-        task.add_done_callback(self._replies.discard)
-
-    def _handler_done(self, request_id: RequestId) -> None:
-        if request_id in self._handlers:
-            del self._handlers[request_id]
-            if self.shared_limit is not None:
-                self.shared_limit.count -= 1
-        if request_id in self._cancelled:
-            self._cancelled.discard(request_id)
-            self.core.release(request_id)
-
-    async def _handle(self, event: RequestReceived) -> bytes | None:
-        """Run the request's handler: its encoded answer (``None`` once the peer cancelled it)."""
-        try:
-            result = await self._on_request(event)
-        except BaseException as exc:  # SystemExit from a handler fails its request, not us
-            if is_cancellation(exc):
-                raise
-            return self._failed(event, exc)
-        return self._encoded(event, result)
-
-    def _failed(self, event: RequestReceived, exc: BaseException) -> bytes | None:
-        """The error answer for a handler's exception (``None`` once the peer cancelled)."""
-        if event.id in self._cancelled:
+    async def answer_here(self, data: bytes) -> bytes | None:
+        """Handle one message that is a single request in the calling task instead of a task
+        of its own, and return its encoded answer instead of sending it (``None``: nothing is
+        to be sent, the peer cancelled the request or the connection closed). For a transport
+        that answers each request on a response of its own (Streamable HTTP in JSON mode);
+        call it while the read loop has nothing left to dispatch, so messages stay in order.
+        The same accept step as the read loop, and the same runner (:meth:`Runner.run_here`):
+        an inbound ``notifications/cancelled`` cancels the calling task, and that
+        cancellation ends here."""
+        if self._is_closed:
             return None
-        if not isinstance(exc, McpError):  # an McpError is an answer chosen on purpose
-            _FAILURES[self.core.role].error("handler for %s failed", event.method, exc_info=exc)
-        return self.core.send_error(event.id, self.core.error_for_exception(exc))
-
-    def _encoded(self, event: RequestReceived, result: Any) -> bytes | None:
-        try:
-            return self.core.send_response(event.id, result)
-        except (TypeError, ValueError, msgspec.EncodeError) as exc:
-            logger.error("result of %s could not be encoded: %s", event.method, exc)
-            return self.core.send_error(event.id, self.core.error_for_exception(exc))
-
-    async def _stop_handlers(self) -> None:
-        """Cancel the handlers still running (the peer is gone) and wait for them to end."""
-        tasks = [h for h in self._handlers.values() if h is not None]
-        for rid, running in list(self._handlers.items()):
-            if running is not None:
-                self._cancel_handler(rid, running)
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def _answer(self, data: bytes | None) -> None:
-        if data is None:
-            return
-        try:
-            await self.transport.send(data)
-        except (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            logger.debug("peer gone before the response could be sent")
-
-
-def _not_started(task: asyncio.Task[None]) -> bool:
-    coro = task.get_coro()
-    return inspect.iscoroutine(coro) and inspect.getcoroutinestate(coro) == inspect.CORO_CREATED
+        answer: bytes | None = None
+        for event in self.core.receive(data):
+            if isinstance(event, RequestReceived):
+                answer = (await self.runner.run_here(event)).data
+            elif isinstance(event, Outgoing):
+                answer = event.data  # refused by the core
+            else:  # pragma: no cover - one request yields one of the two
+                await self._dispatch(event)
+        return answer

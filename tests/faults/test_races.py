@@ -152,7 +152,7 @@ async def test_ten_thousand_cancel_complete_races() -> None:
 
             def live_tasks() -> int:
                 """Tasks, less the idle spare each connection keeps for its handlers."""
-                spares = {c._starter.spare for c in (conn, session.connection)}
+                spares = {c.runner.spare_task for c in (conn, session.connection)}
                 return len(asyncio.all_tasks() - spares)
 
             infrastructure = live_tasks()
@@ -173,16 +173,16 @@ async def test_ten_thousand_cancel_complete_races() -> None:
             def quiet() -> bool:
                 return (
                     not session.core.inflight_ids()
-                    and not session.connection._handlers
+                    and session.connection.runner.idle
                     and live_tasks() == infrastructure
                 )
 
             await settle(quiet)
             # Nothing left over on either side.
             assert conn.core.pending_ids() == []
-            assert conn._waiters == {} and conn._handlers == {}
+            assert conn._waiters == {} and conn.runner.idle
             assert session.core.inflight_ids() == [] and session.core.pending_ids() == []
-            assert session.connection._waiters == {} and session.connection._handlers == {}
+            assert session.connection._waiters == {} and session.connection.runner.idle
             assert live_tasks() == infrastructure
             # The session still works after all of it.
             assert json_value((await client.call("work", {"delay": 0})).structured_content) == {

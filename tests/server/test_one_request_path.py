@@ -172,7 +172,7 @@ async def test_cancellation_is_the_same_on_both_eras(version: str) -> None:
         await wire.request(9, "tools/call", wire.params({"name": "wait"}))
         with anyio.fail_after(10):
             await probe.started.wait()
-        assert list(session.connection._handlers) == [9]
+        assert session.connection.runner.inflight() == [9]
         assert session.core.inflight_ids() == [9]
         cancel = {"requestId": 9, "reason": "no longer needed"}
         await wire.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})

@@ -23,9 +23,11 @@ from .._asyncio import is_cancellation
 from .._lazy import LazyModule
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..protocol.errors import INVALID_PARAMS, McpError, UrlElicitationRequired
+from ..runner import InflightLimit
 from ..versions import era_of
 from .context import Context
 from .extension import ServerExtension
+from .limits import server_inflight_limit
 from .options import StatelessOptions
 from .results import prompt_result, resource_contents, returns_content, tool_result
 from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
@@ -129,6 +131,12 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     #: Declared scopes by ``"tools/call <name>"``, ``"prompts/get <name>"``, ``"resources/read
     #: <uri or template>"``.
     scopes: dict[str, frozenset[str]] = msgspec.field(default_factory=dict)
+    #: Inbound requests in flight across all of this server's sessions and POSTs, and their
+    #: bound (``mcpbind.server.limits``: adjust ``inflight.limit``).
+    inflight: InflightLimit = msgspec.field(default_factory=server_inflight_limit)
+    #: What ``mcpbind.server.dispatch`` encodes of this server once per change (its identity,
+    #: 2026-07-28 capabilities and method table); ``None`` until first needed.
+    encoded_state: Any = None
 
     def __repr__(self) -> str:  # the registrations stay out of it
         return (

@@ -193,7 +193,7 @@ class Context(msgspec.Struct):
         params = t.ElicitationCompleteNotificationParams(elicitation_id=elicitation_id)
 
         async def complete() -> None:
-            from ..connection import current_request_id  # imported with a connection
+            from ..runner import current_request_id  # imported with a connection
 
             # Not on this request's response stream, which may be gone by then.
             token = current_request_id.set(None)

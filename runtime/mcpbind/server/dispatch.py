@@ -23,6 +23,7 @@ nothing but this request's response (:mod:`mcpbind.server.sessionless_mode`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import msgspec
@@ -30,7 +31,6 @@ import msgspec
 from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo, decoder
 
-from .._asyncio import is_cancellation
 from .._lazy import LazyModule, lazy_logger
 from ..protocol import (
     HEADER_MISMATCH,
@@ -43,14 +43,14 @@ from ..protocol import (
     McpError,
     SessionOptions,
     custom_method,
-    error_for_exception,
 )
 from ..protocol.accept import MethodTable, StatelessMethodTable, read_meta
 from ..protocol.meta import SERVER_INFO, MalformedMeta, RequestMeta
-from ..protocol.wire import encode_error, encode_result
 from ..protocol.wire_view import WireParams
+from ..runner import PlainReplies, Runner
 from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from .context import Context
+from .limits import server_inflight
 from .mrtr import MRTR_METHODS, Emit, EmitFor, InputRound, StatelessPeer, run_with_inputs
 from .options import StatelessOptions, options_of
 from .request_state import RoundState, StateCodec, binding_for, field_of
@@ -105,11 +105,16 @@ class Reply(msgspec.Struct, frozen=True):
     error_code: int | None = None
     malformed: bool = False
     """The request lacked the required ``_meta`` fields (basic/index.mdx: HTTP 400)."""
+    busy: bool = False
+    """Refused at once: an in-flight bound is reached (HTTP 503)."""
 
     @property
     def http_status(self) -> int:
         """The Streamable HTTP status for this reply (basic/index.mdx §_meta, server-stateless):
-        400 for malformed metadata and -32020/-32021/-32022, 404 for an unknown method."""
+        400 for malformed metadata and -32020/-32021/-32022, 404 for an unknown method, 503
+        when the server is busy."""
+        if self.busy:
+            return 503
         if self.malformed or self.error_code in _BAD_REQUEST:
             return 400
         return 404 if self.error_code == METHOD_NOT_FOUND else 200
@@ -176,9 +181,9 @@ def encoded(server: Server) -> Encoded:
         server.title,
         server.stateless,
     )
-    cached: Encoded | None = vars(server).get("_encoded")
+    cached: Encoded | None = server.encoded_state
     if cached is None or cached.key != key:
-        cached = vars(server)["_encoded"] = Encoded(server, key)
+        cached = server.encoded_state = Encoded(server, key)
     return cached
 
 
@@ -201,6 +206,30 @@ def discover_result(server: Server) -> t.DiscoverResult:
     return result
 
 
+class Posted(NamedTuple):
+    """One request of a POST without a session, as the runner sees it."""
+
+    id: int | str
+    method: str
+    raw: msgspec.Raw | bytes
+
+
+def plain_replies(server: Server, options: SessionOptions | None = None) -> PlainReplies:
+    """How the answers of ``server``'s requests without a session are encoded; exception text
+    goes to the client when ``Server.debug`` or ``options.debug`` is set."""
+    return PlainReplies(lambda: server.debug or (options is not None and options.debug))
+
+
+def post_runner(server: Server, options: SessionOptions | None = None) -> Runner:
+    """A runner for ``server``'s requests without a session, under the server's shared bound
+    (an HTTP endpoint keeps one; :func:`answer` makes one when given none)."""
+    return Runner(plain_replies(server, options), _no_handler, shared=server_inflight(server))
+
+
+async def _no_handler(request: Any) -> Any:  # pragma: no cover - answer() always gives one
+    raise McpError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+
+
 async def answer(
     server: Server,
     request_id: int | str,
@@ -212,65 +241,71 @@ async def answer(
     sessionless: bool = False,
     version: str | None = None,
     options: SessionOptions | None = None,
-) -> Reply:
-    """Answer one stateless request; never raises for bad input (it becomes the error reply).
+    runner: Runner | None = None,
+    key: object = None,
+    reserved: bool = False,
+) -> Reply | None:
+    """Answer one request that came without a session (an HTTP POST); never raises for bad
+    input (it becomes the error reply).
 
+    It is run by ``runner`` (an HTTP endpoint's: its in-flight table and the server's shared
+    bound; by default one made for it) under ``key`` (``runner.cancel(key)`` cancels it: then
+    ``None`` is returned and nothing is to be sent); ``reserved``: its slot of the shared
+    bound was taken with ``Runner.reserve``.
     ``emit`` receives request-scoped notifications (progress; log messages when the request
     set a log level) as encoded JSON-RPC messages. ``principal`` (the authenticated caller,
     if any) is bound into ``requestState`` so another caller cannot replay it.
     ``sessionless``: a request of the 2025 sessionless HTTP mode, answered without ``_meta``
     at the handshake-era ``version`` its POST names (``None``: it is an ``initialize``), with
     ``options``' limits.
-    Cancellation is the caller's: cancel the task awaiting this and send nothing further.
     """
-    raw = raw_params or _EMPTY
-    debug = server.debug or (options is not None and options.debug)
-    try:
-        if sessionless:
-            table = encoded(server).sessionless(server, version or HANDSHAKE_VERSIONS[0])
-            opts = options or _DEFAULTS
-            result = await run_sessionless(
-                server, table, request_id, method, raw, version is None, emit, opts
-            )
-            return Reply(encode_result(request_id, result))
-        enc = encoded(server)
-        era = enc.era
-        decoded = era.decode(method, raw)
-        if decoded is None:  # no version in _meta: malformed, unless the method is unknown
-            era.accept(method)
-            era.request_meta(read_meta(raw))
-            raise MalformedMeta("Invalid params: _meta with the protocol fields is required")
-        _, params, meta = decoded
-        result = await run_request(
-            server, request_id, method, params, meta, emit, principal, enc, debug=debug
-        )
-    except McpError as exc:
-        return Reply(_encode_error(request_id, exc), exc.code, isinstance(exc, MalformedMeta))
-    except BaseException as exc:  # SystemExit from a handler fails its request, not us
-        if is_cancellation(exc):
-            raise
-        logger.exception("handler for %s failed", method)
-        error = error_for_exception(exc, debug)
-        return Reply(encode_error(request_id, error), error.code)
-    try:
-        return Reply(encode_result(request_id, result))
-    except (TypeError, ValueError, msgspec.EncodeError) as exc:
-        logger.error("result of %s could not be encoded: %s", method, exc)
-        error = error_for_exception(exc, debug)
-        return Reply(encode_error(request_id, error), error.code)
+    if runner is None:
+        runner = post_runner(server, options)
+    request = Posted(request_id, method, raw_params or _EMPTY)
+    handler: Callable[[Posted], Awaitable[Any]]
+    if sessionless:
+        handler = functools.partial(_sessionless, server, version, emit, options or _DEFAULTS)
+    else:
+        debug = server.debug or (options is not None and options.debug)
+        handler = functools.partial(_stateless, server, emit, principal, debug)
+    out = await runner.run_here(request, handler, key=key, reserved=reserved)
+    if out.data is None:
+        return None
+    error = out.error
+    if error is None:
+        return Reply(out.data)
+    return Reply(out.data, error.code, isinstance(error, MalformedMeta), out.busy)
+
+
+async def _stateless(
+    server: Server, emit: Emit | None, principal: str | None, debug: bool, request: Posted
+) -> Any:
+    """Accept and run one 2026-07-28 request (its ``_meta`` checked by the era)."""
+    enc = encoded(server)
+    era = enc.era
+    raw = request.raw
+    decoded = era.decode(request.method, raw)
+    if decoded is None:  # no version in _meta: malformed, unless the method is unknown
+        era.accept(request.method)
+        era.request_meta(read_meta(raw))
+        raise MalformedMeta("Invalid params: _meta with the protocol fields is required")
+    _, params, meta = decoded
+    return await run_request(
+        server, request.id, request.method, params, meta, emit, principal, enc, debug=debug
+    )
+
+
+async def _sessionless(
+    server: Server, version: str | None, emit: Emit | None, options: SessionOptions, request: Posted
+) -> Any:
+    """Accept and run one request of the 2025 sessionless mode at ``version``."""
+    table = encoded(server).sessionless(server, version or HANDSHAKE_VERSIONS[0])
+    return await run_sessionless(
+        server, table, request.id, request.method, request.raw, version is None, emit, options
+    )
 
 
 _DEFAULTS = SessionOptions()
-
-
-def _encode_error(request_id: int | str, error: McpError) -> bytes:
-    """The error reply; ``data`` that cannot be encoded is left out (code and message still
-    reach the client, as on the handshake era) instead of leaving the request unanswered."""
-    try:
-        return encode_error(request_id, error)
-    except (TypeError, ValueError, msgspec.EncodeError) as exc:
-        logger.error("data of error %s could not be encoded, sent without it: %s", error.code, exc)
-        return encode_error(request_id, McpError(error.code, error.message))
 
 
 async def run_request(

@@ -8,19 +8,24 @@ server's sessions together are bounded by :data:`MAX_SERVER_INFLIGHT` (adjust wi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from ..connection import InflightLimit
+from ..runner import InflightLimit
 
-__all__ = ["MAX_SERVER_INFLIGHT", "server_inflight"]
+if TYPE_CHECKING:
+    from .app import Server
+
+__all__ = ["MAX_SERVER_INFLIGHT", "server_inflight", "server_inflight_limit"]
 
 MAX_SERVER_INFLIGHT = 512
 """Inbound requests in flight across all sessions of one ``Server``."""
 
 
-def server_inflight(server: Any) -> InflightLimit:
+def server_inflight_limit() -> InflightLimit:
+    """A new server's count, bounded by :data:`MAX_SERVER_INFLIGHT`."""
+    return InflightLimit(MAX_SERVER_INFLIGHT)
+
+
+def server_inflight(server: Server) -> InflightLimit:
     """The count of requests in flight shared by every session of ``server``."""
-    shared: InflightLimit | None = vars(server).get("_inflight")
-    if shared is None:
-        shared = vars(server)["_inflight"] = InflightLimit(MAX_SERVER_INFLIGHT)
-    return shared
+    return server.inflight

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from mcpbind_types._common import MethodInfo, RequestOptions
 
 from .._asyncio import Flag, LoopChoice, choose_loop
 from .._lazy import LazyModule, lazy_logger
-from ..connection import Connection, ConnectionClosed, current_request_id
+from ..connection import Connection, ConnectionClosed
 from ..protocol import (
     METHOD_NOT_FOUND,
     McpError,
@@ -33,6 +34,7 @@ from ..protocol import (
     custom_method,
     has_capability,
 )
+from ..runner import current_request_id
 from ..transports import Transport, TransportClosed
 from . import threads
 from .app import Server
@@ -82,7 +84,6 @@ class ServerSession:
         *,
         options: SessionOptions | None = None,
         debounce: float = 0.05,
-        connection: type[Connection] = Connection,
     ) -> None:
         self.server = server
         if server.debug and not (options is not None and options.debug):
@@ -100,7 +101,7 @@ class ServerSession:
         #: The server's encoded 2026-07-28 identity and era, refreshed with the core's.
         self._encoded: Encoded = encoded(server)
         self.core.stateless = self._encoded.era
-        self.connection = connection(
+        self.connection = Connection(
             self.core, transport, on_request=self._on_request, on_notification=self._on_notification
         )
         self.connection.shared_limit = server_inflight(server)
@@ -186,7 +187,7 @@ class ServerSession:
         # A first tool, prompt or resource: new caps.
         self._encoded = encoded(self.server)
         self.core.stateless = self._encoded.era
-        if not self.initialized.is_set() or self.connection._tg is None:
+        if not self.initialized.is_set() or not self.connection.started:
             return  # before the handshake the client will list anyway
         if what == "updated":
             if uri is not None and uri in self.subscriptions:
@@ -206,11 +207,9 @@ class ServerSession:
         SSE stream, which may end before the notification is written) instead of the
         session's own channel (the GET stream).
         """
-        tg = self.connection._tg
-        assert tg is not None
         context = contextvars.copy_context()
         context.run(current_request_id.set, None)
-        context.run(lambda: tg.start_soon(fn, *args))
+        context.run(self.connection.spawn, functools.partial(fn, *args))
 
     async def _flush(self) -> None:
         await anyio.sleep(self._debounce)  # many registrations -> one notification per list

@@ -4,7 +4,7 @@
 Routing (Streamable HTTP, "Sending Messages to the Server" and "Multiple Connections"): a
 response goes to the stream of the POST that carried its request; what a handler emits while
 it runs (progress, logs, sampling/elicitation/roots requests) goes to its request's stream
-(``mcpbind.connection.current_request_id`` names it); everything else goes to the standalone
+(``mcpbind.runner.current_request_id`` names it); everything else goes to the standalone
 GET stream. Each message goes to exactly one stream.
 """
 
@@ -16,13 +16,13 @@ import contextvars
 import logging
 import secrets
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ...connection import Connection, current_request_id
-from ...protocol import Outgoing, RequestReceived, SessionOptions
+from ...protocol import SessionOptions
+from ...runner import current_request_id
 from ...server.app import Server
 from ...server.session import ServerSession
 from ...transports import MessagePump, TransportClosed
@@ -107,58 +107,6 @@ class _Transport(MessagePump):
             session.closed = True
 
 
-class _SessionConnection(Connection):
-    """The session's connection, which can also answer a request in the task of the POST
-    that carried it (:meth:`HttpSession.answer`), through the connection's own in-flight
-    table, bounds, cancellation and error mapping (its ``_handle``, ``_handlers``,
-    ``_cancelled``, ``_handler_done``, ``_busy_error``)."""
-
-    async def answer_here(self, data: bytes) -> bytes | None:
-        """Handle one message that is a single request in the calling task instead of a task
-        of its own, and return its encoded answer instead of sending it (``None``: nothing
-        is to be sent, the peer cancelled the request or the connection closed). For a
-        transport that answers each request on a response of its own (Streamable HTTP in
-        JSON mode); call it while the read loop has nothing left to dispatch, so messages
-        stay in order. The same accept step, in-flight bounds, cancellation (an inbound
-        ``notifications/cancelled`` cancels the calling task; that cancellation ends here)
-        and error mapping as a request the read loop starts."""
-        if self._is_closed:
-            return None
-        answer: bytes | None = None
-        for event in self.core.receive(data):
-            kind = type(event)
-            if kind is RequestReceived:
-                answer = await self._run_here(event)  # type: ignore[arg-type]
-            elif kind is Outgoing:
-                answer = event.data  # type: ignore[union-attr]  # refused by the core
-            else:  # pragma: no cover - one request yields one of the two
-                await self._dispatch(event)
-        return answer
-
-    async def _run_here(self, event: RequestReceived) -> bytes | None:
-        shared = self.shared_limit
-        if len(self._handlers) >= self._max_inflight or (
-            shared is not None and shared.count >= shared.limit
-        ):
-            return self._busy_error(event)
-        task = asyncio.current_task(self._loop)  # its loop given: no getpid() on 3.11
-        assert task is not None
-        if shared is not None:
-            shared.count += 1
-        self._handlers[event.id] = task
-        token = current_request_id.set(event.id)
-        try:
-            return await self._handle(event)
-        except asyncio.CancelledError:
-            if event.id not in self._cancelled and not self.closed:
-                raise  # not ours to swallow
-            task.uncancel()  # ours: the peer cancelled the request, or the connection ended
-            return None
-        finally:
-            current_request_id.reset(token)
-            self._handler_done(event.id)
-
-
 class HttpSession:
     """The state of one Streamable HTTP session."""
 
@@ -199,9 +147,7 @@ class HttpSession:
         #: Finished streams kept for a resume, oldest first (a dict keeps insertion order).
         self._finished: dict[str, None] = {}
         self._by_request: dict[int | str, Stream] = {}
-        self.server_session = ServerSession(
-            server, _Transport(self), options=options, connection=_SessionConnection
-        )
+        self.server_session = ServerSession(server, _Transport(self), options=options)
         self.task: asyncio.Task[None] | None = None
 
     def _next_stream_id(self) -> str:
@@ -314,14 +260,13 @@ class HttpSession:
         response (``None``: cancelled, or the session ended): for JSON mode, where nothing
         but the response goes on the POST's stream (what the handler emits goes to the GET
         stream). Only while :attr:`at_rest`, so requests stay in order with what came
-        before; the connection's in-flight table, limits and cancellation apply as to any
-        request (:meth:`_SessionConnection.answer_here`). The session is :attr:`busy`
+        before; the connection's runner applies its table, bounds and cancellation as to any
+        request (:meth:`Connection.answer_here`). The session is :attr:`busy`
         meanwhile, and touched when the request is answered."""
         current_http_session.set(self)  # the POST's task runs the handler
         self._answering += 1
         try:
-            connection = cast(_SessionConnection, self.server_session.connection)
-            return await connection.answer_here(body)
+            return await self.server_session.connection.answer_here(body)
         finally:
             self._answering -= 1
             self.touch()

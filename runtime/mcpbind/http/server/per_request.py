@@ -23,13 +23,13 @@ from typing import Final
 
 import msgspec
 
-from ...protocol import HEADER_MISMATCH, INTERNAL_ERROR, PARSE_ERROR, McpError, SessionOptions
+from ...protocol import HEADER_MISMATCH, PARSE_ERROR, McpError, SessionOptions
 from ...protocol.classify import Classified
 from ...protocol.mcp_headers import HeaderPath, check_header_values, header_params
 from ...protocol.wire import encode_error
+from ...runner import Runner
 from ...server.app import Server
-from ...server.dispatch import Reply, answer
-from ...server.limits import server_inflight
+from ...server.dispatch import Reply, answer, post_runner
 from ...server.listen_hub import LISTEN, ListenHub, ListenSubscription
 from ...server.mrtr import Emit
 from ...server.principal import principal_key
@@ -69,8 +69,8 @@ class PerRequestEndpoint:
 
     __slots__ = (
         "_hub",
-        "_inflight",
         "_mirrored",
+        "_runner",
         "json_response",
         "max_listens_per_client",
         "principal",
@@ -86,6 +86,7 @@ class PerRequestEndpoint:
         json_response: bool,
         sse_keepalive: float | None,
         max_listens_per_client: int | None = None,
+        options: SessionOptions | None = None,
     ) -> None:
         self.server = server
         #: ``subscriptions/listen`` streams one client address may hold open.
@@ -94,8 +95,9 @@ class PerRequestEndpoint:
         self.json_response = json_response
         self.sse_keepalive = sse_keepalive
         self._hub: ListenHub | None = None
-        #: The server's shared count of requests in flight (one object per server, kept).
-        self._inflight = server_inflight(server)
+        #: Runs every request of this endpoint: its in-flight table (keyed by POST, since ids
+        #: of different clients may repeat), the server's shared bound, cancellation, answers.
+        self._runner = post_runner(server, options)
         #: Tool name -> (its input schema, that schema's ``x-mcp-header`` parameters): walked
         #: once per schema, not on every call.
         self._mirrored: dict[str, tuple[object, list[HeaderPath]]] = {}
@@ -165,13 +167,22 @@ class PerRequestEndpoint:
             return
         who = self.principal(scope)
         principal = None if who is None else principal_key(who)
-        server = self.server
-        await self._request(
-            receive,
-            send,
-            rid,
-            lambda emit: answer(server, rid, method, raw, emit=emit, principal=principal),
-        )
+        server, runner = self.server, self._runner
+
+        def run(emit: Emit, key: object) -> Awaitable[Reply | None]:
+            return answer(
+                server,
+                rid,
+                method,
+                raw,
+                emit=emit,
+                principal=principal,
+                runner=runner,
+                key=key,
+                reserved=True,
+            )
+
+        await self._request(receive, send, rid, run)
 
     async def sessionless(
         self,
@@ -184,12 +195,12 @@ class PerRequestEndpoint:
         """Serve one POST of the 2025 sessionless mode carrying requests (checked, and
         classified with their params kept, by the app): each is answered at ``version`` (the
         POST's ``MCP-Protocol-Version``; ``None`` for an ``initialize``), a batch's at once."""
-        server = self.server
+        server, runner = self.server, self._runner
         calls = list(
             zip(classified.request_ids, classified.methods, classified.request_params, strict=True)
         )
 
-        def run(emit: Emit) -> Awaitable[Reply | list[Reply]]:
+        def run(emit: Emit, key: object) -> Awaitable[Reply | list[Reply | None] | None]:
             answers = [
                 answer(
                     server,
@@ -200,8 +211,11 @@ class PerRequestEndpoint:
                     sessionless=True,
                     version=version,
                     options=options,
+                    runner=runner,
+                    key=(key, index) if classified.batch else key,
+                    reserved=True,
                 )
-                for rid, method, raw in calls
+                for index, (rid, method, raw) in enumerate(calls)
             ]
             return asyncio.gather(*answers) if classified.batch else answers[0]
 
@@ -213,49 +227,40 @@ class PerRequestEndpoint:
         receive: Receive,
         send: Send,
         rid: int | str,
-        run: Callable[[Emit], Awaitable[Reply | list[Reply]]],
+        run: Callable[[Emit, object], Awaitable[Reply | list[Reply | None] | None]],
         *,
         handshake: bool = False,
         batch: list[int | str] | None = None,
     ) -> None:
         """Answer a POST with what ``run`` replies, as JSON or SSE; on the handshake era
         (the 2025 sessionless mode) always with status 200, as SSE unless JSON is asked for.
-        Every request of a ``batch`` (its ids) takes a slot of the server's in-flight count:
-        one that does not fit whole is refused whole, each request answered "Server busy"."""
-        shared = self._inflight
+        The POST's requests (each of a ``batch``: its ids) take their slots of the server's
+        in-flight bound at once: a POST that does not fit whole is refused whole, each request
+        answered "Server busy". ``run`` is given where emitted notifications go and the key
+        under which the runner cancels the POST's requests when the client leaves."""
+        runner = self._runner
         needed = 1 if batch is None else len(batch)
-        if shared.count + needed > shared.limit:
-            message = f"Server busy: {shared.limit} requests in flight on this server; retry later"
-            if batch is not None:
-                message = (
-                    f"Server busy: a batch of {needed} requests does not fit in the "
-                    f"{shared.limit} in flight allowed on this server ({shared.count} running)"
-                )
-            error = McpError(INTERNAL_ERROR, message)
+        refusal = runner.reserve(needed)
+        if refusal is not None:
             busy = (
-                encode_error(rid, error)
+                encode_error(rid, refusal)
                 if batch is None
-                else b"[" + b",".join(encode_error(r, error) for r in batch) + b"]"
+                else b"[" + b",".join(encode_error(r, refusal) for r in batch) + b"]"
             )
             await _send_json(send, 200 if handshake else 503, busy)
             return
-        shared.count += needed
-        response = _PostResponse(receive, send, not self.json_response, handshake)
+        response = _PostResponse(receive, send, not self.json_response, handshake, runner, batch)
         try:
             try:
-                reply = await run(response.emit)
+                reply = await run(response.emit, response)
             finally:
                 response.stop()  # the reply is written unwatched: the client can no longer cancel
-            if not response.gone:
+            if reply is not None and not response.gone:
                 await response.finish(reply)
-        except asyncio.CancelledError:
-            if not response.swallow():
-                raise
-            logger.debug("client closed the response of request %r: cancelled", rid)
         except OSError:
             logger.debug("client left during request %r", rid)
         finally:
-            shared.count -= needed
+            runner.unreserve(needed)
 
     async def _listen(
         self,
@@ -314,34 +319,46 @@ class _PostResponse:
     SSE whenever it may be (the 2025 sessionless mode, ``handshake``, as its sessions did); a
     2025 batch's replies as a JSON array or one event each.
 
-    Watches it from creation to :meth:`stop`: the request's task is cancelled when the client
-    closes the response (it is cancellation). The watching task starts once the request has
+    Watches it from creation to :meth:`stop`: the POST's requests are cancelled by their
+    runner when the client closes the response (it is cancellation; the runner keys them by
+    this object, a batch's by this object and their index). The watching task starts once the request has
     run for :data:`WATCH_AFTER` (up to a tick of the shared clock more): a request answered
     sooner costs no task; one that takes longer is watched from then on (a client gone before
     then is seen at once). One object for both: a request builds one.
     """
 
     __slots__ = (
+        "_batch",
         "_clock",
         "_receive",
+        "_runner",
+        "_task",
         "_watcher",
         "gone",
         "handshake",
         "send",
         "sse",
         "started",
-        "task",
     )
 
-    def __init__(self, receive: Receive, send: Send, sse: bool, handshake: bool = False) -> None:
+    def __init__(
+        self,
+        receive: Receive,
+        send: Send,
+        sse: bool,
+        handshake: bool = False,
+        runner: Runner | None = None,
+        batch: list[int | str] | None = None,
+    ) -> None:
         self.send = send
         self.sse = sse
         self.handshake = handshake
         self.started = False
         loop = asyncio.get_running_loop()  # once: each lookup is a getpid() on 3.11
-        task = asyncio.current_task(loop)
-        assert task is not None
-        self.task = task
+        self._runner = runner
+        self._batch = batch
+        #: Without a runner (a listen stream), the task cancelled when the client leaves.
+        self._task = asyncio.current_task(loop) if runner is None else None
         self.gone = False
         self._receive = receive
         self._watcher: asyncio.Task[None] | None = None
@@ -356,7 +373,7 @@ class _PostResponse:
             await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
         await self.send({"type": "http.response.body", "body": _frame(message), "more_body": True})
 
-    async def finish(self, reply: Reply | list[Reply]) -> None:
+    async def finish(self, reply: Reply | list[Reply | None]) -> None:
         if isinstance(reply, Reply):
             if self.started:
                 body = _frame(reply.data)
@@ -368,10 +385,11 @@ class _PostResponse:
                 status = 200 if ok else reply.http_status
                 await _send_json(self.send, status, reply.data)
             return
+        replies = [r for r in reply if r is not None]  # (none is missing unless cancelled)
         if self.sse:
-            await self._sse(b"".join(_frame(r.data) for r in reply))
+            await self._sse(b"".join(_frame(r.data) for r in replies))
         else:
-            await _send_json(self.send, 200, b"[" + b",".join(r.data for r in reply) + b"]")
+            await _send_json(self.send, 200, b"[" + b",".join(r.data for r in replies) + b"]")
 
     async def _sse(self, body: bytes) -> None:
         """The (rest of the) SSE stream, ending it."""
@@ -389,7 +407,7 @@ class _PostResponse:
             message = await self._receive()
             if message["type"] == "http.disconnect":
                 self.gone = True
-                self.task.cancel()
+                self._cancel()
                 return
             # Past the body an ASGI server only reports the disconnect; one that answers at
             # once instead (a test's in-process call) must not starve the request.
@@ -402,9 +420,22 @@ class _PostResponse:
         if self._watcher is not None:
             self._watcher.cancel()
 
+    def _cancel(self) -> None:
+        runner = self._runner
+        if runner is None:
+            if self._task is not None:
+                self._task.cancel()
+            return
+        if self._batch is None:
+            runner.cancel(self)
+        else:
+            for index in range(len(self._batch)):
+                runner.cancel((self, index))
+
     def swallow(self) -> bool:
-        """After a ``CancelledError``: whether it was ours (the client left), now absorbed."""
-        if self.gone:
-            self.task.uncancel()
+        """After a ``CancelledError`` in a listen stream: whether it was ours (the client
+        left), now absorbed."""
+        if self.gone and self._task is not None:
+            self._task.uncancel()
             return True
         return False

@@ -79,7 +79,9 @@ async def reply_json(
     batch: bool,
 ) -> None:
     """Collect the stream's responses and answer with them as one JSON body (an array for a
-    2025-03-26 batch); 404 if the session ended first."""
+    2025-03-26 batch); 404 if the session ended first, 202 if the client cancelled every
+    request of the POST (cancellation.mdx: no response is sent; the session goes on, and a
+    404 would tell the client to start a new one, transports.mdx §Session Management)."""
     messages = []
     try:
         while (item := await outbox.get()) is not None:
@@ -87,8 +89,11 @@ async def reply_json(
                 messages.append(item[1])
     finally:
         session.detach(stream, outbox)
-    if not messages:
+    if not messages and session.closed:
         await send_error(send, 404, SESSION_NOT_FOUND, "Session terminated")
+        return
+    if not messages:
+        await send_response(send, 202, b"", extra)
         return
     body = b"[" + b",".join(messages) + b"]" if batch else messages[0]
     await send_response(send, 200, body, extra, _JSON)

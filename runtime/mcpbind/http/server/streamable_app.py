@@ -335,8 +335,13 @@ class StreamableHTTPApp:
         if self.json_response and here:
             # One request, nothing before it still being read: answered in this task.
             answered = await session.answer(body)
-            if answered is None:
+            if answered is None and session.closed:
                 await send_error(send, 404, SESSION_NOT_FOUND, "Session terminated")
+            elif answered is None:
+                # The client cancelled the request (cancellation.mdx: no response is sent
+                # for it); the session goes on: a 404 would make the client start a new one
+                # (transports.mdx §Session Management).
+                await send_response(send, 202, b"", extra)
             else:
                 await send_response(send, 200, answered, extra, _JSON)
             return
@@ -463,6 +468,7 @@ class StreamableHTTPApp:
                 json_response=self.json_response,
                 sse_keepalive=self.sse_keepalive,
                 max_listens_per_client=self.max_sessions_per_client,
+                options=self.session_options,
             )
         return era
 

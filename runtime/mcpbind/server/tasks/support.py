@@ -31,7 +31,6 @@ import msgspec
 from mcpbind_types import unified as t
 from mcpbind_types.unified import methods as m
 
-from ...connection import current_request_id
 from ...protocol import has_capability
 from ...protocol.errors import (
     INVALID_PARAMS,
@@ -40,6 +39,7 @@ from ...protocol.errors import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     McpError,
 )
+from ...runner import current_request_id
 from ...tasks.answers import cancel_task, get_task, list_tasks, task_id_of, task_result
 from ...tasks.manager import TaskManager
 from ...tasks.record import ANONYMOUS, TaskRecord, raw

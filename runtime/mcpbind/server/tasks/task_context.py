@@ -21,8 +21,8 @@ import msgspec
 
 from mcpbind_types._common import MethodInfo, decoder
 
-from ...connection import current_request_id
 from ...protocol.errors import INTERNAL_ERROR, REQUEST_TIMEOUT, McpError
+from ...runner import current_request_id
 from ...tasks.record import ACTIVE, TaskRecord, raw
 from ...tasks.wire import RELATED_TASK
 from ...versions import era_of
