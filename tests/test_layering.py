@@ -28,7 +28,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     # root helper modules, and the one asyncio backend module
     frozenset({"types", "output_schema", "bindings", "_asyncio"}),
     frozenset({"transports"}),  # the Transport interface, memory and stdio
-    frozenset({"connection", "_waiter", "peer_errors"}),
+    frozenset({"connection", "runner", "peer_errors"}),
     frozenset({"tasks"}),
     frozenset({"server"}),
     frozenset({"http"}),  # the HTTP client transport and the server app
