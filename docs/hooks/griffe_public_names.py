@@ -9,7 +9,7 @@ each such package the exports the runtime gives it, by the runtime's own rule
 
 from __future__ import annotations
 
-import ast
+from pathlib import Path
 from typing import Any
 
 import griffe
@@ -20,11 +20,9 @@ from mcpbind._lazy import public_names
 class PublicNames(griffe.Extension):
     """Sets the exports of each package of mcpbind whose ``__init__.py`` has no ``__all__``."""
 
-    def on_module_members(
-        self, *, node: ast.AST | griffe.ObjectNode, mod: griffe.Module, **kwargs: Any
-    ) -> None:
+    def on_module_members(self, *, node: object, mod: griffe.Module, **kwargs: Any) -> None:
         runtime = mod.path == "mcpbind" or mod.path.startswith("mcpbind.")
-        if runtime and isinstance(node, ast.Module) and mod.is_init_module and mod.exports is None:
-            names = public_names(node, mod.path)
+        if runtime and mod.is_init_module and mod.exports is None and mod.filepath:
+            names = public_names(Path(str(mod.filepath)).read_text(encoding="utf-8"), mod.path)
             if names:
                 mod.exports = list(names)

@@ -10,61 +10,71 @@ its imports (:func:`public_names`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from mcpbind_types._lazy import LazyModule
 
 if TYPE_CHECKING:
-    import ast
     import logging
-else:  # parsed only when a package's public names are first read (lazy_package)
-    ast = LazyModule("ast", globals())
 
 __all__ = ["LazyModule", "lazy_logger", "lazy_package", "public_names"]
 
 
-def public_names(tree: ast.Module, package: str) -> dict[str, str]:
-    """The public names of the package ``package`` whose ``__init__.py`` is ``tree``, each with
-    the module it comes from (absolute; ``package`` itself for what the package defines), in
-    source order.
+def public_names(source: str, package: str) -> dict[str, str]:
+    """The public names of the package ``package`` whose ``__init__.py`` is ``source``, each
+    with the module it comes from (absolute; ``package`` itself for what the package defines),
+    in source order.
 
     A package declares a public name by importing it as itself (a redundant alias, the PEP 484
     re-export that mypy --strict, pyright and the docs read too), at module level or under
     ``if TYPE_CHECKING:``: ``from .client import Client as Client``, or ``from . import types
-    as types`` for a submodule; or by defining it (a function, a class or a constant) at module
-    level under a name without a leading underscore. Any other import is private."""
+    as types`` for a submodule; or by defining a function or a class whose name has no leading
+    underscore. Any other import is private.
+
+    A scan of the lines as ruff formats them (one aliased name per import, or one per line
+    between parentheses), not ``ast``: it runs at the first use of a package, on the cold-start
+    path, at a small fraction of the cost of a parse. ``tests/test_public_api.py`` checks that
+    it agrees with a parse of every package of mcpbind."""
     names: dict[str, str] = {}
-    for node in _module_level(tree.body):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                home = f"{base}.{node.module}" if node.module else base
+    wrapped: str | None = None  # the module of an open ``from M import (``
+    for line in source.splitlines():
+        text = line.partition("#")[0].strip()
+        if wrapped is not None:
+            if text.startswith(")"):
+                wrapped = None
             else:
-                home = node.module or ""
-            names.update((a.name, home) for a in node.names if a.asname == a.name)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names[node.name] = package
-        elif isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update((t.id, package) for t in targets if isinstance(t, ast.Name))
+                _add_alias(names, text, wrapped)
+        elif text.startswith("from ") and " import " in text:
+            module, _, imported = text[len("from ") :].partition(" import ")
+            home = _absolute(module, package)
+            if imported == "(":
+                wrapped = home
+            else:
+                for item in imported.split(","):
+                    _add_alias(names, item, home)
+        elif line.startswith(("def ", "async def ", "class ")):
+            defined = line.removeprefix("async ").split(maxsplit=1)[1]  # "run() -> None:"
+            names[defined.partition("(")[0].partition(":")[0]] = package
     return {name: home for name, home in names.items() if not name.startswith("_")}
 
 
-def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """The statements of ``body`` and of its ``if TYPE_CHECKING:`` blocks."""
-    for node in body:
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            yield from node.body
-        else:
-            yield node
+def _add_alias(names: dict[str, str], item: str, home: str) -> None:
+    """Records ``item`` (``A as A``, perhaps with a trailing comma) when it re-exports ``A``."""
+    name, _, alias = item.strip().rstrip(",").partition(" as ")
+    if name and alias.strip() == name:
+        names[name] = home
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
+def _absolute(module: str, package: str) -> str:
+    """``module`` as written in ``from module import`` in the package ``package``."""
+    level = len(module) - len(module.lstrip("."))
+    if not level:
+        return module
+    base = package.rsplit(".", level - 1)[0] if level > 1 else package
+    rest = module[level:]
+    return f"{base}.{rest}" if rest else base
 
 
 def lazy_package(
@@ -76,17 +86,16 @@ def lazy_package(
     The import statements are the one list of a package's public names. Those at module level
     are imported with the package; those under ``if TYPE_CHECKING:`` are imported at their
     first use and bound in ``namespace`` then, so later reads are plain attribute reads.
-    ``__all__`` (read by ``import *``) is the list of them all. The package's source is parsed
-    once, at the first read of a name it does not hold yet (``ast`` is imported then; a client
-    or a server imports it anyway); private names never parse it, so the import system's probes
-    for submodules stay cheap."""
+    ``__all__`` (read by ``import *``) is the list of them all. The package's source is read
+    once, at the first read of a name it does not hold yet; private names never read it, so the
+    import system's probes for submodules stay cheap."""
     package: str = namespace["__name__"]
     found: dict[str, str] = {}
 
     def exports() -> dict[str, str]:
         if not found:
-            with open(namespace["__file__"], "rb") as source:
-                found.update(public_names(ast.parse(source.read()), package))
+            with open(namespace["__file__"], encoding="utf-8") as source:
+                found.update(public_names(source.read(), package))
         return found
 
     def __getattr__(name: str) -> Any:
