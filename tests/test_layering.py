@@ -24,8 +24,8 @@ RUNTIME = ROOT / "runtime" / "mcpbind"
 LAYERS: tuple[frozenset[str], ...] = (
     # the protocol core, and the lazy-import helpers every layer may use (issue 15, cold start)
     frozenset({"protocol", "_lazy"}),
-    # root helper modules, and the one asyncio backend module
-    frozenset({"versions", "types", "output_schema", "bindings", "_asyncio"}),
+    # root helper modules, the one asyncio backend module, the public API declaration
+    frozenset({"versions", "types", "output_schema", "bindings", "_asyncio", "_api"}),
     frozenset({"transports"}),  # the Transport interface, memory and stdio
     frozenset({"connection", "_waiter", "peer_errors"}),
     frozenset({"tasks"}),
