@@ -11,15 +11,15 @@ Needs the ``auth`` extra (joserfc, for private_key_jwt and DPoP) and ``http`` (h
 
 from typing import TYPE_CHECKING
 
+from ._flows import ClientCredentials as ClientCredentials
+from ._flows import EnterpriseManaged as EnterpriseManaged
+from ._flows import JwtBearer as JwtBearer
+from ._flows import OAuth as OAuth
+from ._provider import OAuthBase as OAuthBase
+from ._redirect import HeadlessRedirect as HeadlessRedirect
+from ._redirect import LoopbackRedirect as LoopbackRedirect
+from ._redirect import RedirectHandler as RedirectHandler
 from .errors import AuthError as AuthError
-from .flows import ClientCredentials as ClientCredentials
-from .flows import EnterpriseManaged as EnterpriseManaged
-from .flows import JwtBearer as JwtBearer
-from .flows import OAuth as OAuth
-from .provider import OAuthBase as OAuthBase
-from .redirect import HeadlessRedirect as HeadlessRedirect
-from .redirect import LoopbackRedirect as LoopbackRedirect
-from .redirect import RedirectHandler as RedirectHandler
 from .store import ClientInfo as ClientInfo
 from .store import FileTokenStore as FileTokenStore
 from .store import InMemoryTokenStore as InMemoryTokenStore
