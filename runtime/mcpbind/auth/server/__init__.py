@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 from ...server.principal import Principal as Principal
 from ...server.principal import current_principal as current_principal
+from ._introspection import IntrospectionVerifier as IntrospectionVerifier
+from ._jwt import JWTVerifier as JWTVerifier
 from .bearer import ResourceServer as ResourceServer
 from .bearer import metadata_path as metadata_path
 from .dpop import DPoPChecker as DPoPChecker
 from .dpop import InvalidProof as InvalidProof
-from .introspection import IntrospectionVerifier as IntrospectionVerifier
-from .jwt import JWTVerifier as JWTVerifier
 from .verifier import InvalidToken as InvalidToken
 from .verifier import TokenVerifier as TokenVerifier
 from .verifier import VerifierUnavailable as VerifierUnavailable
