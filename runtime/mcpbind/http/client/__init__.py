@@ -8,10 +8,10 @@ Users import these names from :mod:`mcpbind.http` (``mcpbind._api``):
 
 from typing import TYPE_CHECKING
 
+from ._transport import StreamableHTTPTransport as StreamableHTTPTransport
+from ._transport import connect_http as connect_http
 from .legacy_sse_transport import LegacySSETransport as LegacySSETransport
 from .legacy_sse_transport import LegacyUnavailable as LegacyUnavailable
-from .transport import StreamableHTTPTransport as StreamableHTTPTransport
-from .transport import connect_http as connect_http
 
 if not TYPE_CHECKING:  # ``__all__`` and ``dir()``: the imports above are the list
     from ..._lazy import lazy_package
