@@ -83,19 +83,20 @@ def lazy_package(
     """A package's ``__getattr__`` and ``__dir__`` (PEP 562), written from its own source: the
     package's ``globals()`` is ``namespace``, its public names are its :func:`public_names`.
 
-    The import statements are the one list of a package's public names. Those at module level
+    The imports are the one list of a package's public names. Those at module level
     are imported with the package; those under ``if TYPE_CHECKING:`` are imported at their
     first use and bound in ``namespace`` then, so later reads are plain attribute reads.
     ``__all__`` (read by ``import *``) is the list of them all. The package's source is read
     once, at the first read of a name it does not hold yet; private names never read it, so the
     import system's probes for submodules stay cheap."""
     package: str = namespace["__name__"]
-    found: dict[str, str] = {}
+    found: dict[str, str] | None = None
 
     def exports() -> dict[str, str]:
-        if not found:
+        nonlocal found
+        if found is None:
             with open(namespace["__file__"], encoding="utf-8") as source:
-                found.update(public_names(source.read(), package))
+                found = public_names(source.read(), package)
         return found
 
     def __getattr__(name: str) -> Any:
