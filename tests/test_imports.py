@@ -107,6 +107,8 @@ def test_every_public_name_resolves_and_is_cached() -> None:
 def test_the_lazy_table_agrees_with_the_type_checking_imports() -> None:
     """The names type checkers see (the ``TYPE_CHECKING`` imports) are the names
     ``__getattr__`` resolves, from the same modules, and ``__all__`` lists exactly them."""
+    import importlib
+
     tree = ast.parse(INIT.read_text())
     block = next(n for n in tree.body if isinstance(n, ast.If))
     seen: dict[str, str] = {}
@@ -116,10 +118,11 @@ def test_the_lazy_table_agrees_with_the_type_checking_imports() -> None:
         home = f"mcpbind.{module}" if node.level else module
         for alias in node.names:
             seen[alias.asname or alias.name] = home if module else f"mcpbind.{alias.name}"
-    lazy = dict(mcpbind._HOME_OF)
-    lazy.update({name: f"mcpbind.{name}" for name in mcpbind._SUBMODULES})
-    assert seen == lazy
-    assert sorted(mcpbind.__all__) == sorted(lazy)
+    for name, home in seen.items():
+        module = importlib.import_module(home)
+        expected = module if home == f"mcpbind.{name}" else getattr(module, name)  # types
+        assert getattr(mcpbind, name) is expected, name
+    assert sorted(mcpbind.__all__) == sorted(seen)
 
 
 _LS_PROBE = """
@@ -276,10 +279,8 @@ def test_the_protocol_package_resolves_each_name_from_its_module() -> None:
         if isinstance(node, ast.ImportFrom)
         for alias in node.names
     }
-    homes = {name: module for module, names in protocol._HOMES.items() for name in names}
-    assert seen == homes
-    assert sorted(protocol.__all__) == sorted(homes)
-    for name, module in homes.items():
+    assert sorted(protocol.__all__) == sorted(seen)
+    for name, module in seen.items():
         value = getattr(protocol, name)
         assert value is getattr(importlib.import_module(module, protocol.__name__), name)
         assert protocol.__dict__[name] is value  # bound once found

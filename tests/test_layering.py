@@ -25,8 +25,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     # the protocol core, the lazy-import helpers every layer may use (issue 15, cold start), and
     # the protocol versions with their eras, which the core asks too
     frozenset({"protocol", "_lazy", "versions"}),
-    # root helper modules, and the one asyncio backend module
-    frozenset({"types", "output_schema", "bindings", "_asyncio"}),
+    # root helper modules, the one asyncio backend module, the public API declaration
+    frozenset({"types", "output_schema", "bindings", "_asyncio", "_api"}),
     frozenset({"transports"}),  # the Transport interface, memory and stdio
     frozenset({"connection", "runner", "peer_errors"}),
     frozenset({"tasks"}),

@@ -3,116 +3,55 @@
 The types are ``mcpbind.types`` (the generated unified superset of every protocol version,
 with ``UNSET`` for absent optional fields).
 
+The public API is the ``__all__`` of these modules, each documented in the API reference:
+``mcpbind``, ``mcpbind.types``, ``mcpbind.server``, ``mcpbind.server.tasks``,
+``mcpbind.client``, ``mcpbind.http``, ``mcpbind.auth.client``, ``mcpbind.auth.server``,
+``mcpbind.host``, ``mcpbind.host.tasks``, ``mcpbind.tasks``, ``mcpbind.transports``,
+``mcpbind.bindings`` and ``mcpbind.versions`` (declared in ``mcpbind._api``). Modules not
+listed here are internal and may change.
+
 Every public name is imported on first use (a module ``__getattr__``, cached in the module
 once resolved): ``import mcpbind`` costs nothing, ``from mcpbind import Client`` imports the
-client and what it needs, and a client alone never imports the Host or the HTTP stack.
+client and what it needs, and a client alone never imports the Host or the HTTP stack. The
+imports below are the one list of the names (``mcpbind._lazy.lazy_package``).
 """
 
-from __future__ import annotations
-
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mcpbind_types._common import RequestOptions, json_object, json_value
+    from mcpbind_types._common import RequestOptions as RequestOptions
+    from mcpbind_types._common import json_object as json_object
+    from mcpbind_types._common import json_value as json_value
 
-    from . import types
-    from .client import Client, ClientHandlers, Subscription, UnsupportedVersion
-    from .connection import ConnectionClosed, PeerError, RequestTimeout
-    from .host import (
-        ApprovalPolicy,
-        Host,
-        HostConfig,
-        SamplingReview,
-        ServerConfig,
-        ToolCallRequest,
-    )
-    from .protocol import McpError, UrlElicitationRequired
-    from .server import Context, Server, ToolExecutionError, serve, serve_stdio
-    from .server.options import CacheHint, StatelessOptions
-    from .versions import (
-        AUTO,
-        HANDSHAKE_VERSIONS,
-        LATEST_HANDSHAKE,
-        LATEST_STATELESS,
-        STATELESS_VERSIONS,
-    )
+    from . import types as types
+    from .client import Client as Client
+    from .client import ClientHandlers as ClientHandlers
+    from .client import Subscription as Subscription
+    from .client import UnsupportedVersion as UnsupportedVersion
+    from .connection import ConnectionClosed as ConnectionClosed
+    from .connection import PeerError as PeerError
+    from .connection import RequestTimeout as RequestTimeout
+    from .host import ApprovalPolicy as ApprovalPolicy
+    from .host import Host as Host
+    from .host import HostConfig as HostConfig
+    from .host import SamplingReview as SamplingReview
+    from .host import ServerConfig as ServerConfig
+    from .host import ToolCallRequest as ToolCallRequest
+    from .protocol import McpError as McpError
+    from .protocol import UrlElicitationRequired as UrlElicitationRequired
+    from .server import Context as Context
+    from .server import Server as Server
+    from .server import ToolExecutionError as ToolExecutionError
+    from .server import serve as serve
+    from .server import serve_stdio as serve_stdio
+    from .server.options import CacheHint as CacheHint
+    from .server.options import StatelessOptions as StatelessOptions
+    from .versions import AUTO as AUTO
+    from .versions import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
+    from .versions import LATEST_HANDSHAKE as LATEST_HANDSHAKE
+    from .versions import LATEST_STATELESS as LATEST_STATELESS
+    from .versions import STATELESS_VERSIONS as STATELESS_VERSIONS
+else:
+    from ._lazy import lazy_package
 
-#: Where each public name lives: the module imported when the name is first used (the
-#: TYPE_CHECKING imports above say the same for type checkers; a test checks they agree).
-_HOMES: dict[str, tuple[str, ...]] = {
-    "mcpbind_types._common": ("RequestOptions", "json_object", "json_value"),
-    "mcpbind.client": ("Client", "ClientHandlers", "Subscription", "UnsupportedVersion"),
-    "mcpbind.host": (
-        "ApprovalPolicy",
-        "Host",
-        "HostConfig",
-        "SamplingReview",
-        "ServerConfig",
-        "ToolCallRequest",
-    ),
-    "mcpbind.protocol": ("McpError", "UrlElicitationRequired"),
-    "mcpbind.server": ("Context", "Server", "ToolExecutionError", "serve", "serve_stdio"),
-    "mcpbind.connection": ("ConnectionClosed", "PeerError", "RequestTimeout"),
-    "mcpbind.server.options": ("CacheHint", "StatelessOptions"),
-    "mcpbind.versions": (
-        "AUTO",
-        "HANDSHAKE_VERSIONS",
-        "LATEST_HANDSHAKE",
-        "LATEST_STATELESS",
-        "STATELESS_VERSIONS",
-    ),
-}
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
-_SUBMODULES = frozenset(("types",))
-
-
-def __getattr__(name: str) -> Any:
-    module = _HOME_OF.get(name)
-    if module is not None:
-        value = getattr(import_module(module), name)
-    elif name in _SUBMODULES:
-        value = import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value  # found once: later lookups never reach __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
-__all__ = [
-    "AUTO",
-    "HANDSHAKE_VERSIONS",
-    "LATEST_HANDSHAKE",
-    "LATEST_STATELESS",
-    "STATELESS_VERSIONS",
-    "CacheHint",
-    "StatelessOptions",
-    "Subscription",
-    "ApprovalPolicy",
-    "Host",
-    "HostConfig",
-    "SamplingReview",
-    "ServerConfig",
-    "ToolCallRequest",
-    "Client",
-    "ClientHandlers",
-    "ConnectionClosed",
-    "Context",
-    "McpError",
-    "PeerError",
-    "RequestOptions",
-    "RequestTimeout",
-    "Server",
-    "ToolExecutionError",
-    "UnsupportedVersion",
-    "UrlElicitationRequired",
-    "serve",
-    "serve_stdio",
-    "json_object",
-    "json_value",
-    "types",
-]
+    __getattr__, __dir__ = lazy_package(globals())

@@ -10,25 +10,11 @@ import sys
 import zlib
 from pathlib import Path
 
+from mcpbind._api import PUBLIC_MODULES
+
 ROOT = Path(__file__).resolve().parents[2]
 
-#: The declared public API: each module whose ``__all__`` is documented in the API reference.
-PUBLIC_MODULES = (
-    "mcpbind",
-    "mcpbind.types",
-    "mcpbind.server",
-    "mcpbind.server.tasks",
-    "mcpbind.client",
-    "mcpbind.http",
-    "mcpbind.auth.client",
-    "mcpbind.auth.server",
-    "mcpbind.host",
-    "mcpbind.host.tasks",
-    "mcpbind.tasks",
-    "mcpbind.transports",
-    "mcpbind.bindings",
-    "mcpbind.versions",
-)
+__all__ = ["PUBLIC_MODULES", "build", "inventory", "public_names"]
 
 
 def public_names() -> list[str]:

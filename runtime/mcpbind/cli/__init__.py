@@ -5,27 +5,21 @@ fast and a missing optional dependency (the ``http`` or ``codegen`` extra) fails
 command that needs it, with a message that names the extra. Exit codes: :mod:`.errors`.
 """
 
-from __future__ import annotations
-
 import sys
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_attributes
-
+# Every name but ``run`` is imported at its first use: they import click, and the console
+# script starts the server of a plain ``mcpbind ls SERVER`` before that (:mod:`.prestart`).
+# These imports and ``run`` are the names of the package (``mcpbind._lazy.lazy_package``).
 if TYPE_CHECKING:
-    from .errors import EXIT_CODES
-    from .group import COMMANDS, main
-    from .lazy import LazyGroup
+    from .errors import EXIT_CODES as EXIT_CODES
+    from .group import COMMANDS as COMMANDS
+    from .group import main as main
+    from .lazy import LazyGroup as LazyGroup
+else:
+    from .._lazy import lazy_package
 
-__all__ = ["COMMANDS", "EXIT_CODES", "LazyGroup", "main", "run"]
-
-#: Every name but ``run`` is imported at its first use: they import click, and the console
-#: script starts the server of a plain ``mcpbind ls SERVER`` before that (:mod:`.prestart`).
-__getattr__ = lazy_attributes(
-    __name__,
-    {"COMMANDS": ".group", "main": ".group", "EXIT_CODES": ".errors", "LazyGroup": ".lazy"},
-    globals(),
-)
+    __getattr__, __dir__ = lazy_package(globals())
 
 
 def run() -> None:

@@ -7,38 +7,22 @@ connects to), ``negotiation`` (the handshake, or the 2026-07-28 discover probe a
 ``tool_headers`` (``x-mcp-header`` over HTTP), ``listen`` and ``subscription``
 (``subscriptions/listen``), ``refresh`` (``refresh_lists``), ``tasks`` (the requestor side of
 tasks: ``start_task``, ``TaskHandle``). The pipeline, listen, refresh and tasks are imported
-when first used, so ``from mcpbind import Client`` stays cheap.
+when first used, so ``from mcpbind import Client`` stays cheap. The imports below are the one
+list of the public names (``mcpbind._lazy.lazy_package``).
 """
-
-from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_attributes
-from .client import Client
-from .handlers import ClientHandlers
-from .negotiation import UnsupportedVersion
+from .client import Client as Client
+from .handlers import ClientHandlers as ClientHandlers
+from .negotiation import UnsupportedVersion as UnsupportedVersion
 
 if TYPE_CHECKING:
-    from .subscription import Subscription
-    from .tasks import TaskHandle, TaskState, start_task
+    from .subscription import Subscription as Subscription
+    from .tasks import TaskHandle as TaskHandle
+    from .tasks import TaskState as TaskState
+    from .tasks import start_task as start_task
+else:
+    from .._lazy import lazy_package
 
-_LAZY = {
-    "Subscription": ".subscription",
-    "TaskHandle": ".tasks",
-    "TaskState": ".tasks",
-    "start_task": ".tasks",
-}
-
-__getattr__ = lazy_attributes(__name__, _LAZY)
-
-
-__all__ = [
-    "Client",
-    "ClientHandlers",
-    "Subscription",
-    "TaskHandle",
-    "TaskState",
-    "UnsupportedVersion",
-    "start_task",
-]
+    __getattr__, __dir__ = lazy_package(globals())

@@ -6,85 +6,52 @@ aggregated catalog (:mod:`.catalog`), host names (:mod:`.naming`), the approval 
 (:mod:`.approval`) and the hooks that apply it (:mod:`.gate`).
 """
 
-from .approval import (
-    USER_REJECTED,
-    ApprovalDenied,
-    Approver,
-    AuditEntry,
-    ElicitationHook,
-    Sampler,
-    SamplingResultReviewer,
-    SamplingReview,
-    SamplingReviewer,
-    ToolCallRequest,
-    ToolCheck,
-    approve_all,
-    decide,
-)
-from .catalog import Catalog, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry, llm_tools
-from .config import (
-    ApprovalPolicy,
-    ConfigError,
-    ConfigWarning,
-    HostConfig,
-    RootConfig,
-    ServerConfig,
-)
-from .config_file import SERVER_KEYS, load_config, parse_config, parse_server
-from .host import Host
-from .naming import assign_names, host_name, is_portable_name, is_valid_tool_name
-from .state import (
-    AmbiguousResource,
-    Backoff,
-    Connector,
-    HostError,
-    HostEvent,
-    ServerState,
-    ServerUnavailable,
-    UnknownName,
-)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "USER_REJECTED",
-    "AmbiguousResource",
-    "ApprovalDenied",
-    "ApprovalPolicy",
-    "Approver",
-    "AuditEntry",
-    "Backoff",
-    "Catalog",
-    "ConfigError",
-    "ConfigWarning",
-    "Connector",
-    "ElicitationHook",
-    "Host",
-    "HostConfig",
-    "HostError",
-    "HostEvent",
-    "PromptEntry",
-    "ResourceEntry",
-    "RootConfig",
-    "Sampler",
-    "SamplingResultReviewer",
-    "SamplingReview",
-    "SamplingReviewer",
-    "SERVER_KEYS",
-    "ServerConfig",
-    "ServerState",
-    "ServerUnavailable",
-    "TemplateEntry",
-    "ToolCallRequest",
-    "ToolCheck",
-    "ToolEntry",
-    "UnknownName",
-    "approve_all",
-    "assign_names",
-    "decide",
-    "host_name",
-    "is_portable_name",
-    "is_valid_tool_name",
-    "llm_tools",
-    "load_config",
-    "parse_config",
-    "parse_server",
-]
+from .approval import USER_REJECTED as USER_REJECTED
+from .approval import ApprovalDenied as ApprovalDenied
+from .approval import Approver as Approver
+from .approval import AuditEntry as AuditEntry
+from .approval import ElicitationHook as ElicitationHook
+from .approval import Sampler as Sampler
+from .approval import SamplingResultReviewer as SamplingResultReviewer
+from .approval import SamplingReview as SamplingReview
+from .approval import SamplingReviewer as SamplingReviewer
+from .approval import ToolCallRequest as ToolCallRequest
+from .approval import ToolCheck as ToolCheck
+from .approval import approve_all as approve_all
+from .approval import decide as decide
+from .catalog import Catalog as Catalog
+from .catalog import PromptEntry as PromptEntry
+from .catalog import ResourceEntry as ResourceEntry
+from .catalog import TemplateEntry as TemplateEntry
+from .catalog import ToolEntry as ToolEntry
+from .catalog import llm_tools as llm_tools
+from .config import ApprovalPolicy as ApprovalPolicy
+from .config import ConfigError as ConfigError
+from .config import ConfigWarning as ConfigWarning
+from .config import HostConfig as HostConfig
+from .config import RootConfig as RootConfig
+from .config import ServerConfig as ServerConfig
+from .config_file import SERVER_KEYS as SERVER_KEYS
+from .config_file import load_config as load_config
+from .config_file import parse_config as parse_config
+from .config_file import parse_server as parse_server
+from .host import Host as Host
+from .naming import assign_names as assign_names
+from .naming import host_name as host_name
+from .naming import is_portable_name as is_portable_name
+from .naming import is_valid_tool_name as is_valid_tool_name
+from .state import AmbiguousResource as AmbiguousResource
+from .state import Backoff as Backoff
+from .state import Connector as Connector
+from .state import HostError as HostError
+from .state import HostEvent as HostEvent
+from .state import ServerState as ServerState
+from .state import ServerUnavailable as ServerUnavailable
+from .state import UnknownName as UnknownName
+
+if not TYPE_CHECKING:  # ``__all__`` and ``dir()``: the imports above are the list
+    from .._lazy import lazy_package
+
+    __getattr__, __dir__ = lazy_package(globals())

@@ -5,135 +5,48 @@ call returns the bytes to write. See :mod:`mcpbind.protocol.core`.
 
 Every name is imported from its module at its first use (a module ``__getattr__``), so code
 that needs only the errors (a server's handlers, ``McpError``) does not import the session
-machinery (issue 15, cold start).
+machinery (issue 15, cold start). The imports below are the one list of the names
+(``mcpbind._lazy.lazy_package``).
 """
-
-from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_attributes
-
 if TYPE_CHECKING:
-    from ._base import custom_method
-    from .core import Session, SessionOptions, has_capability
-    from .depth import DEFAULT_MAX_DEPTH, exceeds_depth
-    from .errors import (
-        CONNECTION_CLOSED,
-        HEADER_MISMATCH,
-        INTERNAL_ERROR,
-        INVALID_PARAMS,
-        INVALID_REQUEST,
-        METHOD_NOT_FOUND,
-        MISSING_REQUIRED_CLIENT_CAPABILITY,
-        PARSE_ERROR,
-        REQUEST_TIMEOUT,
-        RESOURCE_NOT_FOUND,
-        UNSUPPORTED_PROTOCOL_VERSION,
-        URL_ELICITATION_REQUIRED,
-        LocalProtocolError,
-        McpError,
-        RemoteProtocolError,
-        UrlElicitationRequired,
-        error_for_exception,
-    )
-    from .events import (
-        Cancelled,
-        ErrorReceived,
-        Event,
-        NotificationReceived,
-        Outgoing,
-        ProgressReceived,
-        RequestId,
-        RequestReceived,
-        ResponseReceived,
-    )
-    from .state import State, Transition
+    from ._base import custom_method as custom_method
+    from .core import Session as Session
+    from .core import SessionOptions as SessionOptions
+    from .core import has_capability as has_capability
+    from .depth import DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH
+    from .depth import exceeds_depth as exceeds_depth
+    from .errors import CONNECTION_CLOSED as CONNECTION_CLOSED
+    from .errors import HEADER_MISMATCH as HEADER_MISMATCH
+    from .errors import INTERNAL_ERROR as INTERNAL_ERROR
+    from .errors import INVALID_PARAMS as INVALID_PARAMS
+    from .errors import INVALID_REQUEST as INVALID_REQUEST
+    from .errors import METHOD_NOT_FOUND as METHOD_NOT_FOUND
+    from .errors import MISSING_REQUIRED_CLIENT_CAPABILITY as MISSING_REQUIRED_CLIENT_CAPABILITY
+    from .errors import PARSE_ERROR as PARSE_ERROR
+    from .errors import REQUEST_TIMEOUT as REQUEST_TIMEOUT
+    from .errors import RESOURCE_NOT_FOUND as RESOURCE_NOT_FOUND
+    from .errors import UNSUPPORTED_PROTOCOL_VERSION as UNSUPPORTED_PROTOCOL_VERSION
+    from .errors import URL_ELICITATION_REQUIRED as URL_ELICITATION_REQUIRED
+    from .errors import LocalProtocolError as LocalProtocolError
+    from .errors import McpError as McpError
+    from .errors import RemoteProtocolError as RemoteProtocolError
+    from .errors import UrlElicitationRequired as UrlElicitationRequired
+    from .errors import error_for_exception as error_for_exception
+    from .events import Cancelled as Cancelled
+    from .events import ErrorReceived as ErrorReceived
+    from .events import Event as Event
+    from .events import NotificationReceived as NotificationReceived
+    from .events import Outgoing as Outgoing
+    from .events import ProgressReceived as ProgressReceived
+    from .events import RequestId as RequestId
+    from .events import RequestReceived as RequestReceived
+    from .events import ResponseReceived as ResponseReceived
+    from .state import State as State
+    from .state import Transition as Transition
+else:
+    from .._lazy import lazy_package
 
-#: Where each name lives (the TYPE_CHECKING imports above say the same; a test checks it).
-_HOMES = {
-    "._base": ("custom_method",),
-    ".core": (
-        "Session",
-        "SessionOptions",
-        "has_capability",
-    ),
-    ".depth": (
-        "DEFAULT_MAX_DEPTH",
-        "exceeds_depth",
-    ),
-    ".errors": (
-        "CONNECTION_CLOSED",
-        "HEADER_MISMATCH",
-        "INTERNAL_ERROR",
-        "INVALID_PARAMS",
-        "INVALID_REQUEST",
-        "METHOD_NOT_FOUND",
-        "MISSING_REQUIRED_CLIENT_CAPABILITY",
-        "PARSE_ERROR",
-        "REQUEST_TIMEOUT",
-        "RESOURCE_NOT_FOUND",
-        "UNSUPPORTED_PROTOCOL_VERSION",
-        "URL_ELICITATION_REQUIRED",
-        "LocalProtocolError",
-        "McpError",
-        "RemoteProtocolError",
-        "UrlElicitationRequired",
-        "error_for_exception",
-    ),
-    ".events": (
-        "Cancelled",
-        "ErrorReceived",
-        "Event",
-        "NotificationReceived",
-        "Outgoing",
-        "ProgressReceived",
-        "RequestId",
-        "RequestReceived",
-        "ResponseReceived",
-    ),
-    ".state": (
-        "State",
-        "Transition",
-    ),
-}
-__getattr__ = lazy_attributes(
-    __name__, {name: module for module, names in _HOMES.items() for name in names}, globals()
-)
-
-__all__ = [
-    "CONNECTION_CLOSED",
-    "DEFAULT_MAX_DEPTH",
-    "HEADER_MISMATCH",
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
-    "METHOD_NOT_FOUND",
-    "MISSING_REQUIRED_CLIENT_CAPABILITY",
-    "PARSE_ERROR",
-    "REQUEST_TIMEOUT",
-    "RESOURCE_NOT_FOUND",
-    "UNSUPPORTED_PROTOCOL_VERSION",
-    "URL_ELICITATION_REQUIRED",
-    "Cancelled",
-    "ErrorReceived",
-    "Event",
-    "LocalProtocolError",
-    "McpError",
-    "NotificationReceived",
-    "Outgoing",
-    "ProgressReceived",
-    "RemoteProtocolError",
-    "RequestId",
-    "RequestReceived",
-    "ResponseReceived",
-    "Session",
-    "SessionOptions",
-    "State",
-    "Transition",
-    "UrlElicitationRequired",
-    "custom_method",
-    "error_for_exception",
-    "exceeds_depth",
-    "has_capability",
-]
+    __getattr__, __dir__ = lazy_package(globals())

@@ -2,32 +2,22 @@
 
 The session (``ServerSession``, ``serve``, ``serve_stdio``: dispatch, the 2026-07-28 input
 rounds, listen streams) is imported when first used, so ``from mcpbind import Server`` stays
-cheap (issue 15, cold start).
+cheap (issue 15, cold start). The imports below are the one list of the public names
+(``mcpbind._lazy.lazy_package``).
 """
-
-from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_attributes
-from .app import Server
-from .context import Context
-from .principal import Principal
-from .tool_errors import ToolExecutionError
+from .app import Server as Server
+from .context import Context as Context
+from .principal import Principal as Principal
+from .tool_errors import ToolExecutionError as ToolExecutionError
 
 if TYPE_CHECKING:
-    from .session import ServerSession, serve, serve_stdio
+    from .session import ServerSession as ServerSession
+    from .session import serve as serve
+    from .session import serve_stdio as serve_stdio
+else:
+    from .._lazy import lazy_package
 
-__getattr__ = lazy_attributes(
-    __name__, {"ServerSession": ".session", "serve": ".session", "serve_stdio": ".session"}
-)
-
-__all__ = [
-    "Context",
-    "Principal",
-    "Server",
-    "ServerSession",
-    "ToolExecutionError",
-    "serve",
-    "serve_stdio",
-]
+    __getattr__, __dir__ = lazy_package(globals())

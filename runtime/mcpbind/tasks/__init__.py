@@ -7,36 +7,18 @@ answers); ``receiver``, a client running sampling and elicitation as tasks. The 
 (``start_task``, ``TaskHandle``) is ``mcpbind.client.tasks``. The server side of tasks is ``mcpbind.server.tasks``.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-from typing import TYPE_CHECKING, Any
+from .record import TERMINAL as TERMINAL
+from .record import TaskRecord as TaskRecord
+from .record import TaskStatus as TaskStatus
+from .store import MemoryTaskStore as MemoryTaskStore
+from .store import TaskStore as TaskStore
 
-from .record import TERMINAL, TaskRecord, TaskStatus
-from .store import MemoryTaskStore, TaskStore
+if TYPE_CHECKING:  # the durable stores import sqlite3 / redis only when asked for
+    from .redis_store import RedisTaskStore as RedisTaskStore
+    from .sqlite_store import SqliteTaskStore as SqliteTaskStore
+else:
+    from .._lazy import lazy_package
 
-if TYPE_CHECKING:
-    from .redis_store import RedisTaskStore
-    from .sqlite_store import SqliteTaskStore
-
-__all__ = [
-    "TERMINAL",
-    "MemoryTaskStore",
-    "RedisTaskStore",
-    "SqliteTaskStore",
-    "TaskRecord",
-    "TaskStatus",
-    "TaskStore",
-]
-
-
-def __getattr__(name: str) -> Any:
-    # The durable stores import sqlite3 / redis only when asked for.
-    if name == "SqliteTaskStore":
-        from .sqlite_store import SqliteTaskStore
-
-        return SqliteTaskStore
-    if name == "RedisTaskStore":
-        from .redis_store import RedisTaskStore
-
-        return RedisTaskStore
-    raise AttributeError(name)
+    __getattr__, __dir__ = lazy_package(globals())

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
+from ._redirect import RedirectHandler, call_redirect_handler
 from .discovery import AuthServer
 from .errors import AuthError
 from .fetch import Fetcher
-from .redirect import RedirectHandler, call_redirect_handler
 from .store import ClientInfo, Tokens, TokenStore
 from .urls import origin
 

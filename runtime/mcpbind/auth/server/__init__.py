@@ -13,25 +13,21 @@ app (:class:`ResourceServer`), token verifiers (:class:`JWTVerifier` over a JWKS
 joserfc (the ``auth`` extra) is imported when the first JWT is checked, not before.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-from ...server.principal import Principal, current_principal
-from .bearer import ResourceServer, metadata_path
-from .dpop import DPoPChecker, InvalidProof
-from .introspection import IntrospectionVerifier
-from .jwt import JWTVerifier
-from .verifier import InvalidToken, TokenVerifier, VerifierUnavailable
+from ...server.principal import Principal as Principal
+from ...server.principal import current_principal as current_principal
+from ._introspection import IntrospectionVerifier as IntrospectionVerifier
+from ._jwt import JWTVerifier as JWTVerifier
+from .bearer import ResourceServer as ResourceServer
+from .bearer import metadata_path as metadata_path
+from .dpop import DPoPChecker as DPoPChecker
+from .dpop import InvalidProof as InvalidProof
+from .verifier import InvalidToken as InvalidToken
+from .verifier import TokenVerifier as TokenVerifier
+from .verifier import VerifierUnavailable as VerifierUnavailable
 
-__all__ = [
-    "DPoPChecker",
-    "IntrospectionVerifier",
-    "InvalidProof",
-    "InvalidToken",
-    "JWTVerifier",
-    "Principal",
-    "ResourceServer",
-    "TokenVerifier",
-    "VerifierUnavailable",
-    "current_principal",
-    "metadata_path",
-]
+if not TYPE_CHECKING:  # ``__all__`` and ``dir()``: the imports above are the list
+    from ..._lazy import lazy_package
+
+    __getattr__, __dir__ = lazy_package(globals())

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from .jwt import DEFAULT_ALGORITHMS
+from ._jwt import DEFAULT_ALGORITHMS
 from .verifier import InvalidToken
 
 __all__ = ["DPoPChecker", "InvalidProof", "bound_key"]

@@ -1,6 +1,6 @@
 """The HTTP side of a Streamable HTTP client: one endpoint URL, the requests sent to it, the
 SSE streams read from it (resumed with ``Last-Event-ID``, spec §Resumability) and the wait for
-a server that went away. :class:`~mcpbind.http.client.transport.StreamableHTTPTransport`
+a server that went away. :class:`~mcpbind.http.client._transport.StreamableHTTPTransport`
 builds the transport (send, receive, sessions, the GET stream, the fallback) on it.
 """
 

@@ -1,30 +1,28 @@
 """Streamable HTTP server transport: an ASGI application, resumable SSE streams, sessions; and
 the 2024-11-05 HTTP+SSE transport beside it for old clients (``LegacySSEApp``).
 
->>> from mcpbind.http.server import StreamableHTTPApp, serve_http, with_legacy_sse
+Users import these names from :mod:`mcpbind.http` (``mcpbind._api``):
+
+>>> from mcpbind.http import StreamableHTTPApp, serve_http, with_legacy_sse
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-from .events import EventStore, InMemoryEventStore
-from .http_session import HttpSession, close_sse_stream, current_http_session
-from .legacy_sse_app import LegacySSEApp, WithLegacySSE, with_legacy_sse
-from .security import HostPolicy
-from .serve import serve_http
-from .streamable_app import StreamableHTTPApp, scope_principal, streamable_http_app
+from .events import EventStore as EventStore
+from .events import InMemoryEventStore as InMemoryEventStore
+from .http_session import HttpSession as HttpSession
+from .http_session import close_sse_stream as close_sse_stream
+from .http_session import current_http_session as current_http_session
+from .legacy_sse_app import LegacySSEApp as LegacySSEApp
+from .legacy_sse_app import WithLegacySSE as WithLegacySSE
+from .legacy_sse_app import with_legacy_sse as with_legacy_sse
+from .security import HostPolicy as HostPolicy
+from .serve import serve_http as serve_http
+from .streamable_app import StreamableHTTPApp as StreamableHTTPApp
+from .streamable_app import scope_principal as scope_principal
+from .streamable_app import streamable_http_app as streamable_http_app
 
-__all__ = [
-    "EventStore",
-    "HostPolicy",
-    "HttpSession",
-    "InMemoryEventStore",
-    "LegacySSEApp",
-    "StreamableHTTPApp",
-    "WithLegacySSE",
-    "close_sse_stream",
-    "current_http_session",
-    "scope_principal",
-    "serve_http",
-    "streamable_http_app",
-    "with_legacy_sse",
-]
+if not TYPE_CHECKING:  # ``__all__`` and ``dir()``: the imports above are the list
+    from ..._lazy import lazy_package
+
+    __getattr__, __dir__ = lazy_package(globals())

@@ -1,19 +1,17 @@
 """Tasks on the server (2025-11-25 basic/utilities/tasks.mdx and the 2026-07-28 tasks extension):
 ``Tasks(server, store)`` installs them; a tool taking a ``TaskContext`` runs as one."""
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-from ...tasks.manager import TaskManager
-from ...tasks.wire import EXTENSION, RELATED_TASK
-from .support import ANONYMOUS, Tasks, default_scope
-from .task_context import TaskContext
+from ...tasks.manager import TaskManager as TaskManager
+from ...tasks.wire import EXTENSION as EXTENSION
+from ...tasks.wire import RELATED_TASK as RELATED_TASK
+from .support import ANONYMOUS as ANONYMOUS
+from .support import Tasks as Tasks
+from .support import default_scope as default_scope
+from .task_context import TaskContext as TaskContext
 
-__all__ = [
-    "ANONYMOUS",
-    "EXTENSION",
-    "RELATED_TASK",
-    "TaskContext",
-    "TaskManager",
-    "Tasks",
-    "default_scope",
-]
+if not TYPE_CHECKING:  # ``__all__`` and ``dir()``: the imports above are the list
+    from ..._lazy import lazy_package
+
+    __getattr__, __dir__ = lazy_package(globals())

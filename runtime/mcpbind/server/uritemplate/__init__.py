@@ -1,24 +1,17 @@
-"""RFC 6570 URI templates for MCP resource templates: ``syntax`` parses and expands, ``matching``
-recovers the variables of a concrete URI, ``template`` holds ``UriTemplate`` and the semantics."""
+"""RFC 6570 URI templates for MCP resource templates: ``_syntax`` parses and expands, ``_matching``
+recovers the variables of a concrete URI, ``_template`` holds ``UriTemplate`` and the semantics."""
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-from .syntax import (
-    DEFAULT_MAX_TEMPLATE_LENGTH,
-    DEFAULT_MAX_URI_LENGTH,
-    DEFAULT_MAX_VARIABLES,
-    UriTemplateError,
-    UriTemplateMatch,
-    UriTemplateValue,
-)
-from .template import UriTemplate
+from ._syntax import DEFAULT_MAX_TEMPLATE_LENGTH as DEFAULT_MAX_TEMPLATE_LENGTH
+from ._syntax import DEFAULT_MAX_URI_LENGTH as DEFAULT_MAX_URI_LENGTH
+from ._syntax import DEFAULT_MAX_VARIABLES as DEFAULT_MAX_VARIABLES
+from ._syntax import UriTemplateError as UriTemplateError
+from ._syntax import UriTemplateMatch as UriTemplateMatch
+from ._syntax import UriTemplateValue as UriTemplateValue
+from ._template import UriTemplate as UriTemplate
 
-__all__ = [
-    "DEFAULT_MAX_TEMPLATE_LENGTH",
-    "DEFAULT_MAX_URI_LENGTH",
-    "DEFAULT_MAX_VARIABLES",
-    "UriTemplate",
-    "UriTemplateError",
-    "UriTemplateMatch",
-    "UriTemplateValue",
-]
+if not TYPE_CHECKING:  # ``__all__`` and ``dir()``: the imports above are the list
+    from ..._lazy import lazy_package
+
+    __getattr__, __dir__ = lazy_package(globals())

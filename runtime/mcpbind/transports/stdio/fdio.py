@@ -21,7 +21,7 @@ import anyio.lowlevel
 
 from ..._lazy import LazyModule
 from ..base import TransportClosed
-from .framing import LineReader
+from ._framing import LineReader
 
 if TYPE_CHECKING:
     import asyncio

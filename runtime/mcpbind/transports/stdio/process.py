@@ -17,8 +17,8 @@ from anyio.abc import AsyncResource
 from ..._asyncio import CancelCheck
 from ..._lazy import LazyModule
 from ..base import MessagePump, TransportClosed
+from ._framing import DEFAULT_MAX_MESSAGE_SIZE, LineReader, frame
 from .fdio import FdReader, FdWriter, pump_lines
-from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineReader, frame
 from .spawn import INHERITED_ENV, StartedProcess, start_process
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ import anyio
 from anyio.abc import AsyncResource
 
 from ..base import MessagePump, TransportClosed
+from ._framing import DEFAULT_MAX_MESSAGE_SIZE, LineReader, frame
 from .fdio import DEFAULT_WRITE_HIGH_WATER, FdReader, FdWriter, make_nonblocking, pump_lines
-from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineReader, frame
 
 __all__ = ["StdioServerTransport"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Final, TypeAlias
 from urllib.parse import unquote
 
-from .syntax import PCT_MALFORMED, Expression, UriTemplateMatch, VarSpec
+from ._syntax import PCT_MALFORMED, Expression, UriTemplateMatch, VarSpec
 
 __all__ = ["Matcher"]
 

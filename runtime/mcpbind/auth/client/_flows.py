@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ._provider import OAuthBase
+from ._redirect import HeadlessRedirect, RedirectHandler
 from .discovery import Discovery
 from .errors import AuthError
 from .grants import (
@@ -30,8 +32,6 @@ from .grants import (
     known_client,
     obtain_client,
 )
-from .provider import OAuthBase
-from .redirect import HeadlessRedirect, RedirectHandler
 from .store import ClientInfo, Tokens, credentials_fingerprint
 
 __all__ = ["ClientCredentials", "EnterpriseManaged", "JwtBearer", "OAuth"]
@@ -52,7 +52,7 @@ class OAuth(OAuthBase):
     """Authorization code with PKCE S256 for an interactive user.
 
     ``redirect_handler`` receives the authorization URL and returns the redirect (see
-    :mod:`.redirect`); its ``redirect_uri`` attribute, or ``redirect_uri=``, is registered.
+    :mod:`._redirect`); its ``redirect_uri`` attribute, or ``redirect_uri=``, is registered.
     Registration, in the spec's order: ``client_id`` (+ ``client_secret``), then
     ``client_metadata_url`` when the server supports Client ID Metadata Documents, then
     dynamic registration as ``client_name``.

@@ -71,8 +71,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .matching import Matcher
-from .syntax import (
+from ._matching import Matcher
+from ._syntax import (
     DEFAULT_MAX_TEMPLATE_LENGTH,
     DEFAULT_MAX_URI_LENGTH,
     DEFAULT_MAX_VARIABLES,
