@@ -95,8 +95,11 @@ def lazy_package(
     def exports() -> dict[str, str]:
         nonlocal found
         if found is None:
-            with open(namespace["__file__"], encoding="utf-8") as source:
-                found = public_names(source.read(), package)
+            # Through the package's loader: a file, or a zip archive (zipimport) alike.
+            text = namespace["__loader__"].get_source(package)
+            if text is None:  # a sourceless install (.pyc only) keeps no list of names
+                raise ImportError(f"{package}: its public names are read from its source")
+            found = public_names(text, package)
         return found
 
     def __getattr__(name: str) -> Any:
