@@ -114,7 +114,9 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     prompts: dict[str, _Prompt] = msgspec.field(default_factory=dict)
     completion_handler: Callable[..., Awaitable[Any]] | None = msgspec.field(default=None)
     custom: dict[str, Handler] = msgspec.field(default_factory=dict)
-    _table: dict[str, Handler] | None = msgspec.field(default=None)
+    #: Method -> handler (see ``handlers``): built with the server and again by each
+    #: registration that changes it (``method``, ``wrap``).
+    _table: dict[str, Handler] = msgspec.field(default_factory=dict)
     #: Whether ``tools/call`` is answered by :meth:`_call_tool` itself (no custom handler, no
     #: wrapper): a 2026-07-28 call then reaches it without its params made (wire_view).
     own_tool_calls: bool = msgspec.field(default=False)
@@ -307,7 +309,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
 
         def register(fn: Handler) -> Handler:
             self.custom[name] = fn
-            self._table = None
+            self._build_handlers()
             return fn
 
         return register
@@ -315,7 +317,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     def wrap(self, method: str, wrapper: Wrapper) -> None:
         """Wrap ``method``'s handler (``wrapper(inner) -> handler``): how extensions hook in."""
         self._wrappers.setdefault(method, []).append(wrapper)
-        self._table = None
+        self._build_handlers()
 
     def notification(self, name: str) -> Callable[[Handler], Handler]:
         """Handle a client notification (e.g. ``notifications/roots/list_changed``)."""
@@ -372,6 +374,12 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         self._listeners[deliver] = None
         return lambda: self._listeners.pop(deliver, None)
 
+    def extension_changed(self, key: str, detail: str | None = None) -> None:
+        """An extension's state changed (the tasks extension: ``"task"`` and the task's id):
+        told to every ``on_change`` listener, so that the listen streams whose filter the
+        extension agreed to get its notification (SEP-2663 §Task Status Notifications)."""
+        self._changed(key, detail)
+
     def _changed(self, what: str, uri: str | None = None) -> None:
         self._lists.pop(what, None)
         if what == "resources":
@@ -380,11 +388,18 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
             listener(what, uri)
 
     # ------------------------------------------------------------------ handlers
+    def __post_init__(self) -> None:
+        self._build_handlers()
+
     @property
     def handlers(self) -> dict[str, Handler]:
-        """Method -> handler; built once (sessions look it up on every request)."""
-        if self._table is not None:
-            return self._table
+        """Method -> handler (sessions look it up on every request): the built-in ones and
+        the custom ones, each wrapped by its wrappers. A new dict after each registration
+        that changes it; reading it changes nothing."""
+        return self._table
+
+    def _build_handlers(self) -> None:
+        """Build ``handlers`` (and ``own_tool_calls``) from the registrations."""
         table: dict[str, Handler] = {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -401,7 +416,6 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
                 table[method] = wrapper(table[method])
         self.own_tool_calls = table["tools/call"] == self._call_tool
         self._table = table
-        return table
 
     async def _list_tools(self, params: Any, ctx: Context) -> t.ListToolsResult:
         items = self._listed("tools", self.tools, "tool")
