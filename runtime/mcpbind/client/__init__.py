@@ -3,11 +3,17 @@
 ``Client`` and ``ClientHandlers`` are what most code needs. By role: ``client`` (the ``Client``
 class), ``handlers`` (what the client answers when the server asks), ``connect`` (what it
 connects to), ``negotiation`` (the handshake, or the 2026-07-28 discover probe and fallback),
-``pipeline`` (a 2026-07-28 request: ``_meta``, cache, input rounds, re-issue), ``cache``,
-``tool_headers`` (``x-mcp-header`` over HTTP), ``listen`` and ``subscription``
-(``subscriptions/listen``), ``refresh`` (``refresh_lists``), ``tasks`` (the requestor side of
-tasks: ``start_task``, ``TaskHandle``). The pipeline, listen, refresh and tasks are imported
-when first used, so ``from mcpbind import Client`` stays cheap.
+``request_meta`` (the per-request ``_meta`` of 2026-07-28), ``pipeline`` (a 2026-07-28 request:
+``_meta``, cache, input rounds, re-issue), ``cache``, ``tool_headers`` (``x-mcp-header`` over
+HTTP), ``listen`` and ``subscription`` (``subscriptions/listen``), ``refresh``
+(``refresh_lists``), ``tasks`` (the requestor side of tasks: ``start_task``, ``TaskHandle``).
+The pipeline, listen, refresh and tasks are imported when first used, so ``from mcpbind import
+Client`` stays cheap.
+
+The collaborators never import ``client`` (no import circle): each is handed what it needs (the
+connection, the ``RequestMeta``, the ``Pipeline``) and reads its client through a declared
+Protocol (``PipelineOwner``, ``ListsOwner``) or the public API, never underscore attributes;
+``tests/client/test_collaborators.py`` drives each of them without a ``Client``.
 """
 
 from __future__ import annotations
