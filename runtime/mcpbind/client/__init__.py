@@ -10,10 +10,11 @@ HTTP), ``listen`` and ``subscription`` (``subscriptions/listen``), ``refresh``
 The pipeline, listen, refresh and tasks are imported when first used, so ``from mcpbind import
 Client`` stays cheap.
 
-The collaborators never import ``client`` (no import circle): each is handed what it needs (the
-connection, the ``RequestMeta``, the ``Pipeline``) and reads its client through a declared
-Protocol (``PipelineOwner``, ``ListsOwner``) or the public API, never underscore attributes;
-``tests/client/test_collaborators.py`` drives each of them without a ``Client``.
+Negotiation, the pipeline, listen, refresh and tool headers never import ``client`` (no import
+circle): each is handed what it needs (the connection, the ``RequestMeta``, the ``Pipeline``)
+and reads its client through a declared Protocol (``PipelineOwner``, ``ListsOwner``);
+``tests/client/test_collaborators.py`` drives each without a ``Client``. Tasks, functions of
+a ``Client``, use its public API. None reads another class's underscore attributes.
 """
 
 from __future__ import annotations
