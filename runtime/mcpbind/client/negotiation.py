@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import msgspec
@@ -50,8 +49,7 @@ __all__ = [
 Era = Literal["stateless", "handshake"]
 
 
-@dataclass(frozen=True, slots=True)
-class Offer:
+class Offer(msgspec.Struct, frozen=True):
     """What a client proposes: ``version`` (``"auto"``, a handshake version or a stateless
     one), its ``info``, how long the discover probe waits (``probe_timeout``, never longer
     than the request ``timeout``), and whether its first request runs an authorization
@@ -64,8 +62,7 @@ class Offer:
     authorizing: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Agreement:
+class Agreement(msgspec.Struct, frozen=True):
     """What negotiation settled: the era, and what the server said of itself (the version is
     the session's, ``core.version``)."""
 
