@@ -1,5 +1,5 @@
 """Members the server side declares for its collaborators instead of letting them read its
-underscore attributes (issue 29, SLF001): ``Server.handlers`` is a plain read, rebuilt by
+underscore attributes (issue 29, SLF001): ``Server.handlers`` is a plain attribute, rebuilt by
 the registrations that change it; ``Server.extension_changed``; ``ListenSubscription.offer``
 and ``end``; the host shell's ``attach``."""
 

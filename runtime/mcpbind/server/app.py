@@ -114,9 +114,6 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     prompts: dict[str, _Prompt] = msgspec.field(default_factory=dict)
     completion_handler: Callable[..., Awaitable[Any]] | None = msgspec.field(default=None)
     custom: dict[str, Handler] = msgspec.field(default_factory=dict)
-    #: Method -> handler (see ``handlers``): built with the server and again by each
-    #: registration that changes it (``method``, ``wrap``).
-    _table: dict[str, Handler] = msgspec.field(default_factory=dict)
     #: Whether ``tools/call`` is answered by :meth:`_call_tool` itself (no custom handler, no
     #: wrapper): a 2026-07-28 call then reaches it without its params made (wire_view).
     own_tool_calls: bool = msgspec.field(default=False)
@@ -375,9 +372,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         return lambda: self._listeners.pop(deliver, None)
 
     def extension_changed(self, key: str, detail: str | None = None) -> None:
-        """An extension's state changed (the tasks extension: ``"task"`` and the task's id):
-        told to every ``on_change`` listener, so that the listen streams whose filter the
-        extension agreed to get its notification (SEP-2663 §Task Status Notifications)."""
+        """An extension's change (a task's status: ``"task"``, its id) for the listeners."""
         self._changed(key, detail)
 
     def _changed(self, what: str, uri: str | None = None) -> None:
@@ -391,15 +386,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     def __post_init__(self) -> None:
         self._build_handlers()
 
-    @property
-    def handlers(self) -> dict[str, Handler]:
-        """Method -> handler (sessions look it up on every request): the built-in ones and
-        the custom ones, each wrapped by its wrappers. A new dict after each registration
-        that changes it; reading it changes nothing."""
-        return self._table
-
     def _build_handlers(self) -> None:
-        """Build ``handlers`` (and ``own_tool_calls``) from the registrations."""
+        """``handlers`` (method -> handler, looked up per request) and ``own_tool_calls``."""
         table: dict[str, Handler] = {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -415,7 +403,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
             for wrapper in wrappers if method in table else ():
                 table[method] = wrapper(table[method])
         self.own_tool_calls = table["tools/call"] == self._call_tool
-        self._table = table
+        self.handlers: dict[str, Handler] = table  # an attribute: reading it changes nothing
 
     async def _list_tools(self, params: Any, ctx: Context) -> t.ListToolsResult:
         items = self._listed("tools", self.tools, "tool")
