@@ -207,7 +207,9 @@ async def test_handshake_only_methods_fail_clearly() -> None:
         with pytest.raises(McpError, match="not part of protocol 2026-07-28"):
             await c.subscribe(t.SubscribeRequestParams(uri="mem://greeting"))
         assert (await c.list_tools()).tools
-        assert "resources/subscribe" not in c._sendable
+        assert c._pipeline is not None
+        assert "resources/subscribe" not in c._pipeline.sendable
+        assert "tools/list" in c._pipeline.sendable
 
 
 async def _version_picky_server(transport: Transport) -> None:

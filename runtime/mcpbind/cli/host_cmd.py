@@ -93,6 +93,10 @@ class _Shell:
         self.failures = 0
         self._running: anyio.CancelScope | None = None  # the command Ctrl-C cancels
 
+    def attach(self, host: Host) -> None:
+        """The host is running: the commands and the hooks act on it from now on."""
+        self._host = host
+
     @property
     def host(self) -> Host:
         assert self._host is not None, "the host is not running yet"
@@ -508,7 +512,7 @@ def host(
             on_event=shell.on_event,
             startup_timeout=startup_timeout,
         ) as running:
-            shell._host = running
+            shell.attach(running)
             shell.show_summary()
             if not any(state.status == "running" for state in running.servers()):
                 shell.show_servers()  # each one's state and last error

@@ -13,9 +13,8 @@ the handshake era, ``InputRequiredResult`` rounds on 2026-07-28; refused unless 
 from __future__ import annotations
 
 import contextlib
-import types
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -37,7 +36,8 @@ from ..versions import AUTO, LATEST_STATELESS
 from .cache import INVALIDATES, ResultCache
 from .connect import open_location, open_target, parse_location
 from .handlers import ClientHandlers, capabilities_of
-from .negotiation import UnsupportedVersion, negotiate, probes
+from .negotiation import Offer, UnsupportedVersion, negotiate, probes
+from .request_meta import RequestMeta
 
 if TYPE_CHECKING:
     from mcpbind_types.unified import methods as m
@@ -48,16 +48,13 @@ if TYPE_CHECKING:
     from ..tasks.receiver import TaskReceiver
     from ..transports.base import Transport
     from .listen import Listener
+    from .pipeline import Pipeline
     from .subscription import Subscription
 
 __all__ = ["Client", "ClientHandlers", "UnsupportedVersion"]
 
 if not TYPE_CHECKING:  # the method table, imported with the first call (issue 15, cold start)
     m = LazyModule("mcpbind_types.unified.methods", globals(), "m")
-
-Pipeline: TypeAlias = Callable[
-    ["Client", MethodInfo[Any, Any], Any, RequestOptions | None], Coroutine[Any, Any, Any]
-]
 
 logger = lazy_logger("mcpbind.client")
 
@@ -121,7 +118,6 @@ class Client(ServerMethods):
         self.server_info: t.Implementation | None = None
         self.server_capabilities: t.ServerCapabilities | None = None
         self.instructions: str | None = None
-        self.protocol_version: str | None = None
         #: With ``refresh_lists``: the server's full lists, fetched after the handshake and
         #: fetched again whenever the server says one changed (``None``: not declared).
         self.refresh_lists = refresh_lists
@@ -135,23 +131,17 @@ class Client(ServerMethods):
         self.cache: ResultCache | None = ResultCache() if cache else None
         self.max_input_rounds = max_input_rounds
         self.probe_timeout = probe_timeout
-        #: The per-request ``_meta`` fields sent (with the log level) and their JSON, encoded
-        #: with the first request after either changes (:func:`pipeline._request_meta`).
-        self._meta_wire: tuple[dict[str, Any], msgspec.Raw] | None = None
-        self._log_level = log_level
-        self._meta_fields: dict[str, Any] = {}
+        #: Stateless era: the per-request ``_meta`` fields, the log level, their JSON.
+        self._meta = RequestMeta(log_level)
         #: Stateless era: how often a request whose response stream broke is re-issued.
         self.max_reissues = max_reissues
         self._transport: Transport | None = None
         #: ``refresh_lists`` on 2026-07-28: the ``subscriptions/listen`` stream feeding it.
         self.lists_subscription: Subscription | None = None
         self._listener: Listener | None = None  # on the first listen()
-        #: The 2026-07-28 request pipeline, once that era is negotiated, and the methods it
-        #: found sendable as they are on this connection's version (checked once each).
+        #: The 2026-07-28 request pipeline, once that era is negotiated: the stubs' requests
+        #: go to it (:meth:`send_request` picks the path once per connection).
         self._pipeline: Pipeline | None = None
-        self._sendable: set[str] = set()
-        #: Of those, the ones sent the shortest way (:func:`pipeline.stateless_request`).
-        self._plain: set[str] = set()
         #: URL-mode elicitations seen and not completed yet (elicitation.mdx).
         self._url_elicitations: set[str] = set()
         #: With ``handlers.tasks``, on the handshake era: the tasks run for the server.
@@ -176,66 +166,96 @@ class Client(ServerMethods):
             assert self._target is not None
             transport = await open_target(self._target, self._stack)
         self._transport = transport
+        self._pipeline = self._listener = None  # a client entered again starts afresh
         from ..connection import Connection  # the session machinery, with the first connection
 
         core = protocol.Session(
             "client", LATEST_STATELESS if probes(self._offer) else None, self._options
         )
-        core.set_local_capabilities(self.capabilities())
-        self.connection = Connection(
+        caps = self.capabilities()
+        core.set_local_capabilities(caps)
+        self._meta.introduce(caps, self._info)
+        connection = self.connection = Connection(
             core,
             transport,
             on_request=self._on_request,
             on_notification=self._on_notification,
             default_timeout=self._timeout,
         )
-        self.connection.on_url_elicitation = self._note_url_elicitations
-        await self._stack.enter_async_context(self.connection)
-        self.era = await negotiate(self, core)
-        if self.era == "stateless":
-            from .pipeline import stateless_request
+        connection.on_url_elicitation = self._note_url_elicitations
+        await self._stack.enter_async_context(connection)
+        offer = Offer(
+            self._offer, self._info, self._timeout, self.probe_timeout, self.auth is not None
+        )
+        agreed = await negotiate(connection, offer, self._meta, self._handshake_capabilities)
+        self.server_capabilities = agreed.server_capabilities
+        self.server_info = agreed.server_info
+        self.instructions = agreed.instructions
+        self.era = agreed.era
+        if agreed.era == "stateless":
+            from .pipeline import Pipeline
 
-            self._pipeline = stateless_request
-            self._sendable = set()
-            self._plain = set()
-            # The stubs' funnel (``self.send_request``) goes straight to the pipeline: one
-            # coroutine less on every 2026-07-28 call than through ``send_request`` below.
-            vars(self)["send_request"] = types.MethodType(stateless_request, self)
+            tool_headers = getattr(transport, "tool_headers", None)
+            self._pipeline = Pipeline(connection, self._meta, self, tool_headers)
         if self.refresh_lists:
             from . import refresh
 
             await refresh.start(self)
 
+    def _handshake_capabilities(self) -> t.ClientCapabilities:
+        """What ``initialize`` declares; with ``handlers.tasks``, the task receiver for the
+        server's sampling and elicitation requests is set up here and declared too (the
+        handshake era only: 2026-07-28 has no server-to-client requests)."""
+        caps = self.capabilities()
+        h = self.handlers
+        asked = (("sampling/createMessage", h.sampling), ("elicitation/create", h.elicitation))
+        methods = {name for name, handler in asked if handler is not None}
+        if h.tasks and methods:
+            from ..tasks.receiver import TaskReceiver
+
+            receiver = self.task_receiver = TaskReceiver(methods)
+            receiver.declare(caps)
+            self._conn().core.set_local_capabilities(caps)
+            self._stack.push_async_callback(receiver.aclose)
+        return caps
+
     def capabilities(self) -> t.ClientCapabilities:
         return capabilities_of(self.handlers)
 
     @property
+    def protocol_version(self) -> str | None:
+        """The protocol version negotiated (``None`` before connecting)."""
+        connection = self.connection
+        return None if connection is None else connection.core.version
+
+    @property
     def log_level(self) -> str | None:
         """Stateless era: sent as ``io.modelcontextprotocol/logLevel`` on every request."""
-        return self._log_level
+        return self._meta.log_level
 
     @log_level.setter
     def log_level(self, level: str | None) -> None:
-        self._log_level = level
-        self._meta_wire = None  # encoded again with the next request
+        self._meta.log_level = level  # encoded again with the next request
 
     @property
-    def _meta(self) -> dict[str, Any]:
-        """Stateless era: the client's per-request ``_meta`` fields (basic/index.mdx)."""
-        return self._meta_fields
+    def request_meta(self) -> dict[str, Any]:
+        """Stateless era: the per-request ``_meta`` fields sent with every request (protocol
+        version, client capabilities and info; basic/index.mdx), the log level aside."""
+        return self._meta.fields
 
-    @_meta.setter
-    def _meta(self, fields: dict[str, Any]) -> None:
-        self._meta_fields = fields
-        self._meta_wire = None  # encoded again with the next request
+    @property
+    def roots(self) -> list[t.Root]:
+        """The roots offered to the server (``handlers.roots``, then :meth:`set_roots`)."""
+        return self._roots
 
     # ------------------------------------------------------------------ the stub funnel
     def send_request(
         self, method: MethodInfo[P, R], params: P | None, options: RequestOptions | None = None
     ) -> Coroutine[Any, Any, R]:
         # Returns the request's coroutine for the stub to await: no frame of its own per call.
-        if self._pipeline is not None:
-            return self._pipeline(self, method, params, options)
+        pipeline = self._pipeline
+        if pipeline is not None:
+            return pipeline.request(method, params, options)
         connection = self.connection
         if connection is None:
             return self._conn().request(method.method, params, options)  # raises
@@ -326,20 +346,23 @@ class Client(ServerMethods):
         method: str,
         params: dict[str, Any] | None = None,
         options: RequestOptions | None = None,
+        *,
+        info: MethodInfo[Any, Any] | None = None,
     ) -> Any:
-        """Low level: send any request, custom methods included; the result is plain JSON."""
+        """Low level: send any request, custom methods included; the result is plain JSON.
+        ``info``: the table row to send it under (an extension's method, such as the tasks
+        methods, whose result is kept as plain JSON)."""
         conn = self._conn()
-        if method not in conn.core._outbound:
+        if conn.core.outbound_method(method) is None:
             conn.core.register_method(protocol.custom_method(method, "client_to_server"))
-        if self.era == "stateless":
-            from .pipeline import send
-
+        pipeline = self._pipeline
+        if pipeline is not None:
             params = {
                 **(params or {}),
-                "_meta": {**self._meta, **((params or {}).get("_meta") or {})},
+                "_meta": {**self._meta.fields, **((params or {}).get("_meta") or {})},
             }
-            return await send(self, method, params, options)
-        return await conn.request(method, params, options)
+            return await pipeline.send(method, params, options, info)
+        return await conn.request(method, params, options, info=info)
 
     async def listen(
         self,
@@ -357,7 +380,9 @@ class Client(ServerMethods):
         if self._listener is None:
             from .listen import Listener
 
-            self._listener = Listener(self)
+            self._listener = Listener(
+                self._conn(), self._pipeline, self._subscribe_uri, self._unsubscribe_uri
+            )
         wanted = t.SubscriptionFilter()
         if tools_list_changed:
             wanted.tools_list_changed = True
@@ -368,6 +393,12 @@ class Client(ServerMethods):
         if resource_uris:
             wanted.resource_subscriptions = list(resource_uris)
         return await self._listener.open(wanted)
+
+    async def _subscribe_uri(self, uri: str) -> None:
+        await self.subscribe(t.SubscribeRequestParams(uri=uri))
+
+    async def _unsubscribe_uri(self, uri: str) -> None:
+        await self.unsubscribe(t.UnsubscribeRequestParams(uri=uri))
 
     async def set_roots(self, roots: Sequence[t.Root]) -> None:
         """Replace the roots and tell the server (``notifications/roots/list_changed``)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -22,12 +23,13 @@ from ..connection import PeerError
 from ..protocol import McpError
 from ..protocol.meta import SUBSCRIPTION_ID, with_meta
 from ..transports.backoff import MIN_RECONNECT_DELAY, reconnect_delay
-from .negotiation import mutual_version, use_version
-from .pipeline import stream_lost, with_version
+from .negotiation import mutual_version
+from .pipeline import stream_lost
 from .subscription import Subscription, filter_from
 
 if TYPE_CHECKING:
-    from .client import Client
+    from ..connection import Connection
+    from .pipeline import Pipeline
 
 __all__ = ["Listener"]
 
@@ -41,12 +43,28 @@ _STABLE_AFTER: Final = 10.0
 logger = logging.getLogger("mcpbind.client")
 
 
+Subscribe = Callable[[str], Awaitable[object]]
+"""Handshake era: ``resources/subscribe`` (or ``resources/unsubscribe``) for one URI."""
+
+
 class Listener:
     """A client's subscriptions: at most one listen request waits for its acknowledgment at
-    a time, so an acknowledgment always belongs to the one waiting."""
+    a time, so an acknowledgment always belongs to the one waiting. On 2026-07-28 the listen
+    requests go out on ``conn`` with the client's ``pipeline`` (its ``_meta``, its bound on
+    re-sending, its version switch); on the handshake era (``pipeline`` is ``None``) resource
+    subscriptions are held with ``subscribe`` and ``unsubscribe``."""
 
-    def __init__(self, client: Client) -> None:
-        self.client = client
+    def __init__(
+        self,
+        conn: Connection,
+        pipeline: Pipeline | None,
+        subscribe: Subscribe,
+        unsubscribe: Subscribe,
+    ) -> None:
+        self._conn = conn
+        self._pipeline = pipeline
+        self._subscribe = subscribe
+        self._unsubscribe = unsubscribe
         self._lock = anyio.Lock()
         self._awaiting_ack: Subscription | None = None
 
@@ -55,26 +73,25 @@ class Listener:
         uris = wanted.resource_subscriptions
         resource_uris = list(uris) if isinstance(uris, list) else []
         sub = Subscription(wanted)
-        client = self.client
-        if client.era != "stateless":
+        pipeline = self._pipeline
+        if pipeline is None:
             for uri in resource_uris:
-                await client.subscribe(t.SubscribeRequestParams(uri=uri))
+                await self._subscribe(uri)
             sub.acknowledge(None, wanted)
-            client._conn().spawn(lambda: self._hold(sub, resource_uris))
+            self._conn.spawn(lambda: self._hold(sub, resource_uris))
             return sub
-        client._conn().spawn(lambda: self._run(sub))
+        self._conn.spawn(lambda: self._run(sub, pipeline))
         await sub.wait_acknowledged()
         return sub
 
-    async def _run(self, sub: Subscription) -> None:
+    async def _run(self, sub: Subscription, pipeline: Pipeline) -> None:
         """Run the listen request until the server ends it, the caller closes it, or it fails
         (a broken stream is re-sent, ``max_reissues`` times in a row without an ack)."""
-        client = self.client
-        conn = client._conn()
+        conn = self._conn
         params = with_meta(
             m.C2S_SUBSCRIPTIONS_LISTEN,
             t.SubscriptionsListenRequestParams(meta={}, notifications=sub.requested),
-            client._meta,
+            pipeline.meta.fields,
         )
         failures = 0
         streak = 0  # breaks in a row of streams that did not stay open: the wait doubles
@@ -94,12 +111,11 @@ class Listener:
                         version = None if switched else mutual_version(exc)
                         if version is not None:
                             switched = True
-                            use_version(client, conn.core, version)
-                            params = with_version(client, params, version)
+                            params = pipeline.switch_version(params, version)
                             continue
                         acked_before = sub.id is not None
                         failures = 0 if acked_before else failures + 1
-                        if not stream_lost(exc) or failures > client.max_reissues or conn.closed:
+                        if not stream_lost(exc) or failures > pipeline.max_reissues or conn.closed:
                             sub.end(exc)
                             return
                         sub.reconnects += 1
@@ -108,7 +124,7 @@ class Listener:
                     except McpError as exc:
                         sub.end(exc)
                         return
-                if not sub.active or sub._scope.cancel_called:
+                if not sub.active or sub.closing:
                     return
                 if anyio.current_time() - opened >= _STABLE_AFTER:
                     streak = 0
@@ -125,15 +141,14 @@ class Listener:
 
     async def _hold(self, sub: Subscription, uris: list[str]) -> None:
         """Handshake era: hold the resource subscriptions until ``close()``."""
-        client = self.client
         try:
             with sub.new_scope():
                 await anyio.sleep_forever()
         finally:
             with anyio.CancelScope(shield=True), contextlib.suppress(McpError):
                 for uri in uris:
-                    if not client._conn().closed:
-                        await client.unsubscribe(t.UnsubscribeRequestParams(uri=uri))
+                    if not self._conn.closed:
+                        await self._unsubscribe(uri)
             sub.end()
 
     def acknowledged(self, params: Any) -> None:

@@ -6,8 +6,8 @@ probe that falls back to ``initialize`` on the same connection for a legacy serv
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
@@ -16,14 +16,8 @@ from mcpbind_types._common import RequestOptions
 
 from .._lazy import LazyModule
 from ..peer_errors import PeerError, RequestTimeout
-from ..protocol import UNSUPPORTED_PROTOCOL_VERSION, McpError, State
-from ..protocol.meta import (
-    CLIENT_CAPABILITIES,
-    CLIENT_INFO,
-    PROTOCOL_VERSION,
-    SERVER_INFO,
-    with_meta,
-)
+from ..protocol import UNSUPPORTED_PROTOCOL_VERSION, McpError
+from ..protocol.meta import SERVER_INFO, with_meta
 from ..versions import (
     AUTO,
     HANDSHAKE_VERSIONS,
@@ -36,12 +30,46 @@ from ..versions import (
 if TYPE_CHECKING:
     from mcpbind_types.unified import methods as m
 
+    from ..connection import Connection
     from ..protocol import Session
-    from .client import Client
+    from .request_meta import RequestMeta
 else:  # the method table (and the types) imported at the first use (issue 15)
     m = LazyModule("mcpbind_types.unified.methods", globals(), "m")
 
-__all__ = ["UnsupportedVersion", "mutual_version", "negotiate", "probes", "use_version"]
+__all__ = [
+    "Agreement",
+    "Offer",
+    "UnsupportedVersion",
+    "mutual_version",
+    "negotiate",
+    "probes",
+    "use_version",
+]
+
+Era = Literal["stateless", "handshake"]
+
+
+class Offer(msgspec.Struct, frozen=True):
+    """What a client proposes: ``version`` (``"auto"``, a handshake version or a stateless
+    one), its ``info``, how long the discover probe waits (``probe_timeout``, never longer
+    than the request ``timeout``), and whether its first request runs an authorization
+    (``authorizing``: it then gets the request timeout, not the probe's)."""
+
+    version: str
+    info: t.Implementation
+    timeout: float | None
+    probe_timeout: float | None
+    authorizing: bool = False
+
+
+class Agreement(msgspec.Struct, frozen=True):
+    """What negotiation settled: the era, and what the server said of itself (the version is
+    the session's, ``core.version``)."""
+
+    era: Era
+    server_capabilities: t.ServerCapabilities
+    server_info: t.Implementation | None = None
+    instructions: str | None = None
 
 
 class UnsupportedVersion(McpError):
@@ -68,12 +96,11 @@ def mutual_version(error: PeerError) -> str | None:
     return next((v for v in STATELESS_VERSIONS if v in supported), None)
 
 
-def use_version(client: Client, core: Session, version: str) -> None:
+def use_version(core: Session, meta: RequestMeta, version: str) -> None:
     """From now on the client speaks stateless ``version``: its per-request ``_meta`` (and so
     the ``MCP-Protocol-Version`` header) and the session say so."""
-    client._meta = _request_meta(client, version)
+    meta.use_version(version)
     core.version = version
-    client.protocol_version = version
 
 
 def probes(offer: str) -> bool:
@@ -81,30 +108,39 @@ def probes(offer: str) -> bool:
     return offer == AUTO or is_stateless(offer)
 
 
-async def negotiate(client: Client, core: Session) -> str:
-    """Agree on a version with the server on the open connection; the era chosen
-    (``"stateless"`` or ``"handshake"``)."""
-    if probes(client._offer) and await _discover(client, core):
-        return "stateless"
-    # A legacy server: the same connection runs the handshake (stdio.mdx).
-    core.version, core.state = None, State.AWAITING_INIT
-    await _handshake(client, core)
-    return "handshake"
+async def negotiate(
+    conn: Connection,
+    offer: Offer,
+    meta: RequestMeta,
+    handshake_capabilities: Callable[[], t.ClientCapabilities],
+) -> Agreement:
+    """Agree on a version with the server on the open connection ``conn``: probe with
+    ``server/discover`` (``meta`` then names the version agreed), else run the ``initialize``
+    handshake, declaring what ``handshake_capabilities()`` returns (called only then: the
+    client sets up what only that era has there)."""
+    if probes(offer.version):
+        agreed = await _discover(conn, offer, meta)
+        if agreed is not None:
+            return agreed
+        # A legacy server: the same connection runs the handshake (stdio.mdx).
+        conn.core.restart_negotiation()
+    return await _handshake(conn, offer, handshake_capabilities())
 
 
-async def _discover(client: Client, core: Session) -> bool:
-    """Probe with ``server/discover``: True when the server speaks a stateless version we
-    do; False (with ``"auto"``) when it is a legacy server."""
-    fallback = client._offer == AUTO
-    version = LATEST_STATELESS if fallback else client._offer
+async def _discover(conn: Connection, offer: Offer, meta: RequestMeta) -> Agreement | None:
+    """Probe with ``server/discover``: the agreement when the server speaks a stateless
+    version we do; None (with ``"auto"``) when it is a legacy server."""
+    fallback = offer.version == AUTO
+    version = LATEST_STATELESS if fallback else offer.version
+    core = conn.core
     for attempt in range(2):  # once more with a version from an UnsupportedProtocolVersionError
-        client._meta = _request_meta(client, version)
-        params = with_meta(m.C2S_DISCOVER, None, client._meta)
+        meta.use_version(version)
+        params = with_meta(m.C2S_DISCOVER, None, meta.fields)
         try:
             # With auth=, the first request carries the whole authorization (discovery,
             # a browser, token requests): it gets the request timeout, not the probe's.
-            probe = _probe_deadline(client) if client.auth is None else client._timeout
-            result: t.DiscoverResult = await client._conn().request(
+            probe = offer.timeout if offer.authorizing else _probe_deadline(offer)
+            result: t.DiscoverResult = await conn.request(
                 "server/discover", params, RequestOptions(timeout=probe)
             )
         except PeerError as exc:
@@ -114,78 +150,53 @@ async def _discover(client: Client, core: Session) -> bool:
             supported = data.get("supported")
             if exc.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(supported, list):
                 if fallback:
-                    return False  # any other error: a legacy server
+                    return None  # any other error: a legacy server
                 raise
             retry = mutual_version(exc)
             if retry is not None and attempt == 0:
                 version = retry
                 continue
             if fallback and any(v in HANDSHAKE_VERSIONS for v in supported):
-                return False
+                return None
             raise  # the server's -32022, with its list: nothing in common (or refused twice)
         except RequestTimeout:
             if fallback:
-                return False  # no answer in time: a legacy server
+                return None  # no answer in time: a legacy server
             raise
         if version not in result.supported_versions:
             if fallback:
-                return False
+                return None
             raise UnsupportedVersion(version, result.supported_versions)
         core.version = version
         core.set_peer_capabilities(result.capabilities)
-        client.protocol_version = version
-        client.server_capabilities = result.capabilities
-        meta = result.meta if isinstance(result.meta, dict) else {}
-        info = meta.get(SERVER_INFO)
+        server_info = None
+        info = (result.meta if isinstance(result.meta, dict) else {}).get(SERVER_INFO)
         if isinstance(info, dict):
             with contextlib.suppress(msgspec.ValidationError):  # display only (discover.mdx)
-                client.server_info = msgspec.convert(info, t.Implementation)
-        if isinstance(result.instructions, str):
-            client.instructions = result.instructions
-        return True
+                server_info = msgspec.convert(info, t.Implementation)
+        instructions = result.instructions if isinstance(result.instructions, str) else None
+        return Agreement("stateless", result.capabilities, server_info, instructions)
     if fallback:
-        return False
+        return None
     raise UnsupportedVersion(version, STATELESS_VERSIONS)
 
 
-def _probe_deadline(client: Client) -> float | None:
+def _probe_deadline(offer: Offer) -> float | None:
     """The probe waits ``probe_timeout``, never longer than the request ``timeout``."""
-    bounds = [b for b in (client.probe_timeout, client._timeout) if b is not None]
+    bounds = [b for b in (offer.probe_timeout, offer.timeout) if b is not None]
     return min(bounds) if bounds else None
 
 
-def _request_meta(client: Client, version: str) -> dict[str, Any]:
-    """basic/index.mdx, per-request protocol fields (the log level is added per request)."""
-    return {
-        PROTOCOL_VERSION: version,
-        CLIENT_CAPABILITIES: msgspec.to_builtins(client.capabilities()),
-        CLIENT_INFO: msgspec.to_builtins(client._info),
-    }
-
-
-async def _handshake(client: Client, core: Session) -> None:
-    offer = LATEST_HANDSHAKE if client._offer == AUTO else client._offer
-    caps = client.capabilities()
-    h = client.handlers
-    asked = (("sampling/createMessage", h.sampling), ("elicitation/create", h.elicitation))
-    methods = {name for name, handler in asked if handler is not None}
-    if h.tasks and methods:
-        from ..tasks.receiver import TaskReceiver
-
-        client.task_receiver = TaskReceiver(methods)
-        client.task_receiver.declare(caps)
-        core.set_local_capabilities(caps)
-        client._stack.push_async_callback(client.task_receiver.aclose)
+async def _handshake(conn: Connection, offer: Offer, caps: t.ClientCapabilities) -> Agreement:
+    version = LATEST_HANDSHAKE if offer.version == AUTO else offer.version
     params = t.InitializeRequestParams(
-        capabilities=caps, client_info=client._info, protocol_version=offer
+        capabilities=caps, client_info=offer.info, protocol_version=version
     )
-    result: t.InitializeResult = await client._conn().request("initialize", params)
+    result: t.InitializeResult = await conn.request("initialize", params)
     if result.protocol_version not in HANDSHAKE_VERSIONS:
         raise UnsupportedVersion(result.protocol_version)
-    core.set_peer_capabilities(result.capabilities)
-    client.protocol_version = result.protocol_version
-    client.server_info = result.server_info
-    client.server_capabilities = result.capabilities
-    if isinstance(result.instructions, str):
-        client.instructions = result.instructions
-    await client._conn().notify("notifications/initialized", None)
+    conn.core.set_peer_capabilities(result.capabilities)
+    instructions = result.instructions if isinstance(result.instructions, str) else None
+    agreed = Agreement("handshake", result.capabilities, result.server_info, instructions)
+    await conn.notify("notifications/initialized", None)
+    return agreed

@@ -49,6 +49,11 @@ class Subscription:
     def active(self) -> bool:
         return not self._ended.is_set()
 
+    @property
+    def closing(self) -> bool:
+        """``close()`` was called: the listen request is cancelled, and not sent again."""
+        return self._scope.cancel_called
+
     def acknowledge(self, subscription_id: int | str | None, agreed: t.SubscriptionFilter) -> None:
         self.id = subscription_id
         self.acknowledged = agreed

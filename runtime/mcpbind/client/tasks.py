@@ -47,20 +47,17 @@ _ROWS: Final = {
 
 
 async def _request(client: Client, method: str, params: dict[str, Any]) -> Any:
-    conn = client._conn()
     row = _ROWS[method]
+    conn = client.connection
     if (
-        client.era == "stateless"
+        conn is not None
+        and client.era == "stateless"
         and method != "tools/call"
-        and conn.core._outbound.get(method) is not row
+        and conn.core.outbound_method(method) is not row
     ):
         # The tasks extension's methods are no part of the 2026-07-28 core table.
         conn.core.register_method(row)
-    if client.era == "stateless":
-        from .pipeline import send
-
-        return await send(client, method, params, info=row)
-    return await conn.request(method, params, info=row)
+    return await client.request(method, params, info=row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +205,7 @@ def _as_tool_result(value: Any) -> t.CallToolResult:
 
 def _with_extension(client: Client) -> dict[str, Any]:
     """The client's per-request ``_meta`` with the tasks extension declared."""
-    meta = dict(client._meta)
+    meta = dict(client.request_meta)
     caps = dict(meta.get(_CAPABILITIES) or {})
     caps["extensions"] = {**(caps.get("extensions") or {}), EXTENSION: {}}
     meta[_CAPABILITIES] = caps

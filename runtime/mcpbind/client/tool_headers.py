@@ -7,6 +7,7 @@ out of the list. Other transports MAY ignore ``x-mcp-header``.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -17,17 +18,17 @@ from mcpbind_types._common import json_value
 from ..protocol.mcp_headers import InvalidToolHeaders, header_paths
 
 if TYPE_CHECKING:
-    from .client import Client
+    from .cache import ResultCache
 
 __all__ = ["reread_tools", "vet_tools"]
 
 logger = logging.getLogger("mcpbind.client")
 
 
-def vet_tools(client: Client, result: t.ListToolsResult) -> t.ListToolsResult:
-    """Keep each tool's header paths for its calls (on a transport that takes them) and
-    leave out tools whose annotations are invalid."""
-    registry = getattr(client._transport, "tool_headers", None)
+def vet_tools(registry: object, result: t.ListToolsResult) -> t.ListToolsResult:
+    """Keep each tool's header paths for its calls in ``registry`` (the transport's
+    ``tool_headers``, on a transport that takes them) and leave out tools whose annotations
+    are invalid."""
     if not isinstance(registry, dict):
         return result  # other transports MAY ignore x-mcp-header
     kept: list[t.Tool] = []
@@ -48,10 +49,12 @@ def vet_tools(client: Client, result: t.ListToolsResult) -> t.ListToolsResult:
     return msgspec.structs.replace(result, tools=kept)
 
 
-async def reread_tools(client: Client) -> None:
-    """Every page of tools/list, past the cache, to learn the current header rules (§Client
-    Behavior of Custom Headers: after a HeaderMismatch)."""
-    if client.cache is not None:
-        client.cache.invalidate(("tools/list",))
-    async for _ in client.iter_tools():
+async def reread_tools(
+    cache: ResultCache | None, iter_tools: Callable[[], AsyncIterator[t.Tool]]
+) -> None:
+    """Every page of tools/list (``iter_tools()``), past the ``cache``, to learn the current
+    header rules (§Client Behavior of Custom Headers: after a HeaderMismatch)."""
+    if cache is not None:
+        cache.invalidate(("tools/list",))
+    async for _ in iter_tools():
         pass

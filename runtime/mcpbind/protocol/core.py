@@ -48,6 +48,36 @@ class Session(Receiver):
     version and both sides' capabilities from it. Passing a version skips the handshake.
     """
 
+    # -- negotiation and the send checks, for the client's negotiation and pipeline --------
+
+    def restart_negotiation(self) -> None:
+        """A client session created in a stateless version whose ``server/discover`` probe
+        found a legacy server: back to AWAITING_INIT through the transition table, the version
+        forgotten, so that the ``initialize`` handshake runs next on the same connection
+        (transports/stdio.mdx, Backward Compatibility). A closed session stays closed (its
+        next request says so); anything else the table has no step for is refused."""
+        if self.role != "client":
+            raise LocalProtocolError("only a client renegotiates")
+        before = self.state
+        self._transition(Transition.RENEGOTIATE)
+        if self.state is not before:
+            self.version = None
+        elif before is not State.CLOSED:
+            raise LocalProtocolError(f"cannot renegotiate in state {before.value}")
+
+    def check_send_capability(self, info: MethodInfo[Any, Any]) -> None:
+        """Raise :class:`LocalProtocolError` when sending ``info`` needs a capability its
+        owner (we, or the peer) did not declare; nothing when ``enforce_capabilities`` is off.
+        The check :meth:`send_request` makes, for a request the caller answers itself (the
+        2026-07-28 client's ``logging/setLevel``, which becomes a per-request level)."""
+        self._check_send_capability(info)
+
+    def outbound_method(self, method: str) -> MethodInfo[Any, Any] | None:
+        """The table row our ``method`` requests and notifications go out under (generated,
+        or added by :meth:`register_method`), in any protocol version; ``None`` when the
+        method is unknown."""
+        return self._outbound.get(method)
+
     # -- outgoing ------------------------------------------------------------------------
 
     def send_request(

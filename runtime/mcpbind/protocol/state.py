@@ -5,7 +5,10 @@ Client: AWAITING_INIT --send initialize--> INITIALIZING --initialize result--> I
 Server: AWAITING_INIT --initialize request--> INITIALIZING --send initialize result-->
         INITIALIZED --notifications/initialized--> OPERATING.
 An error (or a timeout) for ``initialize`` goes back to AWAITING_INIT; ``fail_all`` (the peer
-went away) goes to CLOSED from anywhere. Any (state, transition) pair not in the table leaves
+went away) goes to CLOSED from anywhere. A client session created in a stateless version
+(OPERATING, no handshake) whose ``server/discover`` probe found a legacy server goes back to
+AWAITING_INIT (RENEGOTIATE) to run the handshake on the same connection (transports/stdio.mdx,
+Backward Compatibility). Any (state, transition) pair not in the table leaves
 the state unchanged.
 """
 
@@ -40,6 +43,7 @@ class Transition(enum.Enum):
     INIT_FAILED = "init_failed"  # error response, timeout or local cancel of `initialize`
     INITIALIZED = "initialized"  # client sends / server receives notifications/initialized
     CLOSE = "close"
+    RENEGOTIATE = "renegotiate"  # client: the stateless probe found a legacy server
 
 
 _S = State
@@ -50,6 +54,7 @@ TRANSITIONS: Final[dict[tuple[State, Transition], State]] = {
     (_S.INITIALIZING, _T.INIT_RESULT): _S.INITIALIZED,
     (_S.INITIALIZING, _T.INIT_FAILED): _S.AWAITING_INIT,
     (_S.INITIALIZED, _T.INITIALIZED): _S.OPERATING,
+    (_S.OPERATING, _T.RENEGOTIATE): _S.AWAITING_INIT,
     (_S.AWAITING_INIT, _T.CLOSE): _S.CLOSED,
     (_S.INITIALIZING, _T.CLOSE): _S.CLOSED,
     (_S.INITIALIZED, _T.CLOSE): _S.CLOSED,

@@ -115,7 +115,6 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     prompts: dict[str, _Prompt] = msgspec.field(default_factory=dict)
     completion_handler: Callable[..., Awaitable[Any]] | None = msgspec.field(default=None)
     custom: dict[str, Handler] = msgspec.field(default_factory=dict)
-    _table: dict[str, Handler] | None = msgspec.field(default=None)
     #: Whether ``tools/call`` is answered by :meth:`_call_tool` itself (no custom handler, no
     #: wrapper): a 2026-07-28 call then reaches it without its params made (wire_view).
     own_tool_calls: bool = msgspec.field(default=False)
@@ -314,7 +313,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
 
         def register(fn: Handler) -> Handler:
             self.custom[name] = fn
-            self._table = None
+            self._build_handlers()
             return fn
 
         return register
@@ -322,7 +321,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     def wrap(self, method: str, wrapper: Wrapper) -> None:
         """Wrap ``method``'s handler (``wrapper(inner) -> handler``): how extensions hook in."""
         self._wrappers.setdefault(method, []).append(wrapper)
-        self._table = None
+        self._build_handlers()
 
     def notification(self, name: str) -> Callable[[Handler], Handler]:
         """Handle a client notification (e.g. ``notifications/roots/list_changed``)."""
@@ -379,6 +378,10 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         self._listeners[deliver] = None
         return lambda: self._listeners.pop(deliver, None)
 
+    def extension_changed(self, key: str, detail: str | None = None) -> None:
+        """An extension's change (a task's status: ``"task"``, its id) for the listeners."""
+        self._changed(key, detail)
+
     def _changed(self, what: str, uri: str | None = None) -> None:
         self._lists.pop(what, None)
         if what == "resources":
@@ -387,11 +390,11 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
             listener(what, uri)
 
     # ------------------------------------------------------------------ handlers
-    @property
-    def handlers(self) -> dict[str, Handler]:
-        """Method -> handler; built once (sessions look it up on every request)."""
-        if self._table is not None:
-            return self._table
+    def __post_init__(self) -> None:
+        self._build_handlers()
+
+    def _build_handlers(self) -> None:
+        """``handlers`` (method -> handler, looked up per request) and ``own_tool_calls``."""
         table: dict[str, Handler] = {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -407,8 +410,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
             for wrapper in wrappers if method in table else ():
                 table[method] = wrapper(table[method])
         self.own_tool_calls = table["tools/call"] == self._call_tool
-        self._table = table
-        return table
+        self.handlers: dict[str, Handler] = table  # an attribute: reading it changes nothing
 
     async def _list_tools(self, params: Any, ctx: Context) -> t.ListToolsResult:
         items = self._listed("tools", self.tools, "tool")

@@ -123,7 +123,9 @@ class ListenSubscription:
             if data is not None:
                 return data
 
-    def _offer(self, what: str, uri: str | None) -> None:
+    def offer(self, what: str, uri: str | None) -> None:
+        """A change the server announced (``Server.on_change``): queue its notification when
+        the agreed filter wants it and one for the same kind, URI or key is not queued yet."""
         if self.closed:
             return
         if what == "updated":
@@ -146,7 +148,9 @@ class ListenSubscription:
         data = encode_notification(entry[1], {"_meta": {SUBSCRIPTION_ID: self.id}})
         self._queue.put_nowait((what, data))
 
-    def _end(self) -> None:
+    def end(self) -> None:
+        """The server ends the subscription: ``next()`` returns ``None`` once the queued
+        notifications are taken."""
         self.closed = True
         self._queue.put_nowait(None)
 
@@ -220,11 +224,11 @@ class ListenHub:
     def close_all(self) -> None:
         """Server shutdown: every stream gets its final result, then ends."""
         for sub in list(self.subscriptions.values()):
-            sub._end()
+            sub.end()
 
     def _changed(self, what: str, uri: str | None) -> None:
         for sub in list(self.subscriptions.values()):
-            sub._offer(what, uri)
+            sub.offer(what, uri)
 
     async def render(self, sub: ListenSubscription, what: str, detail: str | None) -> bytes | None:
         """An extension's notification for ``sub``, tagged with its subscription id."""

@@ -248,9 +248,7 @@ class ToolThreads:
 
     def _start_thread(self) -> None:
         self.threads += 1
-        threading.Thread(
-            target=_work, args=(self,), name="mcpbind tool thread", daemon=True
-        ).start()
+        threading.Thread(target=self._serve, name="mcpbind tool thread", daemon=True).start()
 
     def _watch(self) -> None:
         """Every ``PATIENCE`` while calls are outstanding: a call waited all that time and no
@@ -313,73 +311,72 @@ class ToolThreads:
                 self._drained = None
         return self.busy
 
-
-def _work(pool: ToolThreads) -> None:
-    """A pool thread: run queued calls in order; queue each outcome for the loop."""
-    loop, work, finished, wake = pool.loop, pool._work, pool._done, pool._wake_r
-    sleeping, me = pool._sleeping, threading.get_ident()
-    idle = select.poll()  # not select.select: the fd may be above FD_SETSIZE
-    idle.register(wake, select.POLLIN)
-    woken = False  # wake-up bytes may be waiting in the pipe
-    while True:
-        try:
-            call = work.popleft()
-        except IndexError:
-            # Nothing queued. A byte is a hint, not a call (calls queued meanwhile are taken
-            # all the same), so the bytes are read after the calls they announced ran: the
-            # call that woke this thread starts one system call sooner.
-            if woken:
-                woken = False
-                with suppress(BlockingIOError):  # another thread took them
-                    os.read(wake, 4096)
-                continue
-            # Asleep first, then one more look: a call queued before the loop saw this thread
-            # asleep (so it wrote no byte) is found here, not after the idle timeout.
-            sleeping.add(me)
-            if work:
-                sleeping.discard(me)
-                continue
-            woken = bool(idle.poll(_IDLE_SECONDS * 1000))
-            sleeping.discard(me)
-            if woken:
-                continue
-            try:  # a closed loop means the server is gone, and so is this thread
-                loop.call_soon_threadsafe(pool._idle)
-            except RuntimeError:
-                return
-            continue
-        if call is None:
-            return
-        pool.taken += 1  # only read as "changed since": a lost update between threads is fine
-        fn, box, context, claim = call
-        result: Any = None
-        error: BaseException | None = None
-        done = box[0]  # None while the loop waits for the call
-        if done is None or not done.cancelled():  # one cancelled while queued is dropped unrun
+    def _serve(self) -> None:
+        """A self thread: run queued calls in order; queue each outcome for the loop."""
+        loop, work, finished, wake = self.loop, self._work, self._done, self._wake_r
+        sleeping, me = self._sleeping, threading.get_ident()
+        idle = select.poll()  # not select.select: the fd may be above FD_SETSIZE
+        idle.register(wake, select.POLLIN)
+        woken = False  # wake-up bytes may be waiting in the pipe
+        while True:
             try:
-                result = context.run(fn)
-            except BaseException as exc:  # SystemExit too: it is the tool's, not this thread's
-                error = exc
-        if claim is not None:
-            try:
-                claim.pop()
+                call = work.popleft()
             except IndexError:
-                pass  # the loop stopped waiting: deliver the usual way
-            else:  # the loop still waits for this call (blocked on _met): hand it straight back
-                pool._hand_back = (result, error)
-                pool._met.release()
-                del fn, box, done, context, result, error, call
+                # Nothing queued. A byte is a hint, not a call (calls queued meanwhile are taken
+                # all the same), so the bytes are read after the calls they announced ran: the
+                # call that woke this thread starts one system call sooner.
+                if woken:
+                    woken = False
+                    with suppress(BlockingIOError):  # another thread took them
+                        os.read(wake, 4096)
+                    continue
+                # Asleep first, then one more look: a call queued before the loop saw this thread
+                # asleep (so it wrote no byte) is found here, not after the idle timeout.
+                sleeping.add(me)
+                if work:
+                    sleeping.discard(me)
+                    continue
+                woken = bool(idle.poll(_IDLE_SECONDS * 1000))
+                sleeping.discard(me)
+                if woken:
+                    continue
+                try:  # a closed loop means the server is gone, and so is this thread
+                    loop.call_soon_threadsafe(self._idle)
+                except RuntimeError:
+                    return
                 continue
-            done = box[0]  # made by the loop before it gave the claim up
-        assert done is not None
-        finished.append((done, result, error))
-        if not pool._delivery_due:
-            pool._delivery_due = True
-            try:
-                loop.call_soon_threadsafe(pool._deliver)
-            except RuntimeError:
+            if call is None:
                 return
-        del fn, box, done, context, result, error, call
+            self.taken += 1  # only read as "changed since": a lost update between threads is fine
+            fn, box, context, claim = call
+            result: Any = None
+            error: BaseException | None = None
+            done = box[0]  # None while the loop waits for the call
+            if done is None or not done.cancelled():  # one cancelled while queued is dropped unrun
+                try:
+                    result = context.run(fn)
+                except BaseException as exc:  # SystemExit too: it is the tool's, not this thread's
+                    error = exc
+            if claim is not None:
+                try:
+                    claim.pop()
+                except IndexError:
+                    pass  # the loop stopped waiting: deliver the usual way
+                else:  # the loop still waits for this call (blocked on _met): hand it straight back
+                    self._hand_back = (result, error)
+                    self._met.release()
+                    del fn, box, done, context, result, error, call
+                    continue
+                done = box[0]  # made by the loop before it gave the claim up
+            assert done is not None
+            finished.append((done, result, error))
+            if not self._delivery_due:
+                self._delivery_due = True
+                try:
+                    loop.call_soon_threadsafe(self._deliver)
+                except RuntimeError:
+                    return
+            del fn, box, done, context, result, error, call
 
 
 def _close_pipe(*fds: int) -> None:

@@ -151,7 +151,7 @@ class Tasks:
     # ------------------------------------------------------------------ status notifications
     def _announce(self, record: TaskRecord) -> None:
         if era_of(record.era).tasks_extension:
-            self.server._changed("task", record.task_id)
+            self.server.extension_changed("task", record.task_id)
 
     def listen_filter(self, wanted: Mapping[str, Any], client_capabilities: Any) -> dict[str, Any]:
         """SEP-2663 §Task Status Notifications: ``taskIds`` on ``subscriptions/listen``;

@@ -75,7 +75,7 @@ class TaskContext(Context):
         self, method: MethodInfo[Any, Any], params: Any, timeout: float | None, key: str | None
     ) -> Any:
         if self.task_id is None or self.manager is None:
-            return Context._ask(self, method, params, timeout, key)
+            return super()._ask(method, params, timeout, key)
         ask = self._ask_by_update if era_of(self.era).tasks_extension else self._ask_directly
         return ask(self.manager, self.task_id, (method, params, timeout, key))
 
@@ -90,7 +90,7 @@ class TaskContext(Context):
         route = self.route()
         token = current_request_id.set(route)
         try:
-            return await Context._ask(self, method, params, timeout, key)
+            return await super()._ask(method, params, timeout, key)
         finally:
             current_request_id.reset(token)
             await manager.set_status(task_id, "working", None)
