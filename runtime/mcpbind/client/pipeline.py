@@ -180,7 +180,7 @@ async def _special(
         fields, encoded = _request_meta(client)
         await conn.request("server/discover", with_meta(method, None, fields, encoded))
         return {}
-    conn.core._check_send_capability(method)  # refused as on the handshake era
+    conn.core.check_send_capability(method)  # refused as on the handshake era
     client.log_level = params.level
     return {}
 

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from ._base import custom_method
-    from .core import BATCH_VERSIONS, Session, SessionOptions, has_capability
+    from .capabilities import has_capability
+    from .core import BATCH_VERSIONS, Session, SessionOptions
+    from .custom import custom_method
     from .depth import DEFAULT_MAX_DEPTH, exceeds_depth
     from .errors import (
         CONNECTION_CLOSED,
@@ -52,13 +53,13 @@ if TYPE_CHECKING:
 
 #: Where each name lives (the TYPE_CHECKING imports above say the same; a test checks it).
 _HOMES = {
-    "._base": ("custom_method",),
+    ".capabilities": ("has_capability",),
     ".core": (
         "BATCH_VERSIONS",
         "Session",
         "SessionOptions",
-        "has_capability",
     ),
+    ".custom": ("custom_method",),
     ".depth": (
         "DEFAULT_MAX_DEPTH",
         "exceeds_depth",

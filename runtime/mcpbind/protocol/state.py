@@ -4,7 +4,9 @@ Client: AWAITING_INIT --send initialize--> INITIALIZING --initialize result--> I
         --send notifications/initialized--> OPERATING.
 Server: AWAITING_INIT --initialize request--> INITIALIZING --send initialize result-->
         INITIALIZED --notifications/initialized--> OPERATING.
-An error (or a timeout) for ``initialize`` goes back to AWAITING_INIT; ``fail_all`` (the peer
+An error (or a timeout) for ``initialize`` goes back to AWAITING_INIT; so does a restart of
+the negotiation from OPERATING (a client whose ``server/discover`` found a handshake-era
+server, :meth:`mcpbind.protocol.core.Session.restart_negotiation`); ``fail_all`` (the peer
 went away) goes to CLOSED from anywhere. Any (state, transition) pair not in the table leaves
 the state unchanged.
 """
@@ -39,6 +41,7 @@ class Transition(enum.Enum):
     INIT_RESULT = "init_result"  # server sends / client receives its result
     INIT_FAILED = "init_failed"  # error response, timeout or local cancel of `initialize`
     INITIALIZED = "initialized"  # client sends / server receives notifications/initialized
+    RESTART = "restart"  # the negotiation starts over (Session.restart_negotiation)
     CLOSE = "close"
 
 
@@ -50,6 +53,7 @@ TRANSITIONS: Final[dict[tuple[State, Transition], State]] = {
     (_S.INITIALIZING, _T.INIT_RESULT): _S.INITIALIZED,
     (_S.INITIALIZING, _T.INIT_FAILED): _S.AWAITING_INIT,
     (_S.INITIALIZED, _T.INITIALIZED): _S.OPERATING,
+    (_S.OPERATING, _T.RESTART): _S.AWAITING_INIT,
     (_S.AWAITING_INIT, _T.CLOSE): _S.CLOSED,
     (_S.INITIALIZING, _T.CLOSE): _S.CLOSED,
     (_S.INITIALIZED, _T.CLOSE): _S.CLOSED,
