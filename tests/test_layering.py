@@ -332,3 +332,19 @@ def test_no_import_circles_inside_runtime_packages() -> None:
     assert unknown == {}, "modules of one package that import each other in a circle"
     stale = set(KNOWN_CIRCLES) - set(by_package)
     assert stale == set(), "these circles are gone: delete them from KNOWN_CIRCLES"
+
+
+def test_no_private_name_imported_across_runtime_modules() -> None:
+    """A module's underscore names are its own: what another module needs is a public name of
+    the module whose purpose it serves (``from ._lazy import LazyModule``, a public name of a
+    private module, is fine). Imports under ``if TYPE_CHECKING:`` count here too."""
+    modules = _module_names(RUNTIME)
+    found = []
+    for module, path in sorted(modules.items()):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (
+                node.level or (node.module or "").startswith("mcpbind.")
+            ):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                found += [f"{module}: {node.module or '.'} {name}" for name in private]
+    assert found == []
