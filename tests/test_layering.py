@@ -1,18 +1,19 @@
 """The layering the architecture promises, checked on the source: generated/ imports only msgspec
 and the standard library; runtime/ never imports codegen/; the protocol core imports no transport;
-no upward imports and no import cycles between runtime packages; no runtime module over 600 lines.
+no upward imports and no import cycles between runtime packages, and no import circle between the
+modules inside one package. A module's length is no rule: modules are split by purpose.
 
-The package rules are written against the target layers (README, "The runtime"). Today's code still breaks
-some of them: each known breach is listed, with its reason, in ``KNOWN_UPWARD_IMPORTS`` or
-``KNOWN_LONG_MODULES`` below. An entry that no longer occurs fails the suite too, so the lists only
-shrink; once they are empty the rules hold without exception.
+The package rules are written against the target layers (docs/development.md, "The runtime").
+Where today's code still breaks one, the breach is listed with its reason in
+``KNOWN_UPWARD_IMPORTS`` or ``KNOWN_CIRCLES`` below. An entry that no longer occurs fails the
+suite too, so the lists only shrink; once they are empty the rules hold without exception.
 """
 
 from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,10 +46,10 @@ LAYERS: tuple[frozenset[str], ...] = (
 #: never run and are not counted; imports inside functions are.
 KNOWN_UPWARD_IMPORTS: dict[tuple[str, str], str] = {}
 
-#: Runtime modules over 600 lines (path under runtime/mcpbind) -> why. Empty.
-KNOWN_LONG_MODULES: dict[str, str] = {}
-
-MAX_MODULE_LINES = 600
+#: Runtime packages whose modules still import each other in a circle -> why. Empty. Counted
+#: like the imports between packages: ``if TYPE_CHECKING:`` imports never run and are not
+#: counted, imports inside functions are.
+KNOWN_CIRCLES: dict[str, str] = {}
 
 
 def _imports(folder: Path) -> Iterator[tuple[Path, str]]:
@@ -86,10 +87,10 @@ def _level(package: str) -> int | None:
     return next((i for i, layer in enumerate(LAYERS) if package in layer), None)
 
 
-def _packages() -> set[str]:
-    """The top-level packages and root modules of ``mcpbind``."""
+def _packages(root: Path = RUNTIME) -> set[str]:
+    """The top-level packages and root modules of ``mcpbind`` (found in ``root``)."""
     found = {"mcpbind"}
-    for path in RUNTIME.iterdir():
+    for path in root.iterdir():
         if path.suffix == ".py" and path.stem != "__init__":
             found.add(path.stem)
         elif path.is_dir() and (path / "__init__.py").exists():
@@ -199,14 +200,152 @@ def test_no_import_cycles_between_runtime_packages() -> None:
     assert cycles == []
 
 
-def test_no_runtime_module_over_600_lines() -> None:
-    lengths = {
-        path.relative_to(RUNTIME).as_posix(): len(path.read_text().splitlines())
-        for path in RUNTIME.rglob("*.py")
+# ---------------------------------------------------------------- modules inside a package
+
+
+def _module_names(root: Path) -> dict[str, Path]:
+    """Every runtime module by its dotted name (a package by its ``__init__``)."""
+    found = {}
+    for path in root.rglob("*.py"):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _module_of(dotted: str, modules: Mapping[str, Path]) -> str | None:
+    """The runtime module an imported name lives in: the longest prefix that is a module."""
+    parts = dotted.split(".")
+    while parts and ".".join(parts) not in modules:
+        parts.pop()
+    return ".".join(parts) or None
+
+
+def _module_edges(root: Path = RUNTIME) -> dict[str, set[str]]:
+    """Runtime module -> the runtime modules of its own package that it imports. An import
+    names the submodule when ``from package import submodule`` does, else the module the name
+    is defined in; the packages above the named module, which Python imports first, are not
+    counted (every package would otherwise import its own ``__init__``)."""
+    modules = _module_names(root)
+    packages = _packages(root)
+    graph: dict[str, set[str]] = {}
+    for module, path in sorted(modules.items()):
+        package_parts = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        for node in _runtime_imports(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    anchor = package_parts[: len(package_parts) - node.level + 1]
+                    base = ".".join([*anchor, *([base] if base else [])])
+                targets = [f"{base}.{alias.name}" for alias in node.names]
+            for target in targets:
+                imported = _module_of(target, modules)
+                if (
+                    imported is not None
+                    and imported != module
+                    and _package_of(imported, packages) == _package_of(module, packages)
+                ):
+                    graph.setdefault(module, set()).add(imported)
+    return graph
+
+
+def _circles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_circles_are_found() -> None:
+    """The circle search on a made-up graph: a loop of three, a pair, and a tree beside them."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": {"e"}, "e": {"d"}, "f": {"a"}}
+    assert _circles(graph) == [["a", "b", "c"], ["d", "e"]]
+
+
+def test_circles_count_imports_that_run(tmp_path: Path) -> None:
+    """On a made-up ``mcpbind``: an import inside a function closes a circle, one under ``if
+    TYPE_CHECKING:`` does not; ``from . import x`` names the submodule; a circle between two
+    packages is left to the package check."""
+    files = {
+        "__init__.py": "",
+        "a/__init__.py": "from . import one\n",
+        "a/one.py": "def f():\n    from .two import g\n",
+        "a/two.py": "from .one import f\n",
+        "b/__init__.py": "",
+        "b/one.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .two import g\n",
+        "b/two.py": "from mcpbind.b import one\nfrom ..a import two\n",
+        "c.py": "import mcpbind.b.two\n",
     }
-    long = {
-        p: n for p, n in lengths.items() if n > MAX_MODULE_LINES and p not in KNOWN_LONG_MODULES
+    root = tmp_path / "mcpbind"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    edges = _module_edges(root)
+    assert edges == {
+        "mcpbind.a": {"mcpbind.a.one"},
+        "mcpbind.a.one": {"mcpbind.a.two"},
+        "mcpbind.a.two": {"mcpbind.a.one"},
+        "mcpbind.b.two": {"mcpbind.b.one"},
     }
-    assert long == {}, "split these modules by what their code is"
-    stale = {p for p in KNOWN_LONG_MODULES if lengths.get(p, 0) <= MAX_MODULE_LINES}
-    assert stale == set(), "these modules are short now: delete them from KNOWN_LONG_MODULES"
+    assert _circles(edges) == [["mcpbind.a.one", "mcpbind.a.two"]]
+
+
+def test_no_import_circles_inside_runtime_packages() -> None:
+    packages = _packages()
+    circles = _circles(_module_edges())
+    by_package: dict[str, list[list[str]]] = {}
+    for circle in circles:
+        package = _package_of(circle[0], packages)
+        assert package is not None
+        by_package.setdefault(package, []).append(circle)
+    unknown = {p: c for p, c in by_package.items() if p not in KNOWN_CIRCLES}
+    assert unknown == {}, "modules of one package that import each other in a circle"
+    stale = set(KNOWN_CIRCLES) - set(by_package)
+    assert stale == set(), "these circles are gone: delete them from KNOWN_CIRCLES"
+
+
+def test_no_private_name_imported_across_runtime_modules() -> None:
+    """A module's underscore names are its own: what another module needs is a public name of
+    the module whose purpose it serves (``from ._lazy import LazyModule``, a public name of a
+    private module, is fine). Imports under ``if TYPE_CHECKING:`` count here too."""
+    modules = _module_names(RUNTIME)
+    found = []
+    for module, path in sorted(modules.items()):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (
+                node.level or (node.module or "").startswith("mcpbind.")
+            ):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                found += [f"{module}: {node.module or '.'} {name}" for name in private]
+    assert found == []

@@ -17,6 +17,7 @@ from mcpbind.host import (
     HostEvent,
     SamplingReview,
     ToolCallRequest,
+    UnknownName,
     approve_all,
 )
 
@@ -83,6 +84,26 @@ async def test_ask_path_yes_and_no() -> None:
     assert tool_calls(wire) == ["write"]
     assert [a.verdict for a in host.audit] == ["allow", "deny", "deny"]
     assert "secret" not in wire.text()
+
+
+async def test_authorize_tool_call_is_the_gate_call_tool_passes() -> None:
+    """tools.mdx §Security Considerations: every way to call a tool through the host (a plain
+    call, a task) is put through the same policy and approver, and audited; nothing reaches the
+    server until the caller calls the client it is handed."""
+    connect, wire = recorded(normal("s"))
+    approver = Approver(True)
+    async with Host({"s": connect}, approve=approver) as host:
+        entry, client = await host.authorize_tool_call("s__write", {"value": "v"})
+        assert (entry.server, entry.tool.name, entry.name) == ("s", "write", "s__write")
+        assert client is host.client("s")
+        assert [r.arguments for r in approver.asked] == [{"value": "v"}]
+        assert tool_calls(wire) == []
+        approver.answer = False
+        with pytest.raises(ApprovalDenied, match="user denied"):
+            await host.authorize_tool_call("s__write", {"value": "w"})
+        with pytest.raises(UnknownName):
+            await host.authorize_tool_call("s__nope")
+    assert [(a.subject, a.verdict) for a in host.audit] == [("write", "allow"), ("write", "deny")]
 
 
 async def test_policy_per_server_and_per_tool() -> None:

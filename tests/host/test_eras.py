@@ -114,7 +114,7 @@ async def test_three_servers_on_two_eras_in_one_host() -> None:
             await wait_for(lambda name=name: f"{name}__append" not in host.catalog.tools)  # type: ignore[misc]
             assert f"{name}__echo" in host.catalog.tools
         for name in ("new", "both"):
-            assert host._handles[name].subscription is not None
+            assert host.supervisor.handles[name].subscription is not None
         _, new_wire = connectors["new"]
         assert "subscriptions/listen" in new_wire.methods()
 
@@ -168,7 +168,7 @@ async def test_a_dropped_listen_stream_is_opened_again() -> None:
     connect, wire = recorded(server)
     events: list[HostEvent] = []
     async with Host({"new": connect}, on_event=events.append) as host:
-        handle = host._handles["new"]
+        handle = host.supervisor.handles["new"]
         first = handle.subscription
         assert first is not None and first.acknowledged is not None
         assert first.acknowledged.tools_list_changed is True

@@ -44,6 +44,7 @@ from mcpbind.protocol import (
     State,
     error_for_exception,
 )
+from mcpbind_types.unified import methods as m
 from mcpbind_types.unified.types import (
     CallToolRequestParams,
     CallToolResult,
@@ -135,6 +136,42 @@ def test_initialize_error_returns_to_awaiting_init() -> None:
     (event,) = client.receive(server.send_error(rid, err) or b"")
     assert isinstance(event, ErrorReceived) and event.error == err
     assert client.state is server.state is State.AWAITING_INIT
+
+
+def test_restart_negotiation_goes_back_to_awaiting_initialize() -> None:
+    """2026-07-28 basic/versioning.mdx §Backward Compatibility with Initialization-Based
+    Versions: a client whose probe found a legacy server runs ``initialize`` on the same
+    connection; the restart goes through the transition table, and a closed session stays
+    closed."""
+    client = Session("client", version="2026-07-28")
+    assert client.state is State.OPERATING
+    client.restart_negotiation()
+    assert client.version is None and client.state is State.AWAITING_INIT
+    with pytest.raises(LocalProtocolError, match="before initialization completes"):
+        client.send_request("tools/list")
+    server = Session("server")
+    rid, data = client.send_request("initialize", init_params())
+    server.receive(data)
+    client.receive(server.send_response(rid, init_result()) or b"")
+    assert client.version == LATEST and client.state is State.INITIALIZED
+    client.fail_all()
+    client.restart_negotiation()
+    assert client.state is State.CLOSED
+
+
+def test_check_send_capability_is_the_refusal_send_request_makes() -> None:
+    """basic/lifecycle.mdx, Capability Negotiation: the check a sender runs before any
+    bytes exist, callable on its own (a request sent another way, e.g. on 2026-07-28)."""
+    tools_list = m.CLIENT_TO_SERVER["tools/list"]
+    client, _ = handshake(server_caps=ServerCapabilities())
+    with pytest.raises(LocalProtocolError, match="'tools'"):
+        client.check_send_capability(tools_list)
+    with pytest.raises(LocalProtocolError, match="'tools'"):
+        client.send_request("tools/list")
+    client, _ = handshake()
+    client.check_send_capability(tools_list)  # declared: no refusal
+    relaxed, _ = handshake(server_caps=ServerCapabilities(), options=NO_ENFORCEMENT)
+    relaxed.check_send_capability(tools_list)  # not enforced: no refusal
 
 
 # -- request/response matching --------------------------------------------------------------

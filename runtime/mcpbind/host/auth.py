@@ -1,4 +1,6 @@
-"""Per-server authorization in the Host configuration, in the shapes MCP hosts already use:
+"""Per-server authorization: a server entry's auth keys made into the HTTP headers and the
+OAuth provider it is connected with. The keys (read and checked with the rest of the entry in
+:mod:`.config`) come in the shapes MCP hosts already use:
 
 ::
 
@@ -27,34 +29,13 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
-import msgspec
+from .config import ConfigError, OAuthSettings, ServerConfig
 
-if TYPE_CHECKING:
-    from .config import ServerConfig
-
-__all__ = ["OAuthSettings", "check_auth", "expand_env", "http_options"]
+__all__ = ["expand_env", "http_options"]
 
 _VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-class OAuthSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, rename="camel"):
-    """The ``oauth`` object of a server entry."""
-
-    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
-    client_id: str | None = None
-    client_secret: str | None = None
-    private_key_file: str | None = None
-    client_metadata_url: str | None = None
-    callback_port: int | None = None
-    scopes: list[str] | str | None = None
-
-
-def _error(server: str, key: str, message: str) -> Exception:
-    from .config import ConfigError
-
-    return ConfigError(server, key, message)
 
 
 def expand_env(value: str, server: str, key: str) -> str:
@@ -63,30 +44,10 @@ def expand_env(value: str, server: str, key: str) -> str:
     def one(match: re.Match[str]) -> str:
         found = os.environ.get(match.group(1))
         if found is None:
-            raise _error(server, key, f"environment variable {match.group(1)} is not set")
+            raise ConfigError(server, key, f"environment variable {match.group(1)} is not set")
         return found
 
     return _VAR.sub(one, value)
-
-
-def check_auth(name: str, config: ServerConfig) -> None:
-    """The checks of the auth keys (called by ``config.check_server``)."""
-    if config.url is None:
-        for key, value in (("oauth", config.oauth), ("bearerTokenEnv", config.bearer_token_env)):
-            if value not in (None, False):
-                raise _error(name, key, "does not apply to a stdio (command) server")
-        return
-    if config.bearer_token_env is not None:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", config.bearer_token_env):
-            raise _error(name, "bearerTokenEnv", "must be an environment variable name")
-        if config.oauth not in (None, False):
-            raise _error(name, "oauth", "give one of 'oauth' and 'bearerTokenEnv'")
-    oauth = config.oauth
-    if isinstance(oauth, OAuthSettings):
-        if oauth.grant == "client_credentials" and not oauth.client_id:
-            raise _error(name, "oauth", "the client_credentials grant needs 'clientId'")
-        if oauth.callback_port is not None and not 0 < oauth.callback_port < 65536:
-            raise _error(name, "oauth", f"callbackPort {oauth.callback_port} is not a port")
 
 
 def http_options(name: str, config: ServerConfig) -> dict[str, Any]:
@@ -95,7 +56,7 @@ def http_options(name: str, config: ServerConfig) -> dict[str, Any]:
     if config.bearer_token_env is not None:
         token = os.environ.get(config.bearer_token_env)
         if not token:
-            raise _error(name, "bearerTokenEnv", f"{config.bearer_token_env} is not set")
+            raise ConfigError(name, "bearerTokenEnv", f"{config.bearer_token_env} is not set")
         headers["Authorization"] = f"Bearer {token}"
     options: dict[str, Any] = {"headers": headers}
     oauth = config.oauth
@@ -121,7 +82,7 @@ def _build(name: str, settings: OAuthSettings) -> Any:
             with open(path) as f:
                 key = f.read()
         except OSError as exc:  # a configuration error: retrying cannot help
-            raise _error(
+            raise ConfigError(
                 name, "oauth", f"cannot read privateKeyFile {path!r}: {exc.strerror or exc}"
             ) from None
     scopes = settings.scopes.split() if isinstance(settings.scopes, str) else settings.scopes

@@ -36,13 +36,13 @@ import msgspec
 from mcpbind_types import unified as t
 
 from ..versions import pinned_version
-from .auth import OAuthSettings, check_auth
 
 __all__ = [
     "ApprovalPolicy",
     "ConfigError",
     "ConfigWarning",
     "HostConfig",
+    "OAuthSettings",
     "PolicyValue",
     "RootConfig",
     "ServerConfig",
@@ -99,6 +99,18 @@ class RootConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     uri: str
     name: str | None = None
+
+
+class OAuthSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, rename="camel"):
+    """The ``oauth`` object of a server entry."""
+
+    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    client_id: str | None = None
+    client_secret: str | None = None
+    private_key_file: str | None = None
+    client_metadata_url: str | None = None
+    callback_port: int | None = None
+    scopes: list[str] | str | None = None
 
 
 class ServerConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, rename="camel"):
@@ -222,5 +234,25 @@ def check_server(name: str, config: ServerConfig) -> ServerConfig:
             raise ConfigError(name, "roots", "a root must not be empty")
         if ".." in Path(uri.removeprefix("file://")).parts:
             raise ConfigError(name, "roots", f"'..' is not allowed in a root: {uri!r}")
-    check_auth(name, config)
+    _check_auth(name, config)
     return config
+
+
+def _check_auth(name: str, config: ServerConfig) -> None:
+    """The checks of the auth keys (:mod:`mcpbind.host.auth` reads them when connecting)."""
+    if config.url is None:
+        for key, value in (("oauth", config.oauth), ("bearerTokenEnv", config.bearer_token_env)):
+            if value not in (None, False):
+                raise ConfigError(name, key, "does not apply to a stdio (command) server")
+        return
+    if config.bearer_token_env is not None:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", config.bearer_token_env):
+            raise ConfigError(name, "bearerTokenEnv", "must be an environment variable name")
+        if config.oauth not in (None, False):
+            raise ConfigError(name, "oauth", "give one of 'oauth' and 'bearerTokenEnv'")
+    oauth = config.oauth
+    if isinstance(oauth, OAuthSettings):
+        if oauth.grant == "client_credentials" and not oauth.client_id:
+            raise ConfigError(name, "oauth", "the client_credentials grant needs 'clientId'")
+        if oauth.callback_port is not None and not 0 < oauth.callback_port < 65536:
+            raise ConfigError(name, "oauth", f"callbackPort {oauth.callback_port} is not a port")

@@ -1,14 +1,17 @@
 """The Host's gatekeeping: tool-call approval, sampling review, elicitation, and the audit.
 
-Kept apart from the supervision code: every request that needs a human decision, or that a
-server sends for the user or the model, passes through here and leaves an :class:`AuditEntry`.
+Every request that needs a human decision, or that a server sends for the user or the model,
+passes through the :class:`Gate` and leaves an :class:`AuditEntry`. The gate asks the hooks
+its owner declares (:class:`GateHooks`: the ``Host``'s ``approve``, ``check``, ``sampler``,
+``review_sampling``, ``review_sampling_result`` and ``elicit``) at each use, so a hook set on
+the Host later takes effect.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -33,21 +36,45 @@ from .catalog import ToolEntry
 from .config import ApprovalPolicy
 from .state import describe
 
-__all__ = ["Gate"]
+__all__ = ["Gate", "GateHooks"]
+
+
+class GateHooks(Protocol):
+    """The hooks a :class:`Gate` asks (the ``Host`` has them; see ``Host`` for each)."""
+
+    @property
+    def approve(self) -> Approver | None: ...
+
+    @property
+    def check(self) -> ToolCheck | None: ...
+
+    @property
+    def sampler(self) -> Sampler | None: ...
+
+    @property
+    def review_sampling(self) -> SamplingReviewer | None: ...
+
+    @property
+    def review_sampling_result(self) -> SamplingResultReviewer | None: ...
+
+    @property
+    def elicit(self) -> ElicitationHook | None: ...
 
 
 class Gate:
-    """The hooks and the audit list (the ``Host`` is one); see ``Host`` for each hook."""
+    """Applies the approval policy and the ``hooks`` to what passes, recording each decision
+    in ``audit``."""
 
-    approve: Approver | None
-    check: ToolCheck | None
-    sampler: Sampler | None
-    review_sampling: SamplingReviewer | None
-    review_sampling_result: SamplingResultReviewer | None
-    elicit: ElicitationHook | None
-    audit: deque[AuditEntry]
+    def __init__(self, hooks: GateHooks, audit: deque[AuditEntry]) -> None:
+        self.hooks = hooks
+        self.audit = audit
 
-    def _sampling_for(self, name: str) -> Callable[[t.CreateMessageRequestParams], Any]:
+    def sampling_for(self, name: str) -> Callable[[t.CreateMessageRequestParams], Any] | None:
+        """The sampling handler for server ``name``'s client (``None``: the host has no
+        sampler, so the client declares no sampling)."""
+        if self.hooks.sampler is None:
+            return None
+
         async def sample(params: t.CreateMessageRequestParams) -> t.CreateMessageResult:
             if not isinstance(params.tools, msgspec.UnsetType) or not isinstance(
                 params.tool_choice, msgspec.UnsetType
@@ -62,9 +89,10 @@ class Gate:
                 note = f"includeContext {params.include_context!r} ignored"
                 params = msgspec.structs.replace(params, include_context="none")
             review = SamplingReview.deny("no human-in-the-loop reviewer is configured")
-            if self.review_sampling is not None:
+            reviewer = self.hooks.review_sampling
+            if reviewer is not None:
                 try:
-                    review = await self.review_sampling(name, params)
+                    review = await reviewer(name, params)
                 except Exception as exc:
                     review = SamplingReview.deny(f"reviewer failed: {describe(exc)}")
             if review.action == "deny":
@@ -79,12 +107,14 @@ class Gate:
             self._record(
                 "sampling", name, "createMessage", review.action, _joined(review.reason, note)
             )
-            assert self.sampler is not None
-            result = await self.sampler(name, params)
-            if self.review_sampling_result is None:
+            sampler = self.hooks.sampler
+            assert sampler is not None  # there was one when the client connected
+            result = await sampler(name, params)
+            result_reviewer = self.hooks.review_sampling_result
+            if result_reviewer is None:
                 return result
             try:
-                reviewed = await self.review_sampling_result(name, result)
+                reviewed = await result_reviewer(name, result)
             except Exception as exc:
                 reviewed, why = None, f"response reviewer failed: {describe(exc)}"
             else:
@@ -96,12 +126,18 @@ class Gate:
 
         return sample
 
-    def _elicitation_for(self, name: str) -> Callable[[Any], Any]:
+    def elicitation_for(self, name: str) -> Callable[[Any], Any] | None:
+        """The elicitation handler for server ``name``'s client (``None``: the host has no
+        ``elicit`` hook, so the client declares no elicitation)."""
+        if self.hooks.elicit is None:
+            return None
+
         async def elicit(params: Any) -> t.ElicitResult:
-            assert self.elicit is not None
+            hook = self.hooks.elicit
+            assert hook is not None  # there was one when the client connected
             subject = getattr(params, "message", "")[:80]
             try:
-                result = await self.elicit(name, params)
+                result = await hook(name, params)
             except Exception as exc:
                 result = t.ElicitResult(action="cancel")
                 self._record("elicitation", name, subject, "cancel", describe(exc))
@@ -114,28 +150,31 @@ class Gate:
     def _record(self, kind: Any, server: str, subject: str, verdict: str, reason: str) -> None:
         self.audit.append(AuditEntry(kind, server, subject, verdict, reason))
 
-    async def _authorize(
+    async def authorize(
         self, policy: ApprovalPolicy, entry: ToolEntry, arguments: dict[str, Any] | None
     ) -> None:
-        """Policy, then the check hook, then the approver for ``ask``; recorded either way."""
+        """Policy, then the check hook, then the approver for ``ask``; recorded either way.
+        Raises :class:`ApprovalDenied` unless the call is allowed."""
         verdict, reason = decide(policy, entry.tool)
         request = ToolCallRequest(
             entry.server, entry.tool.name, entry.name, arguments, entry.annotations, reason
         )
-        if self.check is not None:
+        check = self.hooks.check
+        if check is not None:
             try:
-                override = await self.check(request)
+                override = await check(request)
             except Exception as exc:
                 verdict, reason = "deny", f"host check failed: {describe(exc)}"
             else:
                 if override is not None:
                     verdict, reason = override, f"host check: {override} (policy: {reason})"
+        approve = self.hooks.approve
         if verdict == "ask":
-            if self.approve is None:
+            if approve is None:
                 verdict, reason = "deny", f"{reason}; asked, but the host has no approver"
             else:
                 try:
-                    ok = await self.approve(request)
+                    ok = await approve(request)
                 except Exception as exc:
                     ok, reason = False, f"{reason}; approver failed: {describe(exc)}"
                 verdict = "allow" if ok else "deny"

@@ -1,26 +1,25 @@
 """``Host``: many servers under one coordinator (2025-11-25 architecture §Host).
 
 One ``Client`` per server, each with its own session, ids, roots and handlers, so a server
-never sees another's traffic. Every server runs under a supervisor task (:mod:`.supervisor`):
-it connects, loads the full lists (every page), keeps them current on ``list_changed``, and
-when the server fails to start or dies it is reported and retried with exponential backoff
-while the others keep working. This module is the public side: starting, adding, removing
-and restarting servers, and routing calls by host name. Tool calls go through the approval
-policy (:mod:`mcpbind.host.approval`); sampling and elicitation go through the host's hooks
-(:mod:`.gate`).
+never sees another's traffic. The Host is composed of two collaborators: its
+:class:`~.supervisor.Supervisor` runs every server under a task that connects, loads the full
+lists (every page), keeps them current on ``list_changed``, and when the server fails to
+start or dies reports it and retries with exponential backoff while the others keep working;
+its :class:`~.gate.Gate` puts tool calls through the approval policy
+(:mod:`mcpbind.host.approval`) and sampling and elicitation through the host's hooks. This
+module is the public side: the configuration, starting, adding, removing and restarting
+servers, and routing calls by host name.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
-from anyio.abc import TaskGroup
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import RequestOptions
@@ -36,7 +35,7 @@ from .approval import (
     SamplingReviewer,
     ToolCheck,
 )
-from .catalog import Catalog, LlmFormat, llm_tools
+from .catalog import Catalog, LlmFormat, ToolEntry, llm_tools
 from .config import (
     ApprovalPolicy,
     ConfigError,
@@ -47,6 +46,7 @@ from .config import (
     pinned_version,
 )
 from .config_file import load_config, parse_config, parse_server
+from .gate import Gate
 from .state import (
     AmbiguousResource,
     Backoff,
@@ -57,12 +57,12 @@ from .state import (
     Target,
     UnknownName,
 )
-from .supervisor import LISTS, Supervisor
+from .supervisor import Supervisor
 
 __all__ = ["Host"]
 
 
-class Host(Supervisor):
+class Host:
     """Use as ``async with Host(config, approve=...) as host``.
 
     ``config``: a :class:`HostConfig`, a path to a ``mcpServers`` JSON file, the parsed JSON,
@@ -73,6 +73,10 @@ class Host(Supervisor):
     withhold the answer), ``elicit`` (``elicitation/create``),
     ``on_event`` (lifecycle and catalog events). ``audit`` keeps the last ``audit_limit``
     decisions (a server sending sampling requests without end cannot grow it without bound).
+
+    ``supervisor`` runs the servers and keeps their records, the catalog and the events;
+    ``gate`` applies the approval policy and the hooks (both read the hooks and settings here
+    at each use, so setting one later takes effect).
     """
 
     def __init__(
@@ -104,16 +108,23 @@ class Host(Supervisor):
         self.startup_timeout = startup_timeout
         self.refresh_interval = refresh_interval
         self.client_name = client_name
-        self.catalog = Catalog()
         self.audit: deque[AuditEntry] = deque(maxlen=audit_limit)
-        self.events: deque[HostEvent] = deque(maxlen=1000)
-        self._handles: dict[str, Handle] = {}
-        self._tg: TaskGroup | None = None
+        self.gate = Gate(self, self.audit)
+        self.supervisor = Supervisor(self, self.gate)
+
+    @property
+    def catalog(self) -> Catalog:
+        """The tools, resources, templates and prompts of the running servers, by host name."""
+        return self.supervisor.catalog
+
+    @property
+    def events(self) -> deque[HostEvent]:
+        """The last thousand lifecycle and catalog events."""
+        return self.supervisor.events
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Host:
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
+        await self.supervisor.open()
         try:
             for warning in self._warnings:
                 self._warn(warning)
@@ -126,20 +137,11 @@ class Host(Supervisor):
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        tg, self._tg = self._tg, None
-        if tg is None:
-            return
-        for handle in self._handles.values():
-            handle.stopping = True
-        tg.cancel_scope.cancel()
-        await tg.__aexit__(None, None, None)
+        await self.supervisor.aclose()
 
     async def wait_settled(self, timeout: float | None = None) -> None:
         """Wait until every server's current start attempt has connected or failed."""
-        events = [handle.settled for handle in self._handles.values()]
-        with anyio.move_on_after(math.inf if timeout is None else timeout):
-            for event in events:
-                await event.wait()
+        await self.supervisor.wait_settled(timeout)
 
     async def add_server(
         self,
@@ -155,7 +157,7 @@ class Host(Supervisor):
         """Start one more server. For a ``Server`` or connector, policy, roots and a pinned
         ``protocol_version`` (an era or a version; default: negotiate) come from the keywords;
         a :class:`ServerConfig` carries its own."""
-        if name in self._handles:
+        if name in self.supervisor.handles:
             raise ConfigError(name, None, "a server with this name already exists")
         if isinstance(target, Mapping):
             target = parse_server(name, target, self._warn)
@@ -174,19 +176,13 @@ class Host(Supervisor):
 
     async def remove_server(self, name: str) -> None:
         """Stop a server (its process is shut down) and drop its entries from the catalog."""
-        handle = self._handle(name)
-        handle.stopping = True
-        handle.scope.cancel()
-        await handle.done.wait()
-        self._handles.pop(name, None)
-        self._rebuild()
+        await self.supervisor.remove(name)
 
     async def restart_server(self, name: str, *, wait: bool = True) -> None:
         """Close the server's session (and process) and connect again at once; a stopped
         (e.g. disabled) server is started."""
-        handle = self._handle(name)
+        handle = self.supervisor.handle(name)
         if handle.done.is_set():
-            del self._handles[name]
             handle = self._start(
                 name,
                 handle.target,
@@ -200,18 +196,14 @@ class Host(Supervisor):
                 with anyio.move_on_after(self.startup_timeout):
                     await handle.settled.wait()
             return
-        settled = handle.settled
-        if settled.is_set():  # the current attempt is over: wait for the next one
-            handle.settled = settled = anyio.Event()
-        handle.restart = True
-        handle.wake.set()
+        settled = self.supervisor.restart(handle)
         if wait:
             with anyio.move_on_after(self.startup_timeout):
                 await settled.wait()
 
     async def set_roots(self, name: str, roots: list[t.Root]) -> None:
         """Replace one server's roots; only that server is told (roots/list_changed)."""
-        handle = self._handle(name)
+        handle = self.supervisor.handle(name)
         had_roots = handle.roots is not None
         handle.roots = list(roots)
         if had_roots and handle.client is not None:
@@ -221,13 +213,7 @@ class Host(Supervisor):
 
     def _warn(self, warning: ConfigWarning) -> None:
         message = f"key {warning.key!r}: {warning.message}" if warning.key else warning.message
-        self._emit("warning", warning.server or "*", message)
-
-    def _handle(self, name: str) -> Handle:
-        handle = self._handles.get(name)
-        if handle is None:
-            raise UnknownName("server", name)
-        return handle
+        self.supervisor.emit("warning", warning.server or "*", message)
 
     def _start(
         self,
@@ -240,7 +226,7 @@ class Host(Supervisor):
         protocol_version: str | None = None,
         force: bool = False,
     ) -> Handle:
-        if self._tg is None:
+        if not self.supervisor.running:
             raise RuntimeError("use the host as `async with Host(...) as host`")
         if isinstance(target, ServerConfig):
             handle = Handle(
@@ -256,20 +242,20 @@ class Host(Supervisor):
             handle = Handle(
                 name, target, approval or ApprovalPolicy(), roots, timeout, None, protocol_version
             )
-        self._handles[name] = handle
         if isinstance(target, ServerConfig) and not target.active and not force:
             handle.status = "stopped"
             handle.error = "disabled in the configuration"
             handle.settled.set()
             handle.done.set()
+            self.supervisor.add(handle, start=False)
             return handle
-        self._tg.start_soon(self._run, handle)
+        self.supervisor.add(handle)
         return handle
 
     # ------------------------------------------------------------------ host -> servers
     def servers(self) -> list[ServerState]:
         out = []
-        for name, h in sorted(self._handles.items()):
+        for name, h in sorted(self.supervisor.handles.items()):
             info = h.client.server_info if h.client is not None else None
             version = h.client.protocol_version if h.client is not None else None
             out.append(
@@ -291,17 +277,17 @@ class Host(Supervisor):
 
     def client(self, server: str) -> Client:
         """The connected client of one server (raises if it is not connected)."""
-        handle = self._handle(server)
+        handle = self.supervisor.handle(server)
         if handle.client is None:
             raise ServerUnavailable(server, handle.status, handle.error)
         return handle.client
 
     def policy(self, server: str) -> ApprovalPolicy:
         """The approval policy of one server."""
-        return self._handle(server).policy
+        return self.supervisor.handle(server).policy
 
     def logs(self, server: str) -> list[t.LoggingMessageNotificationParams]:
-        return list(self._handle(server).logs)
+        return list(self.supervisor.handle(server).logs)
 
     def tools_for_llm(self, format: LlmFormat = "openai") -> list[dict[str, Any]]:
         """The aggregated tools as LLM tool-calling APIs take them (see ``catalog.llm_tools``)."""
@@ -311,7 +297,7 @@ class Host(Supervisor):
         """Each connected server's ``instructions`` (from initialize), for a system prompt."""
         return {
             name: h.client.instructions
-            for name, h in sorted(self._handles.items())
+            for name, h in sorted(self.supervisor.handles.items())
             if h.client is not None and h.client.instructions
         }
 
@@ -320,15 +306,8 @@ class Host(Supervisor):
         when the data is needed): each 2026-07-28 server's lists are fetched through its
         client's cache, so pages still within their ``ttlMs`` cost nothing and stale ones are
         fetched again. Handshake-era lists have no TTL and follow ``list_changed``."""
-        names = [server] if server is not None else sorted(self._handles)
-        for name in names:
-            handle = self._handle(name)
-            client = handle.client
-            if client is None or client.era != "stateless":
-                continue
-            for kind in LISTS:
-                await self._load(handle, client, kind)
-        self._rebuild()
+        names = [server] if server is not None else sorted(self.supervisor.handles)
+        await self.supervisor.refresh(names)
 
     async def call_tool(
         self,
@@ -342,13 +321,25 @@ class Host(Supervisor):
         Raises :class:`UnknownName`, :class:`ServerUnavailable`, :class:`ApprovalDenied`, or the
         client's ``McpError`` (e.g. ``ConnectionClosed`` when the server dies mid-call).
         """
+        entry, client = await self.authorize_tool_call(name, arguments)
+        return await client.call(entry.tool.name, arguments, options=options)
+
+    async def authorize_tool_call(
+        self, name: str, arguments: dict[str, Any] | None = None
+    ) -> tuple[ToolEntry, Client]:
+        """Put a call of the tool ``name`` (a host name) through the approval policy, as
+        :meth:`call_tool` does before it calls: the tool's catalog entry and the client of its
+        server, to call it with (e.g. as a task, :class:`mcpbind.host.tasks.HostTasks`).
+
+        Raises :class:`UnknownName`, :class:`ServerUnavailable` or :class:`ApprovalDenied`.
+        """
         entry = self.catalog.tools.get(name)
         if entry is None:
             raise UnknownName("tool", name, "; see Host.catalog.tools")
         self.client(entry.server)  # a server that is down fails before the user is asked
-        await self._authorize(self._handle(entry.server).policy, entry, arguments)
+        await self.gate.authorize(self.policy(entry.server), entry, arguments)
         # Fetched again: the server may have restarted while the user was deciding.
-        return await self.client(entry.server).call(entry.tool.name, arguments, options=options)
+        return entry, self.client(entry.server)
 
     async def read_resource(self, uri: str, *, server: str | None = None) -> t.ReadResourceResult:
         """Read a resource from ``server``, or from the one server that lists or templates it.

@@ -1,4 +1,4 @@
-"""The supervision half of the Host: one task per server that connects, loads every list,
+"""The Host's servers under supervision: one task per server that connects, loads every list,
 follows list changes, and retries with backoff when the server fails or dies.
 
 Each server gets the era it speaks (``Client(protocol_version="auto")``: ``server/discover``,
@@ -8,19 +8,22 @@ unsolicited on the handshake era and on a ``subscriptions/listen`` stream on 202
 with backoff, whenever it ends while the server is still connected; both feed the same
 debounced refresh. Sampling and elicitation reach the same hooks (:mod:`.gate`) in both eras.
 
-Kept apart from :mod:`.host` (the public API: lifecycle calls and routing) so each stays
-readable; the Host inherits it. Events go to ``on_event`` and the ``mcpbind.host`` logger.
+The ``Host`` holds one :class:`Supervisor`: it keeps the server records (:class:`.state.Handle`),
+the catalog built from their lists, and the events; it reads the Host's settings through
+:class:`SupervisorSettings`. Events go to ``on_event`` and the ``mcpbind.host`` logger.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
+from anyio.abc import TaskGroup
 
 from mcpbind_types import unified as t
 
@@ -30,9 +33,9 @@ from ..versions import AUTO
 from .catalog import Catalog, ServerLists
 from .failures import Failure
 from .gate import Gate
-from .state import Backoff, EventKind, Handle, HostEvent, describe, open_target
+from .state import Backoff, EventKind, Handle, HostEvent, UnknownName, describe, open_target
 
-__all__ = ["LISTS", "Supervisor"]
+__all__ = ["LISTS", "Supervisor", "SupervisorSettings"]
 
 LISTS = ("tools", "resources", "prompts")
 _NOT_RETRIED = "not retried: fix the configuration, then restart the server"
@@ -40,16 +43,113 @@ _NOT_RETRIED = "not retried: fix the configuration, then restart the server"
 logger = logging.getLogger("mcpbind.host")
 
 
-class Supervisor(Gate):
-    """Runs each server's connection attempts and keeps the catalog in step with them."""
+class SupervisorSettings(Protocol):
+    """What a :class:`Supervisor` reads from its owner (the ``Host``; see it for each), at
+    each use."""
 
-    backoff: Backoff
-    refresh_interval: float
-    client_name: str
-    catalog: Catalog
-    events: deque[HostEvent]
-    on_event: Callable[[HostEvent], object] | None
-    _handles: dict[str, Handle]
+    @property
+    def backoff(self) -> Backoff: ...
+
+    @property
+    def refresh_interval(self) -> float: ...
+
+    @property
+    def client_name(self) -> str: ...
+
+    @property
+    def on_event(self) -> Callable[[HostEvent], object] | None: ...
+
+
+class Supervisor:
+    """Runs each server's connection attempts and keeps the catalog in step with them.
+
+    ``handles``: every server by name, running or not; ``catalog``: the lists of the running
+    ones; ``events``: the last thousand events. Open it (:meth:`open`) before adding a server.
+    """
+
+    def __init__(self, settings: SupervisorSettings, gate: Gate) -> None:
+        self.settings = settings
+        self.gate = gate
+        self.handles: dict[str, Handle] = {}
+        self.catalog = Catalog()
+        self.events: deque[HostEvent] = deque(maxlen=1000)
+        self._tg: TaskGroup | None = None
+
+    # ------------------------------------------------------------------ the servers' tasks
+    async def open(self) -> None:
+        """Start the task group the servers run in."""
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._tg = tg
+
+    async def aclose(self) -> None:
+        """Stop every server and wait for their tasks to end."""
+        tg, self._tg = self._tg, None
+        if tg is None:
+            return
+        for handle in self.handles.values():
+            handle.stopping = True
+        tg.cancel_scope.cancel()
+        await tg.__aexit__(None, None, None)
+
+    @property
+    def running(self) -> bool:
+        """Whether it is open: servers can be added."""
+        return self._tg is not None
+
+    def add(self, handle: Handle, *, start: bool = True) -> None:
+        """Keep ``handle`` under its name, and start its server unless ``start`` is false (a
+        server disabled in the configuration is listed, stopped)."""
+        if self._tg is None:
+            raise RuntimeError("the supervisor is not open")
+        self.handles[handle.name] = handle
+        if start:
+            self._tg.start_soon(self._run, handle)
+
+    def handle(self, name: str) -> Handle:
+        """The record of server ``name`` (:class:`UnknownName` if there is none)."""
+        handle = self.handles.get(name)
+        if handle is None:
+            raise UnknownName("server", name)
+        return handle
+
+    async def remove(self, name: str) -> None:
+        """Stop server ``name``, wait for its task to end, and drop it and its lists."""
+        handle = self.handle(name)
+        handle.stopping = True
+        handle.scope.cancel()
+        await handle.done.wait()
+        self.handles.pop(name, None)
+        self.rebuild()
+
+    def restart(self, handle: Handle) -> anyio.Event:
+        """Ask a running server's task to close its session and connect again at once; the
+        event is set when that attempt has connected or failed."""
+        settled = handle.settled
+        if settled.is_set():  # the current attempt is over: wait for the next one
+            handle.settled = settled = anyio.Event()
+        handle.restart = True
+        handle.wake.set()
+        return settled
+
+    async def wait_settled(self, timeout: float | None = None) -> None:
+        """Wait until every server's current start attempt has connected or failed."""
+        events = [handle.settled for handle in self.handles.values()]
+        with anyio.move_on_after(math.inf if timeout is None else timeout):
+            for event in events:
+                await event.wait()
+
+    async def refresh(self, names: Iterable[str]) -> None:
+        """Fetch every list again of the named servers that speak 2026-07-28 (through each
+        client's cache, caching.mdx), then rebuild the catalog."""
+        for name in names:
+            handle = self.handle(name)
+            client = handle.client
+            if client is None or client.era != "stateless":
+                continue
+            for kind in LISTS:
+                await self._load(handle, client, kind)
+        self.rebuild()
 
     async def _run(self, handle: Handle) -> None:
         """The server's task: cancelling ``handle.scope`` (remove, host exit) ends it."""
@@ -62,7 +162,7 @@ class Supervisor(Gate):
                 handle.done.set()
                 if handle.status != "failed":
                     handle.status = "stopped"
-                    self._emit("stopped", handle.name, "stopped")
+                    self.emit("stopped", handle.name, "stopped")
 
     async def _supervise(self, handle: Handle) -> None:
         """Connect, serve until the connection ends, then restart at once (asked for) or after
@@ -72,7 +172,7 @@ class Supervisor(Gate):
         while not handle.stopping:
             handle.status = "starting"
             handle.wake = anyio.Event()
-            self._emit("starting", handle.name, f"connecting ({handle.transport})")
+            self.emit("starting", handle.name, f"connecting ({handle.transport})")
             connected = False
             failure = Failure("closed")
             try:
@@ -80,7 +180,7 @@ class Supervisor(Gate):
                     connected = True
                     since = anyio.current_time()
                     failure = Failure.of_reason(await self._serve(handle, client))
-                    if anyio.current_time() - since >= self.backoff.reset_after:
+                    if anyio.current_time() - since >= self.settings.backoff.reset_after:
                         handle.attempts = 0  # it ran for a while: not a crash loop
             except Exception as exc:
                 failure = Failure.of(exc)
@@ -89,7 +189,7 @@ class Supervisor(Gate):
                 handle.pid = None
                 if handle.lists != ServerLists():
                     handle.lists = ServerLists()
-                    self._rebuild()
+                    self.rebuild()
             expected = handle.restart or handle.stopped()
             handle.error = None if handle.restart else failure.summary
             again = self._report(handle, failure, connected, expected, last)
@@ -104,11 +204,11 @@ class Supervisor(Gate):
             handle.attempts += 1
             if self._give_up(handle, failure):
                 return
-            delay = self.backoff.delay(handle.attempts - 1)
+            delay = self.settings.backoff.delay(handle.attempts - 1)
             handle.status = "backoff"
             same = ", same error" if again else ""
             message = f"retrying in {delay:.2g}s (attempt {handle.attempts}{same})"
-            self._emit("retrying", handle.name, message)
+            self.emit("retrying", handle.name, message)
             with anyio.move_on_after(delay):
                 await handle.wake.wait()
             handle.restart = False
@@ -132,21 +232,21 @@ class Supervisor(Gate):
         message = failure.summary
         if failure.permanent:
             message += f" ({_NOT_RETRIED})"
-        self._emit(kind, handle.name, message, level=logging.INFO if expected else None)
+        self.emit(kind, handle.name, message, level=logging.INFO if expected else None)
         if failure.stderr and not expected:
             handle.stderr = failure.stderr
-            self._emit("stderr", handle.name, failure.stderr, level=logging.WARNING)
+            self.emit("stderr", handle.name, failure.stderr, level=logging.WARNING)
         return False
 
     def _give_up(self, handle: Handle, failure: Failure) -> bool:
         """Whether to stop retrying: retrying cannot help, or it failed too often in a row."""
-        limit = self.backoff.max_attempts
+        limit = self.settings.backoff.max_attempts
         if failure.permanent:
             handle.error = f"{failure.summary} (not retried)"
         elif limit is not None and handle.attempts >= limit:
             why = f"gave up after {handle.attempts} failed attempts; restart the server to retry"
             handle.error = f"{failure.summary} (gave up after {handle.attempts} attempts)"
-            self._emit("failed", handle.name, why)
+            self.emit("failed", handle.name, why)
         else:
             return False
         handle.status = "failed"
@@ -163,10 +263,10 @@ class Supervisor(Gate):
         handle.status = "running"
         handle.error = None
         handle.connects += 1
-        self._rebuild()
+        self.rebuild()
         info = client.server_info
         label = f"{info.name} {info.version}" if info else "?"
-        self._emit("connected", handle.name, f"{label}, protocol {client.protocol_version}")
+        self.emit("connected", handle.name, f"{label}, protocol {client.protocol_version}")
         self._check_policy_names(handle)
         handle.settled.set()
         connection = client.connection
@@ -197,13 +297,13 @@ class Supervisor(Gate):
                 f"approval.tools names no tool of this server: {', '.join(unknown)} "
                 "(use the server's own tool names)"
             )
-            self._emit("warning", handle.name, message, level=logging.WARNING)
+            self.emit("warning", handle.name, message, level=logging.WARNING)
 
     @asynccontextmanager
     async def _connect(self, handle: Handle) -> AsyncIterator[Client]:
         handlers = ClientHandlers(
-            sampling=self._sampling_for(handle.name) if self.sampler is not None else None,
-            elicitation=self._elicitation_for(handle.name) if self.elicit is not None else None,
+            sampling=self.gate.sampling_for(handle.name),
+            elicitation=self.gate.elicitation_for(handle.name),
             roots=handle.roots,
             logging=self._logging_for(handle),
             notification=self._notification_for(handle),
@@ -212,7 +312,7 @@ class Supervisor(Gate):
         # to a handshake-era server as an error its tool reports; on 2026-07-28 the server is
         # not waiting, so the call just ends with that error (sampling.mdx §Error Handling).
         options: dict[str, Any] = {
-            "name": self.client_name,
+            "name": self.settings.client_name,
             "handlers": handlers,
             "protocol_version": handle.protocol_version or AUTO,
         }
@@ -257,7 +357,7 @@ class Supervisor(Gate):
                 raise
             refused = isinstance(exc, McpError) and exc.code == METHOD_NOT_FOUND
             message = f"cannot listen for list changes: {describe(exc)}"
-            self._emit("warning", handle.name, message, level=logging.WARNING)
+            self.emit("warning", handle.name, message, level=logging.WARNING)
             return not (first and refused)
         return True
 
@@ -277,12 +377,12 @@ class Supervisor(Gate):
                 if connection.closed or handle.stopping:
                     return  # the connection is ending: no reconnect, nothing to report
                 why = describe(sub.error) if sub.error is not None else "the server ended it"
-            if anyio.current_time() - since >= self.backoff.reset_after:
+            if anyio.current_time() - since >= self.settings.backoff.reset_after:
                 failures = 0
-            delay = self.backoff.delay(failures)
+            delay = self.settings.backoff.delay(failures)
             failures += 1
             message = f"list-change stream ended ({why}); listening again in {delay:.2g}s"
-            self._emit("warning", handle.name, message, level=logging.INFO)
+            self.emit("warning", handle.name, message, level=logging.INFO)
             await anyio.sleep(delay)
             handle.listens += 1
             if await self._listen(handle, client) and handle.subscription is not None:
@@ -297,19 +397,19 @@ class Supervisor(Gate):
             kinds, handle.dirty = handle.dirty, set()
             for kind in sorted(kinds):
                 await self._load(handle, client, kind)
-            self._rebuild()
-            await anyio.sleep(self.refresh_interval)
+            self.rebuild()
+            await anyio.sleep(self.settings.refresh_interval)
 
-    def _rebuild(self) -> None:
+    def rebuild(self) -> None:
         lists = {
             name: h.lists
-            for name, h in self._handles.items()
+            for name, h in self.handles.items()
             if h.status == "running" and not h.stopping
         }
         self.catalog = Catalog.build(lists)
-        self._emit("catalog", "*", f"{len(self.catalog.tools)} tools", log=False)
+        self.emit("catalog", "*", f"{len(self.catalog.tools)} tools", log=False)
 
-    def _emit(
+    def emit(
         self,
         kind: EventKind,
         server: str,
@@ -324,9 +424,10 @@ class Supervisor(Gate):
             if level is None:
                 level = logging.WARNING if kind in ("failed", "disconnected") else logging.INFO
             logger.log(level, "server %r %s: %s", server, kind, message)
-        if self.on_event is not None:
+        on_event = self.settings.on_event
+        if on_event is not None:
             try:
-                self.on_event(event)
+                on_event(event)
             except Exception:
                 logger.exception("on_event hook failed")
 

@@ -51,12 +51,8 @@ class HostTasks:
     async def start(self, name: str, arguments: dict[str, Any] | None = None) -> HostTask:
         """Call the tool ``name`` (a host name) as a task; raises like ``Host.call_tool``
         (``UnknownName``, ``ServerUnavailable``, ``ApprovalDenied``)."""
-        entry = self.host.catalog.tools.get(name)
-        if entry is None:
-            raise UnknownName("tool", name, "; see Host.catalog.tools")
-        self.host.client(entry.server)  # a server that is down fails before the user is asked
-        await self.host._authorize(self.host._handle(entry.server).policy, entry, arguments)
-        handle = await start_task(self.host.client(entry.server), entry.tool.name, arguments)
+        entry, client = await self.host.authorize_tool_call(name, arguments)
+        handle = await start_task(client, entry.tool.name, arguments)
         task = HostTask(name, entry.server, handle)
         if handle.task_id is None:
             task.status = "completed"

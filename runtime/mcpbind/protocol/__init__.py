@@ -12,10 +12,10 @@ machinery (issue 15, cold start). The imports below are the one list of the name
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._base import custom_method as custom_method
+    from .capabilities import has_capability as has_capability
     from .core import Session as Session
     from .core import SessionOptions as SessionOptions
-    from .core import has_capability as has_capability
+    from .custom import custom_method as custom_method
     from .depth import DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH
     from .depth import exceeds_depth as exceeds_depth
     from .errors import CONNECTION_CLOSED as CONNECTION_CLOSED

@@ -7,9 +7,9 @@ is ``-32601``), and its params are decoded into their typed form. A refusal is a
 :class:`McpError` with the code and message the client sees.
 
 The handshake era runs it with the negotiated version and the session's lifecycle state
-(:class:`mcpbind.protocol.receive.Receiver`); the 2026-07-28 era (basic/versioning.mdx,
+(:class:`mcpbind.protocol.core.Session`); the 2026-07-28 era (basic/versioning.mdx,
 stateless) with the version and capabilities each request carries in ``_meta``
-(:class:`StatelessMethodTable`), on a connection (through the same ``Receiver``) or without one (one
+(:class:`StatelessMethodTable`), on a connection (through the same ``Session``) or without one (one
 HTTP POST, :func:`mcpbind.server.dispatch.answer`); the 2025 sessionless HTTP mode with the
 method table of the version its POST names (:class:`MethodTable`), also through ``answer``.
 """
@@ -23,7 +23,7 @@ import msgspec
 
 from mcpbind_types._common import MethodInfo, decoder
 
-from ._base import _EMPTY_OBJECT, _validation_message, has_capability
+from .capabilities import has_capability
 from .depth import DEFAULT_MAX_META_BYTES, meta_too_large
 from .errors import (
     INVALID_PARAMS,
@@ -31,11 +31,13 @@ from .errors import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
+    validation_message,
 )
 from .meta import PROTOCOL_VERSION, RequestMeta, parse_request_meta
 from .wire_view import KnownMetas, wire_decoder
 
 __all__ = [
+    "EMPTY_PARAMS",
     "Accepted",
     "MethodTable",
     "StatelessMethodTable",
@@ -51,6 +53,9 @@ Accepted = tuple[MethodInfo[Any, Any], "msgspec.json.Decoder[Any] | None"]
 """A request's table row and its params decoder (``None``: the method takes no params)."""
 
 DISCOVER: Final = "server/discover"
+
+EMPTY_PARAMS: Final = b"{}"
+"""What absent params decode as."""
 
 
 class _MetaOnly(msgspec.Struct):
@@ -88,9 +93,9 @@ def decode_params(accepted: Accepted, raw: msgspec.Raw | bytes | Any, max_meta_b
     if params_decoder is None:
         return None
     try:
-        return params_decoder.decode(_EMPTY_OBJECT if raw is msgspec.UNSET else raw)
+        return params_decoder.decode(EMPTY_PARAMS if raw is msgspec.UNSET else raw)
     except msgspec.ValidationError as exc:
-        message = f"Invalid params: {_validation_message(exc, 'params')}"
+        message = f"Invalid params: {validation_message(exc, 'params')}"
         raise McpError(INVALID_PARAMS, message) from None
     except (msgspec.DecodeError, RecursionError) as exc:
         # Invalid UTF-8 makes the text not JSON at all; a number out of range is valid JSON

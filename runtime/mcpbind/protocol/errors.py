@@ -14,6 +14,7 @@ from typing import Any, Final
 import msgspec
 
 from mcpbind_types import unified as t
+from mcpbind_types._common import join_error_path
 
 __all__ = [
     "CONNECTION_CLOSED",
@@ -33,6 +34,7 @@ __all__ = [
     "RemoteProtocolError",
     "UrlElicitationRequired",
     "error_for_exception",
+    "validation_message",
 ]
 
 # JSON-RPC 2.0, section 5.1 "Error object".
@@ -139,3 +141,10 @@ def error_for_exception(exc: BaseException, debug: bool = False) -> McpError:
         detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
         return McpError(INTERNAL_ERROR, "Internal error", {"exception": detail[:1000]})
     return McpError(INTERNAL_ERROR, "Internal error")
+
+
+def validation_message(exc: msgspec.ValidationError, root: str) -> str:
+    """What failed to validate, with its path anchored in ``root`` (``$.params.name``)."""
+    # msgspec reports paths from the decoded value ("- at `$.name`"); join the halves reported
+    # from inside unions and raw-JSON checks, then anchor the path in the message.
+    return join_error_path(str(exc)).replace("at `$", f"at `$.{root}")

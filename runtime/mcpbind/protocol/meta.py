@@ -25,6 +25,7 @@ __all__ = [
     "SERVER_INFO",
     "SUBSCRIPTION_ID",
     "RequestMeta",
+    "is_id",
     "parse_request_meta",
     "progress_token",
     "usual_request_meta",
@@ -54,10 +55,11 @@ def progress_token(meta: Any) -> int | str | None:
     """The ``progressToken`` of a request's ``_meta`` (a dict, or anything else: none); one
     that is not an id (a bool, a float, an object) counts as none."""
     token = meta.get("progressToken") if type(meta) is dict else None
-    return token if token is None or _is_id(token) else None
+    return token if token is None or is_id(token) else None
 
 
-def _is_id(value: object) -> bool:
+def is_id(value: object) -> bool:
+    """Whether ``value`` is a JSON-RPC id or a progress token: a string or an integer, not a bool."""
     kind = type(value)
     if kind is int or kind is str:  # the usual case, without the isinstance walk
         return True

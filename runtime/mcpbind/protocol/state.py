@@ -4,11 +4,10 @@ Client: AWAITING_INIT --send initialize--> INITIALIZING --initialize result--> I
         --send notifications/initialized--> OPERATING.
 Server: AWAITING_INIT --initialize request--> INITIALIZING --send initialize result-->
         INITIALIZED --notifications/initialized--> OPERATING.
-An error (or a timeout) for ``initialize`` goes back to AWAITING_INIT; ``fail_all`` (the peer
-went away) goes to CLOSED from anywhere. A client session created in a stateless version
-(OPERATING, no handshake) whose ``server/discover`` probe found a legacy server goes back to
-AWAITING_INIT (RENEGOTIATE) to run the handshake on the same connection (transports/stdio.mdx,
-Backward Compatibility). Any (state, transition) pair not in the table leaves
+An error (or a timeout) for ``initialize`` goes back to AWAITING_INIT; so does a restart of
+the negotiation from OPERATING (a client whose ``server/discover`` found a handshake-era
+server, :meth:`mcpbind.protocol.core.Session.restart_negotiation`); ``fail_all`` (the peer
+went away) goes to CLOSED from anywhere. Any (state, transition) pair not in the table leaves
 the state unchanged.
 """
 
@@ -42,8 +41,8 @@ class Transition(enum.Enum):
     INIT_RESULT = "init_result"  # server sends / client receives its result
     INIT_FAILED = "init_failed"  # error response, timeout or local cancel of `initialize`
     INITIALIZED = "initialized"  # client sends / server receives notifications/initialized
-    CLOSE = "close"
     RENEGOTIATE = "renegotiate"  # client: the stateless probe found a legacy server
+    CLOSE = "close"
 
 
 _S = State

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from ._base import has_capability
+from .capabilities import has_capability
 
 __all__ = ["SUBCAPABILITY_METHODS", "needed_subcapability", "subcapability_refusal"]
 

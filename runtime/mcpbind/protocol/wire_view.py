@@ -28,8 +28,7 @@ from msgspec import UNSET, UnsetType
 
 from mcpbind_types._common import decoder
 
-from ._base import _validation_message
-from .errors import INVALID_PARAMS, McpError
+from .errors import INVALID_PARAMS, McpError, validation_message
 from .meta import RequestMeta, usual_request_meta
 
 __all__ = ["KnownMetas", "WireParams", "wire_decoder"]
@@ -56,7 +55,7 @@ class WireParams(msgspec.Struct, kw_only=True, gc=False, omit_defaults=True):
         try:
             return decoder(self.real_type).decode(msgspec.json.encode(self))
         except msgspec.ValidationError as exc:  # as decode_params says it
-            message = f"Invalid params: {_validation_message(exc, 'params')}"
+            message = f"Invalid params: {validation_message(exc, 'params')}"
             raise McpError(INVALID_PARAMS, message) from None
 
 

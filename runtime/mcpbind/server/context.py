@@ -213,7 +213,7 @@ class Context(msgspec.Struct):
     ) -> Any:
         from .tasks.requesting import ask_as_task
 
-        return await ask_as_task(self, method, params, timeout=timeout)
+        return await ask_as_task(self.peer, self.protocol_version, method, params, timeout=timeout)
 
     def _ask(
         self, method: MethodInfo[Any, Any], params: Any, timeout: float | None, key: str | None

@@ -23,7 +23,7 @@ from mcpbind_types._common import MethodInfo, RequestOptions, decoder
 from .._asyncio import Raised, carried, is_cancellation
 from .._lazy import LazyModule
 from ..protocol import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, McpError
-from ..protocol.core import has_capability
+from ..protocol.capabilities import has_capability
 from ..protocol.subcaps import subcapability_refusal
 from ..protocol.wire import encode_notification
 

@@ -13,8 +13,8 @@ from auth_client_support import AuthWorld
 
 from mcpbind.auth.client import LoopbackRedirect, OAuth
 from mcpbind.host import Backoff, Host, HostEvent
-from mcpbind.host.auth import OAuthSettings, http_options
-from mcpbind.host.config import ConfigError
+from mcpbind.host.auth import http_options
+from mcpbind.host.config import ConfigError, OAuthSettings
 from mcpbind.host.config_file import parse_config, parse_server
 
 pytestmark = pytest.mark.anyio

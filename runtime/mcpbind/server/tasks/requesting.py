@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import anyio
 import msgspec
@@ -31,9 +31,8 @@ from ...protocol import (
 )
 from ...tasks.record import TERMINAL
 from ...versions import era_of
-from ..context import Context
 
-__all__ = ["ask_as_task"]
+__all__ = ["Requester", "ask_as_task"]
 
 _CAPABILITY: Final = {
     "sampling/createMessage": ("tasks", "requests", "sampling", "createMessage"),
@@ -43,28 +42,41 @@ _CREATE: Final = {name: custom_method(name, "server_to_client") for name in _CAP
 """The same requests, answered with a ``CreateTaskResult`` (plain JSON) instead."""
 
 
+class Requester(Protocol):
+    """The session this asks through (a handler context's ``peer``,
+    :class:`mcpbind.server.context.Peer`)."""
+
+    async def send_request(
+        self, method: MethodInfo[Any, Any], params: Any, options: RequestOptions | None = None
+    ) -> Any: ...
+
+    def peer_has_capability(self, path: tuple[str, ...]) -> bool: ...
+
+
 async def ask_as_task(
-    ctx: Context,
+    peer: Requester,
+    protocol_version: str | None,
     method: MethodInfo[Any, Any],
     params: Any,
     *,
     timeout: float | None = None,
     ttl_ms: int | None = None,
 ) -> Any:
-    """Send ``method`` as a task and wait for its result (``timeout``: for all of it; the
-    task is cancelled when it passes or when the caller is cancelled)."""
+    """Send ``method`` to the client of ``peer`` (speaking ``protocol_version``) as a task and
+    wait for its result (``timeout``: for all of it; the task is cancelled when it passes or
+    when the caller is cancelled)."""
     path = _CAPABILITY[method.method]
-    if era_of(ctx.protocol_version).tasks_extension:
+    if era_of(protocol_version).tasks_extension:
         raise LocalProtocolError(
-            f"{method.method} as a task: {ctx.protocol_version} has no client tasks"
+            f"{method.method} as a task: {protocol_version} has no client tasks"
         )
-    if not ctx.client_supports(*path):
+    if not peer.peer_has_capability(path):
         raise LocalProtocolError(
             f"{method.method} as a task needs the client capability "
             f"{'.'.join(path)!r}, which the client did not declare"
         )
     task = t.TaskMetadata() if ttl_ms is None else t.TaskMetadata(ttl=ttl_ms)
-    created = await ctx.peer.send_request(
+    created = await peer.send_request(
         _CREATE[method.method], msgspec.structs.replace(params, task=task)
     )
     info = created.get("task") if isinstance(created, dict) else None
@@ -83,19 +95,19 @@ async def ask_as_task(
                 )
             poll = state.get("pollInterval")
             await anyio.sleep((poll if isinstance(poll, int) else 500) / 1000)
-            state = await _ask(ctx, m.S2C_GET_TASK, task_id, deadline)
+            state = await _ask(peer, m.S2C_GET_TASK, task_id, deadline)
         ended = True
-        value = await _ask(ctx, m.S2C_GET_TASK_PAYLOAD, task_id, deadline)
+        value = await _ask(peer, m.S2C_GET_TASK_PAYLOAD, task_id, deadline)
     finally:
         if not ended:
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-                await _ask(ctx, m.S2C_CANCEL_TASK, task_id, None)
+                await _ask(peer, m.S2C_CANCEL_TASK, task_id, None)
     return decoder(method.result_type).decode(msgspec.json.encode(value))
 
 
 async def _ask(
-    ctx: Context, row: MethodInfo[Any, Any], task_id: str, deadline: float | None
+    peer: Requester, row: MethodInfo[Any, Any], task_id: str, deadline: float | None
 ) -> Any:
     left = None if deadline is None else max(deadline - time.monotonic(), 0.001)
     options = None if left is None else RequestOptions(timeout=left)
-    return await ctx.peer.send_request(row, {"taskId": task_id}, options)
+    return await peer.send_request(row, {"taskId": task_id}, options)
