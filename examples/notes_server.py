@@ -133,10 +133,8 @@ def create_server(seed: Iterable[tuple[str, str, list[str]]] = SAMPLE_NOTES) -> 
         )(read)
 
     def unpublish(note: Note) -> None:
-        # Server has no remove_resource() (only remove_tool()): drop the entry and announce
-        # the change the way registration does.
-        server.resources.pop(note.uri, None)
-        server._changed("resources")
+        if note.uri in server.resources:
+            server.remove_resource(note.uri)  # announces resources/list_changed
 
     @server.resource(INDEX_URI, title="All notes", mime_type=MIME)
     def index() -> str:

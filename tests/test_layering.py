@@ -349,3 +349,14 @@ def test_no_private_name_imported_across_runtime_modules() -> None:
                 private = [a.name for a in node.names if a.name.startswith("_")]
                 found += [f"{module}: {node.module or '.'} {name}" for name in private]
     assert found == []
+
+
+def test_no_two_runtime_classes_share_a_name() -> None:
+    """One name per concept (issue 29): a class name, public or private, names one class in
+    the whole runtime, so a reader (or a traceback) never has to ask which one is meant."""
+    homes: dict[str, list[str]] = {}
+    for path in sorted(RUNTIME.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                homes.setdefault(node.name, []).append(str(path.relative_to(RUNTIME)))
+    assert {name: where for name, where in homes.items() if len(where) > 1} == {}

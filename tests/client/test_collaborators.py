@@ -1,5 +1,5 @@
 """The client's collaborators through their declared interfaces (issue 29): negotiation
-(``Offer`` in, ``Agreement`` out), the per-request ``_meta`` (``RequestMeta``), the 2026-07-28
+(``Offer`` in, ``Agreement`` out), the per-request ``_meta`` (``OutgoingMeta``), the 2026-07-28
 ``Pipeline`` over a ``PipelineOwner``, the ``Listener``, list refresh over a ``ListsOwner``,
 tool headers, and what ``Client`` declares for them (``request_meta``, ``roots``,
 ``protocol_version``, ``request(info=)``, ``send_request`` picking the pipeline)."""
@@ -19,9 +19,9 @@ from mcpbind.client.cache import ResultCache
 from mcpbind.client.connect import open_target
 from mcpbind.client.listen import Listener
 from mcpbind.client.negotiation import Agreement, Offer, negotiate, use_version
+from mcpbind.client.outgoing_meta import OutgoingMeta
 from mcpbind.client.pipeline import Pipeline
 from mcpbind.client.refresh import start
-from mcpbind.client.request_meta import RequestMeta
 from mcpbind.client.subscription import Subscription
 from mcpbind.client.tool_headers import reread_tools, vet_tools
 from mcpbind.connection import Connection
@@ -73,13 +73,13 @@ async def _connection(server: Server, version: str | None) -> AsyncIterator[Conn
         yield conn
 
 
-def _meta() -> RequestMeta:
-    meta = RequestMeta()
+def _meta() -> OutgoingMeta:
+    meta = OutgoingMeta()
     meta.introduce(t.ClientCapabilities(), INFO)
     return meta
 
 
-# -- RequestMeta ------------------------------------------------------------------------------
+# -- OutgoingMeta ------------------------------------------------------------------------------
 
 
 def test_request_meta_names_the_version_and_encodes_once_per_change() -> None:

@@ -37,7 +37,7 @@ from .cache import INVALIDATES, ResultCache
 from .connect import open_location, open_target, parse_location
 from .handlers import ClientHandlers, capabilities_of
 from .negotiation import Offer, UnsupportedVersion, negotiate, probes
-from .request_meta import RequestMeta
+from .outgoing_meta import OutgoingMeta
 
 if TYPE_CHECKING:
     from mcpbind_types.unified import methods as m
@@ -132,7 +132,7 @@ class Client(ServerMethods):
         self.max_input_rounds = max_input_rounds
         self.probe_timeout = probe_timeout
         #: Stateless era: the per-request ``_meta`` fields, the log level, their JSON.
-        self._meta = RequestMeta(log_level)
+        self._meta = OutgoingMeta(log_level)
         #: Stateless era: how often a request whose response stream broke is re-issued.
         self.max_reissues = max_reissues
         self._transport: Transport | None = None

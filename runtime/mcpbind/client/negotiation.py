@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from ..connection import Connection
     from ..protocol import Session
-    from .request_meta import RequestMeta
+    from .outgoing_meta import OutgoingMeta
 else:  # the method table (and the types) imported at the first use (issue 15)
     m = LazyModule("mcpbind_types.unified.methods", globals(), "m")
 
@@ -96,7 +96,7 @@ def mutual_version(error: PeerError) -> str | None:
     return next((v for v in STATELESS_VERSIONS if v in supported), None)
 
 
-def use_version(core: Session, meta: RequestMeta, version: str) -> None:
+def use_version(core: Session, meta: OutgoingMeta, version: str) -> None:
     """From now on the client speaks stateless ``version``: its per-request ``_meta`` (and so
     the ``MCP-Protocol-Version`` header) and the session say so."""
     meta.use_version(version)
@@ -111,7 +111,7 @@ def probes(offer: str) -> bool:
 async def negotiate(
     conn: Connection,
     offer: Offer,
-    meta: RequestMeta,
+    meta: OutgoingMeta,
     handshake_capabilities: Callable[[], t.ClientCapabilities],
 ) -> Agreement:
     """Agree on a version with the server on the open connection ``conn``: probe with
@@ -127,7 +127,7 @@ async def negotiate(
     return await _handshake(conn, offer, handshake_capabilities())
 
 
-async def _discover(conn: Connection, offer: Offer, meta: RequestMeta) -> Agreement | None:
+async def _discover(conn: Connection, offer: Offer, meta: OutgoingMeta) -> Agreement | None:
     """Probe with ``server/discover``: the agreement when the server speaks a stateless
     version we do; None (with ``"auto"``) when it is a legacy server."""
     fallback = offer.version == AUTO

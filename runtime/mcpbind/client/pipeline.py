@@ -34,7 +34,7 @@ from .tool_headers import reread_tools, vet_tools
 
 if TYPE_CHECKING:
     from .handlers import ClientHandlers
-    from .request_meta import RequestMeta
+    from .outgoing_meta import OutgoingMeta
 
 __all__ = ["Pipeline", "PipelineOwner", "stream_lost"]
 
@@ -76,7 +76,7 @@ class Pipeline:
     def __init__(
         self,
         conn: Connection,
-        meta: RequestMeta,
+        meta: OutgoingMeta,
         owner: PipelineOwner,
         tool_headers: object = None,
     ) -> None:
@@ -95,7 +95,7 @@ class Pipeline:
         return self._owner.max_reissues
 
     @property
-    def meta(self) -> RequestMeta:
+    def meta(self) -> OutgoingMeta:
         """The client's per-request ``_meta``."""
         return self._meta
 

@@ -104,7 +104,7 @@ def serve_http(
     # and the port really listened on (port 0) for the line printed once serving.
     sockets = None if config.uds or config.fd is not None else [_bind(config.host, config.port)]
 
-    class Server(uvicorn.Server):
+    class AnnouncingServer(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
             if self.started and sockets:
@@ -121,7 +121,7 @@ def serve_http(
             await super().shutdown(sockets)
 
     try:
-        Server(config).run(sockets)
+        AnnouncingServer(config).run(sockets)
     finally:
         for sock in sockets or ():
             sock.close()

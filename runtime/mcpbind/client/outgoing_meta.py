@@ -2,7 +2,7 @@
 the client's capabilities and info, and the log level (logging.mdx, 2026-07-28: a level per
 request), with their JSON encoded once and again only after one of them changed.
 
-One :class:`RequestMeta` per ``Client``: negotiation says which version it names, the pipeline
+One :class:`OutgoingMeta` per ``Client``: negotiation says which version it names, the pipeline
 sends it with every request, ``listen`` and the tasks extension start from its fields.
 """
 
@@ -14,10 +14,10 @@ import msgspec
 
 from ..protocol.meta import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
 
-__all__ = ["RequestMeta"]
+__all__ = ["OutgoingMeta"]
 
 
-class RequestMeta:
+class OutgoingMeta:
     """The per-request ``_meta`` fields of one client and their encoded JSON."""
 
     __slots__ = ("_client", "_fields", "_level", "encoded")
