@@ -220,3 +220,55 @@ def test_off_and_never_imported_without_opentelemetry() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_the_official_sdk_client_s_trace_is_continued() -> None:
+    """The official Python SDK's client (``mcp``) injects SEP-414 trace context into
+    ``params._meta``: a mcpbind server continues its trace (its span is the child of the
+    official client's span). In a subprocess: the official SDK traces with the global provider."""
+    pytest.importorskip("mcp", reason="the official MCP SDK (`mcp`) is not installed")
+    script = textwrap.dedent(
+        f"""
+        import json, os, sys
+        import anyio, mcp
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
+        params = mcp.StdioServerParameters(
+            command=sys.executable, args=[{str(HERE / "traced_server.py")!r}], env=dict(os.environ)
+        )
+
+        async def main():
+            async with (
+                mcp.stdio_client(params) as (read, write),
+                mcp.ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                await session.call_tool("greet", {{"name": "x"}})
+                result = await session.call_tool("spans", {{}})
+            return result.structured_content["result"]
+
+        server = anyio.run(main)
+        client = [
+            {{"name": s.name, "kind": s.kind.name, "trace_id": s.context.trace_id,
+              "span_id": s.context.span_id}}
+            for s in exporter.get_finished_spans()
+        ]
+        print(json.dumps({{"client": client, "server": server}}))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    spans = json.loads(out.stdout.strip().splitlines()[-1])
+    (incoming,) = _call_spans(spans["server"], "SERVER")
+    outgoing = [s for s in spans["client"] if s["kind"] == "CLIENT" and "greet" in s["name"]]
+    assert len(outgoing) == 1
+    assert incoming["trace_id"] == outgoing[0]["trace_id"]
+    assert incoming["parent_id"] == outgoing[0]["span_id"]
