@@ -14,7 +14,7 @@ import contextlib
 import itertools
 import math
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -49,11 +49,14 @@ else:  # imported when a loop first uses it, not with mcpbind (issue 15, cold st
     asyncio, anyio = LazyModule("asyncio", globals()), LazyModule("anyio", globals())
 
 __all__ = [
+    "ClientMiddleware",
     "Connection",
     "ConnectionClosed",
     "NotificationHandler",
+    "OutgoingCall",
     "PeerError",
     "RequestTimeout",
+    "SendNext",
     "Waiter",
 ]
 
@@ -84,6 +87,41 @@ class Waiter(msgspec.Struct):
         self.done = True
         if not self.future.done():
             self.future.set_result(None)
+
+
+class OutgoingCall(msgspec.Struct):
+    """One request a connection sends, as a client middleware sees it: the method, its params
+    (typed, or a dict; ``None`` without), the request options and the method's table row if
+    the caller gave one, and the connection that sends it. Pass a changed copy on
+    (``msgspec.structs.replace(call, params=...)``) to change what is sent."""
+
+    method: str
+    params: Any
+    options: RequestOptions | None
+    info: MethodInfo[Any, Any] | None
+    connection: Connection
+
+
+SendNext = Callable[[OutgoingCall], Awaitable[Any]]
+"""The rest of a client middleware chain: the next middleware, or the send itself."""
+
+ClientMiddleware = Callable[[OutgoingCall, SendNext], Awaitable[Any]]
+"""``async def middleware(call, send_next) -> result``: around every outgoing request."""
+
+
+def _send_call(call: OutgoingCall) -> Awaitable[Any]:
+    return call.connection.exchange(call.method, call.params, call.options, call.info)
+
+
+def _link(layer: ClientMiddleware, send_next: SendNext) -> SendNext:
+    def step(call: OutgoingCall) -> Awaitable[Any]:
+        return layer(call, send_next)
+
+    return step
+
+
+async def _through(chain: SendNext, call: OutgoingCall) -> Any:
+    return await chain(call)
 
 
 class _CoreReplies:
@@ -118,6 +156,9 @@ class Connection:
         self._on_notification = on_notification
         self.default_timeout = default_timeout
         self._waiters: dict[RequestId, Waiter] = {}
+        #: Client middleware around every request sent (:meth:`use_middleware`), and its chain.
+        self.middleware: tuple[ClientMiddleware, ...] = ()
+        self._outgoing: SendNext | None = None
         #: Runs the peer's requests: the one in-flight table, bounds, cancellation, answers.
         self.runner = Runner(_CoreReplies(core), on_request, limit=core.options.max_inflight)
         self._loop: asyncio.AbstractEventLoop  # set on entry (``async with``)
@@ -228,16 +269,41 @@ class Connection:
         if data is not None:
             await self.transport.send(data)
 
-    async def request(
+    def request(
         self,
         method: str,
         params: Any = None,
         options: RequestOptions | None = None,
         *,
         info: MethodInfo[Any, Any] | None = None,
-    ) -> Any:
+    ) -> Coroutine[Any, Any, Any]:
         """Send a request and wait for its result (raises McpError for an error response).
-        ``info``: the table row to send it under (a task-augmented call's result type)."""
+        ``info``: the table row to send it under (a task-augmented call's result type).
+        Every outgoing request passes here, through the :attr:`middleware` chain if any
+        (:meth:`use_middleware`); the coroutine is returned for the caller to await."""
+        if self._outgoing is None:
+            return self.exchange(method, params, options, info)
+        return _through(self._outgoing, OutgoingCall(method, params, options, info, self))
+
+    def use_middleware(self, layers: Sequence[ClientMiddleware]) -> None:
+        """Run every request this connection sends through ``layers`` (the first outermost);
+        ``()``: none (the request path is then exactly :meth:`exchange`)."""
+        chain: SendNext | None = None
+        if layers:
+            chain = _send_call
+            for layer in reversed(layers):
+                chain = _link(layer, chain)
+        self._outgoing = chain
+        self.middleware = tuple(layers)
+
+    async def exchange(
+        self,
+        method: str,
+        params: Any = None,
+        options: RequestOptions | None = None,
+        info: MethodInfo[Any, Any] | None = None,
+    ) -> Any:
+        """:meth:`request` past the middleware: send the request, wait for its answer."""
         if self._is_closed:
             raise ConnectionClosed(self.close_reason)
         if not self._send_checks_cancellation and self._check_cancelled.pending(self._loop):

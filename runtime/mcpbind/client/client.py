@@ -42,7 +42,7 @@ from .outgoing_meta import OutgoingMeta
 if TYPE_CHECKING:
     from mcpbind_types.unified import methods as m
 
-    from ..connection import Connection
+    from ..connection import ClientMiddleware, Connection
     from ..launch import ServerLocation
     from ..server.app import Server
     from ..tasks.receiver import TaskReceiver
@@ -98,6 +98,7 @@ class Client(ServerMethods):
         log_level: str | None = None,
         max_reissues: int = 2,
         auth: Any = None,
+        middleware: Sequence[ClientMiddleware] = (),
     ) -> None:
         # A bad command line fails here, not on enter.
         self._location: ServerLocation | None = (
@@ -107,6 +108,8 @@ class Client(ServerMethods):
         #: For a URL or a command line: the HTTP transport's ``auth=`` (an ``httpx2.Auth`` such
         #: as ``mcpbind.auth.client.OAuth``, or a bearer token string).
         self.auth = auth
+        #: Around every request this client sends, the first outermost (issue 32).
+        self.middleware = list(middleware)
         self.handlers = handlers or ClientHandlers()
         self._info = t.Implementation(name=name, version=version)
         self._offer = protocol_version
@@ -183,6 +186,10 @@ class Client(ServerMethods):
             default_timeout=self._timeout,
         )
         connection.on_url_elicitation = self._note_url_elicitations
+        # issue 32, the one middleware hook of the client: every request, both eras.
+        from .middleware import client_layers
+
+        connection.use_middleware(client_layers(self.middleware))
         await self._stack.enter_async_context(connection)
         offer = Offer(
             self._offer, self._info, self._timeout, self.probe_timeout, self.auth is not None

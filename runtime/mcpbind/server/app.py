@@ -28,6 +28,7 @@ from ..versions import era_of
 from .context import Context
 from .extension import ServerExtension
 from .limits import server_inflight_limit
+from .middleware import Middleware, compose, layers_for
 from .options import StatelessOptions
 from .results import prompt_result, resource_contents, returns_content, tool_result
 from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
@@ -119,6 +120,10 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     #: wrapper): a 2026-07-28 call then reaches it without its params made (wire_view).
     own_tool_calls: bool = msgspec.field(default=False)
     _wrappers: dict[str, list[Wrapper]] = msgspec.field(default_factory=dict)
+    middleware: list[Middleware] = msgspec.field(default_factory=list)
+    """Around every inbound request, in order (the first outermost): :mod:`.middleware`."""
+    #: The layers the handler table was built with (``middleware``, OpenTelemetry's if active).
+    _layers: list[Middleware] = msgspec.field(default_factory=list)
     extensions: list[ServerExtension] = msgspec.field(default_factory=list)
     notification_handlers: dict[str, Handler] = msgspec.field(default_factory=dict)
     #: Keyed by listener (insertion-ordered): a session's unsubscribe is O(1) however many.
@@ -318,10 +323,27 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
 
         return register
 
+    def add_middleware(self, *layers: Middleware) -> None:
+        """Append ``layers`` to :attr:`middleware` (inside those already there)."""
+        self.middleware.extend(layers)
+        self._table = None
+
     def wrap(self, method: str, wrapper: Wrapper) -> None:
-        """Wrap ``method``'s handler (``wrapper(inner) -> handler``): how extensions hook in."""
+        """Low level, for extensions (use :meth:`add_middleware`): wrap one method's handler
+        (``wrapper(inner) -> handler``), inside every middleware."""
         self._wrappers.setdefault(method, []).append(wrapper)
         self._build_handlers()
+
+    @property
+    def active_middleware(self) -> Sequence[Middleware]:
+        """The layers the handler table, as last built, runs requests in (:attr:`middleware`,
+        inside OpenTelemetry's when active)."""
+        return self._layers
+
+    def layered(self, method: str, handler: Handler) -> Handler:
+        """``handler`` inside the server's middleware, as the handler table has it (for the
+        requests a session answers itself)."""
+        return compose(method, self._layers, handler) if self._layers else handler
 
     def notification(self, name: str) -> Callable[[Handler], Handler]:
         """Handle a client notification (e.g. ``notifications/roots/list_changed``)."""
@@ -409,6 +431,9 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         for method, wrappers in self._wrappers.items():
             for wrapper in wrappers if method in table else ():
                 table[method] = wrapper(table[method])
+        self._layers = layers = layers_for(self.middleware)
+        for method in table if layers else ():
+            table[method] = compose(method, layers, table[method])
         self.own_tool_calls = table["tools/call"] == self._call_tool
         self.handlers: dict[str, Handler] = table  # an attribute: reading it changes nothing
 

@@ -332,7 +332,7 @@ async def run_request(
     if method == "server/discover":
         return _complete(discover_result(server), method, enc, enc.options)
     custom = server.custom.get(method)
-    handler = custom if custom is not None else server.handlers.get(method)
+    handler = server.handlers.get(method)  # custom ones too, inside the server's middleware
     if handler is None:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
     try:

@@ -42,6 +42,7 @@ from .context import Context
 from .dispatch import Encoded, encoded, run_request
 from .limits import server_inflight
 from .listen_hub import LISTEN, ListenHub
+from .middleware import session_started
 from .principal import Principal, current_principal
 from .sessionless_mode import initialize_result
 
@@ -158,6 +159,7 @@ class ServerSession:
     async def run(self) -> None:
         """Serve until the client disconnects."""
         unsubscribe = self.server.on_change(self._mark_changed)
+        ended = session_started(self.server.active_middleware)  # telemetry's session count
         try:
             async with self.connection:
                 try:
@@ -170,6 +172,8 @@ class ServerSession:
                     unsubscribe()
         finally:
             unsubscribe()
+            if ended is not None:
+                ended()
 
     async def ping(self, timeout: float | None = None) -> None:
         """Ping the client (``ping`` works both ways)."""
@@ -258,7 +262,10 @@ class ServerSession:
             )
         handler = self.server.handlers.get(method)
         if handler is None or method in _SESSION_METHODS:
-            return self._session_request(event)
+            if not self.server.active_middleware:
+                return self._session_request(event)
+            # Middleware sees the requests the session answers itself too.
+            handler = self.server.layered(method, lambda _p, _c: self._session_request(event))
         ctx = Context(
             peer=self,
             protocol_version=self.core.version,
