@@ -529,7 +529,8 @@ def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) ->
             updates: dict[str, Any] = {
                 "result_type": "complete",
                 "ttl_ms": hint.ttl_ms,
-                "cache_scope": hint.scope,
+                # A result its handler made private (a listing filtered per caller) stays so.
+                "cache_scope": "private" if result.cache_scope == "private" else hint.scope,
             }
             if meta is not msgspec.UNSET:
                 updates["meta"] = meta
@@ -551,7 +552,7 @@ def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) ->
     if method in CACHEABLE:
         hint = opts.hint(method)
         value["ttlMs"] = hint.ttl_ms
-        value["cacheScope"] = hint.scope
+        value["cacheScope"] = "private" if value.get("cacheScope") == "private" else hint.scope
     if info is not None:
         value["_meta"] = {**(value.get("_meta") or {}), SERVER_INFO: info}
     return value
