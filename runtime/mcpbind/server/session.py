@@ -11,7 +11,7 @@ import contextlib
 import contextvars
 import functools
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -117,6 +117,9 @@ class ServerSession:
         #: ``Context.session_state`` of every request of this session.
         self.state: dict[str, Any] = {}
         self.subscriptions: set[str] = set()
+        #: The headers of the HTTP request that carried request ``id`` (set by an HTTP
+        #: transport, read once as the request's context is made); ``None``: not over HTTP.
+        self.request_headers: Callable[[RequestId], Mapping[str, str] | None] | None = None
         self.client_info: t.Implementation | None = None
         self.initialized = Flag()
         self._debounce = debounce
@@ -268,6 +271,7 @@ class ServerSession:
             session_state=self.state,
             debug_errors=self.core.options.debug,
             principal=self.principal or current_principal.get(),
+            headers=None if self.request_headers is None else self.request_headers(event.id),
         )
         return handler(event.params, ctx)
 

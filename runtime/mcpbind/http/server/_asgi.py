@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 from types import MappingProxyType
 from typing import Any
 
@@ -21,6 +21,7 @@ __all__ = [
     "Send",
     "BodyError",
     "Headers",
+    "RequestHeaders",
     "accepts",
     "media_type",
     "read_body",
@@ -108,6 +109,55 @@ class Headers:
 
     def get(self, name: bytes) -> str | None:
         return self._values.get(name)
+
+
+#: Left out of what handlers read: the token is the auth layer's (``ctx.principal`` says who
+#: is calling); a server must not pass it on (authorization.mdx §Access Token Privilege
+#: Restriction, §Token Passthrough).
+_CREDENTIALS = frozenset({"authorization", "proxy-authorization", "dpop"})
+
+
+class RequestHeaders(Mapping[str, str]):
+    """An HTTP request's headers as its handler reads them (``Context.headers``): read-only,
+    names in lower case, values decoded as latin-1 with their surrounding whitespace trimmed;
+    a field given more than once is one value joined with ``", "`` (RFC 9110 §5.3; ``Cookie``
+    with ``"; "``, RFC 6265 §5.4). Credentials are left out (``_CREDENTIALS``). Decoded on
+    first read: a handler that reads none costs one small object per request."""
+
+    __slots__ = ("_fields", "_raw")
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        self._raw = raw
+        self._fields: dict[str, str] | None = None
+
+    def _decoded(self) -> dict[str, str]:
+        fields = self._fields
+        if fields is None:
+            fields = {}
+            for name, value in self._raw:
+                key = name.decode("latin-1").lower()
+                if key in _CREDENTIALS:
+                    continue
+                text = value.decode("latin-1").strip(OWS)
+                if key in fields:
+                    fields[key] += ("; " if key == "cookie" else ", ") + text
+                else:
+                    fields[key] = text
+            self._fields = fields
+            self._raw = []
+        return fields
+
+    def __getitem__(self, name: str) -> str:
+        return self._decoded()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+    def __repr__(self) -> str:  # names only: values may be personal
+        return f"RequestHeaders({sorted(self._decoded())!r})"
 
 
 @functools.lru_cache(maxsize=256)  # clients send the same few Content-Type values

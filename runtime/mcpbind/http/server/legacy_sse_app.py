@@ -26,6 +26,7 @@ from ...server.app import Server
 from ._asgi import (
     Headers,
     Receive,
+    RequestHeaders,
     Scope,
     Send,
     client_address,
@@ -282,6 +283,7 @@ class LegacySSEApp:
             code, message = classified.error
             await send_error(send, 400, code, message)
             return
+        session.expect(classified.request_ids, RequestHeaders(scope["headers"]))
         await session.feed(body)
         await send_response(send, 202, b"Accepted", content_type=b"text/plain")
 

@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 from ...protocol import INVALID_REQUEST, SessionOptions
 from ...protocol.classify import Classified, classify_body, decoded_body
 from ...server.app import Server
+from ...server.context import current_request_headers
 from ...versions import HANDSHAKE_VERSIONS, HEADERLESS_VERSION, era_of
 from ._asgi import (
     Headers,
     Receive,
+    RequestHeaders,
     Scope,
     Send,
     accepts,
@@ -154,6 +156,14 @@ class StreamableHTTPApp:
             await session.close()
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # What the request's handlers read as ``Context.headers`` (its own task's requests).
+        token = current_request_headers.set(RequestHeaders(scope["headers"]))
+        try:
+            await self._route(scope, receive, send)
+        finally:
+            current_request_headers.reset(token)
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.path is not None and scope["path"].rstrip("/") != self.path.rstrip("/"):
             await send_error(send, 404, INVALID_REQUEST, "Not Found")
             return
@@ -332,6 +342,8 @@ class StreamableHTTPApp:
             await send_response(send, 202, b"", extra)
             return
         here = not classified.batch and session.at_rest
+        if not here and (headers := current_request_headers.get()) is not None:
+            session.expect(classified.request_ids, headers)  # run in the session's task
         if self.json_response and here:
             # One request, nothing before it still being read: answered in this task.
             answered = await session.answer(body)
