@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # imported on first template registration: its regexes cost a
     import asyncio
 
     from . import threads
+    from .lifespan import Lifespan, LifespanRun
     from .uritemplate import UriTemplate
 else:  # imported when a loop (or the first def tool) first uses it, not with mcpbind (issue 15)
     asyncio = LazyModule("asyncio", globals())
@@ -165,6 +166,12 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     #: Inbound requests in flight across all of this server's sessions and POSTs, and their
     #: bound (``mcpbind.server.limits``: adjust ``inflight.limit``).
     inflight: InflightLimit = msgspec.field(default_factory=server_inflight_limit)
+    lifespan: Lifespan | None = None
+    """``lifespan(server)``, an async context manager run once per process around serving
+    (``mcpbind.server.lifespan``); its value is every handler's ``ctx.lifespan_state``."""
+    #: The running lifespan's value (``None`` while none runs) and its run.
+    lifespan_state: Any = None
+    lifespan_run: LifespanRun | None = None
     #: What ``mcpbind.server.dispatch`` encodes of this server once per change (its identity,
     #: 2026-07-28 capabilities and method table); ``None`` until first needed.
     encoded_state: Any = None

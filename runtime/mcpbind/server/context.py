@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import msgspec
 
@@ -27,6 +27,8 @@ else:  # the method table (and the types) imported at the first use (issue 15, c
     m = LazyModule("mcpbind_types.unified.methods", globals(), "m")
 
 __all__ = ["Context", "Peer", "current_request_headers"]
+
+S = TypeVar("S")
 
 _LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -95,6 +97,20 @@ class Context(msgspec.Struct):
     #: stdio and in memory. The client chose them: trust one only when a proxy you control
     #: sets it (docs/guides/request-headers.md).
     headers: Mapping[str, str] | None = msgspec.field(default_factory=current_request_headers.get)
+    #: The value of the server's running lifespan (``Server(lifespan=...)``), ``None``
+    #: without one; :meth:`lifespan_state_as` gives it typed.
+    lifespan_state: Any = None
+
+    def lifespan_state_as(self, kind: type[S]) -> S:
+        """:attr:`lifespan_state`, checked to be a ``kind`` (a ``TypeError`` if it is not):
+        ``pool = ctx.lifespan_state_as(Pool)`` is typed ``Pool``."""
+        state = self.lifespan_state
+        if not isinstance(state, kind):
+            raise TypeError(
+                f"the lifespan state is a {type(state).__name__}, not a {kind.__name__}"
+                + (" (the server has no running lifespan)" if state is None else "")
+            )
+        return state
 
     @property
     def cancelled(self) -> bool:

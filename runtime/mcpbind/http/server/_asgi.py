@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from ...protocol.errors import INVALID_REQUEST
+from ...server.lifespan import LifespanClaim, LifespanError
 from .ticks import ticks
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "send_error",
     "send_response",
     "serve_lifespan",
+    "take_lifespan",
 ]
 
 OWS = " \t"
@@ -309,14 +311,36 @@ async def receive_body(
 
 
 async def serve_lifespan(
-    receive: Receive, send: Send, aclose: Callable[[], Awaitable[None]]
+    receive: Receive,
+    send: Send,
+    aclose: Callable[[], Awaitable[None]],
+    start: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """The ASGI lifespan protocol for an app whose only cleanup is ``aclose`` (at shutdown)."""
+    """The ASGI lifespan protocol for an app that ``start``s (the server's lifespan) at
+    startup and whose cleanup is ``aclose`` (at shutdown). A start that fails is reported as
+    ``lifespan.startup.failed`` with its one-line message (the ASGI server then exits)."""
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            if start is not None:
+                try:
+                    await start()
+                except LifespanError as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             await aclose()
             await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+async def take_lifespan(claim: LifespanClaim, send: Send) -> bool:
+    """Start the server's lifespan for a request of an app no lifespan event reached (mounted
+    in a framework that does not pass them on); ``False`` after answering 503 if it fails."""
+    try:
+        await claim.take()
+    except LifespanError as exc:
+        await send_error(send, 503, INVALID_REQUEST, f"Service Unavailable: {exc}")
+        return False
+    return True

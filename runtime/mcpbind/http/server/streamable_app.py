@@ -19,6 +19,7 @@ from ...protocol import INVALID_REQUEST, SessionOptions
 from ...protocol.classify import Classified, classify_body, decoded_body
 from ...server.app import Server
 from ...server.context import current_request_headers
+from ...server.lifespan import LifespanClaim
 from ...versions import HANDSHAKE_VERSIONS, HEADERLESS_VERSION, era_of
 from ._asgi import (
     Headers,
@@ -33,6 +34,7 @@ from ._asgi import (
     send_error,
     send_response,
     serve_lifespan,
+    take_lifespan,
 )
 from .auth_hook import AuthHook, scope_principal
 from .events import EventStore, format_event_id, parse_event_id
@@ -123,6 +125,8 @@ class StreamableHTTPApp:
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._allow = b"POST" if sessionless else b"GET, POST, DELETE"
+        #: This app's hold on the server's lifespan (``mcpbind.server.lifespan``).
+        self.lifespan = LifespanClaim(server)
         #: The 2026-07-28 requests and their listen streams (built on the first one).
         self._per_request: PerRequestEndpoint | None = None
 
@@ -130,6 +134,12 @@ class StreamableHTTPApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            if (
+                not self.lifespan.taken
+                and self.server.lifespan is not None
+                and not await take_lifespan(self.lifespan, send)
+            ):
+                return  # answered 503: the lifespan failed to start
             if self.auth is not None:
                 checked = await self.auth(self, scope, receive, send)
                 if checked is None:
@@ -137,7 +147,7 @@ class StreamableHTTPApp:
                 receive = checked
             await self._http(scope, receive, send)
         elif kind == "lifespan":
-            await serve_lifespan(receive, send, self.aclose)
+            await serve_lifespan(receive, send, self.aclose, self.lifespan.take)
         elif kind == "websocket":
             await send({"type": "websocket.close", "code": 1003})
 
@@ -154,6 +164,7 @@ class StreamableHTTPApp:
         self.sessions.clear()
         for session in sessions:
             await session.close()
+        await self.lifespan.drop()
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         # What the request's handlers read as ``Context.headers`` (its own task's requests).
