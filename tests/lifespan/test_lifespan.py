@@ -131,9 +131,9 @@ async def test_mounted_without_lifespan_events_the_first_request_starts_it() -> 
     assert events == ["start", "used", "used", "stop"]
 
 
-async def test_a_failed_start_under_asgi() -> None:
+async def test_a_failed_start_under_asgi(caplog: pytest.LogCaptureFixture) -> None:
     """The ASGI startup reports ``lifespan.startup.failed`` with one line; a request of a
-    mounted app is answered 503 with it, and the next request tries again."""
+    mounted app is answered 503 (the reason is logged), and the next request tries again."""
     events: list[str] = []
     app = StreamableHTTPApp(_server(events, fail=True), path="/mcp")
     sent: list[dict[str, Any]] = []
@@ -158,7 +158,9 @@ async def test_a_failed_start_under_asgi() -> None:
     for _ in range(2):
         await app(scope, receive, send)
     assert [m.get("status") for m in sent if m["type"] == "http.response.start"] == [503, 503]
-    assert b"failed to start" in sent[1]["body"]
+    assert b"the server failed to start" in sent[1]["body"]
+    assert b"cannot open the pool" not in sent[1]["body"]  # logged, not sent to the client
+    assert "cannot open the pool" in caplog.text
     assert events == ["start"] * 3
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 from types import MappingProxyType
 from typing import Any
@@ -32,6 +33,8 @@ __all__ = [
     "serve_lifespan",
     "take_lifespan",
 ]
+
+_logger = logging.getLogger("mcpbind.http")
 
 OWS = " \t"
 """A header value's surrounding whitespace (RFC 9110 §5.5), to trim with ``strip(OWS)``:
@@ -337,10 +340,13 @@ async def serve_lifespan(
 
 async def take_lifespan(claim: LifespanClaim, send: Send) -> bool:
     """Start the server's lifespan for a request of an app no lifespan event reached (mounted
-    in a framework that does not pass them on); ``False`` after answering 503 if it fails."""
+    in a framework that does not pass them on); ``False`` after answering 503 if it fails
+    (the reason is logged, not sent: exception text can hold paths or secrets)."""
     try:
         await claim.take()
     except LifespanError as exc:
-        await send_error(send, 503, INVALID_REQUEST, f"Service Unavailable: {exc}")
+        _logger.error("%s", exc)
+        message = "Service Unavailable: the server failed to start"
+        await send_error(send, 503, INVALID_REQUEST, message, [(b"retry-after", b"5")])
         return False
     return True
