@@ -54,9 +54,11 @@ async def open_target(
     # imports the server side (issue 15, cold start).
     server_app = sys.modules.get("mcpbind.server.app")
     if server_app is not None and isinstance(target, server_app.Server):
+        from ..server.lifespan import held
         from ..server.session import ServerSession
         from ..transports.memory import memory_pair
 
+        await stack.enter_async_context(held(target))  # its lifespan, as serve() would
         client_end, server_end = memory_pair()
         session = ServerSession(target, server_end)
         tg = await stack.enter_async_context(anyio.create_task_group())

@@ -33,11 +33,13 @@ from .options import StatelessOptions
 from .results import prompt_result, resource_contents, returns_content, tool_result
 from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
 from .tool_errors import tool_failure
+from .visibility import Rule, Switches, Visible, make_rule, page, shown
 
 if TYPE_CHECKING:  # imported on first template registration: its regexes cost at import
     import asyncio
 
     from . import threads
+    from .lifespan import Lifespan, LifespanRun
     from .uritemplate import UriTemplate
 else:  # imported when a loop (or the first def tool) first uses it, not with mcpbind (issue 15)
     asyncio = LazyModule("asyncio", globals())
@@ -50,6 +52,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class _ListResult(Protocol):
     next_cursor: str | msgspec.UnsetType
+    cache_scope: typing.Literal["private", "public"] | msgspec.UnsetType
 
 
 L = TypeVar("L", bound=_ListResult)
@@ -97,6 +100,27 @@ class _Prompt(msgspec.Struct):
     signature: ToolSignature
 
 
+class _Listed(msgspec.Struct):
+    """One kind's listing: its items, with each one's key and rule (``rules``: ``None``
+    when none declares one)."""
+
+    items: list[Any]
+    keys: list[str]
+    rules: list[Rule | None] | None
+    #: A rule depends on the caller: on its ``visible`` predicate, or on its scopes.
+    predicates: bool
+    scoped: bool
+
+
+_KIND = {"tools/call": "tools", "prompts/get": "prompts", "resources/read": "resources"}
+_KEY_OF = {
+    "tools": "tools/call",
+    "prompts": "prompts/get",
+    "resources": "resources/read",
+    "templates": "resources/read",
+}
+
+
 class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own attributes, weakrefs
     """An MCP server: register with the decorators, then serve over any transport. Their
     ``scopes=``: OAuth scopes a caller needs (``mcpbind.auth.server`` answers 403 without)."""
@@ -129,15 +153,29 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     #: Keyed by listener (insertion-ordered): a session's unsubscribe is O(1) however many.
     _listeners: dict[Callable[[str, str | None], None], None] = msgspec.field(default_factory=dict)
     #: What ``tools/list`` etc. list, built once per change (see ``_listed``).
-    _lists: dict[str, list[Any]] = msgspec.field(default_factory=dict)
+    _lists: dict[str, _Listed] = msgspec.field(default_factory=dict)
     stateless: StatelessOptions = msgspec.field(default_factory=StatelessOptions)
     """Eras served, cache hints and ``requestState`` protection for protocol 2026-07-28."""
     #: Declared scopes by ``"tools/call <name>"``, ``"prompts/get <name>"``, ``"resources/read
     #: <uri or template>"``.
     scopes: dict[str, frozenset[str]] = msgspec.field(default_factory=dict)
+    #: Listing rules (``scopes=``, ``visible=``, ``tags=``) by the same keys.
+    rules: dict[str, Rule] = msgspec.field(default_factory=dict)
+    #: What :meth:`disable` switched off.
+    switches: Switches = msgspec.field(default_factory=Switches)
+    hide_ungranted: bool = False
+    """List what declares ``scopes=`` only to callers whose principal holds them (off by
+    default: a client that sees an item it lacks scopes for can step up, authorization.mdx
+    §Step-Up Authorization Flow)."""
     #: Inbound requests in flight across all of this server's sessions and POSTs, and their
     #: bound (``mcpbind.server.limits``: adjust ``inflight.limit``).
     inflight: InflightLimit = msgspec.field(default_factory=server_inflight_limit)
+    lifespan: Lifespan | None = None
+    """``lifespan(server)``, an async context manager run once per process around serving
+    (``mcpbind.server.lifespan``); its value is every handler's ``ctx.lifespan_state``."""
+    #: The running lifespan's value (``None`` while none runs) and its run.
+    lifespan_state: Any = None
+    lifespan_run: LifespanRun | None = None
     #: What ``mcpbind.server.dispatch`` encodes of this server once per change (its identity,
     #: 2026-07-28 capabilities and method table); ``None`` until first needed.
     encoded_state: Any = None
@@ -162,6 +200,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         thread: bool | None = None,
         task: typing.Literal["forbidden", "optional", "required"] | None = None,
         scopes: Iterable[str] = (),
+        visible: Visible | None = None,
+        tags: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a tool. Its input schema comes from the type hints; arguments are
         validated before the function runs; a structured return type gives an output schema.
@@ -169,7 +209,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         A plain ``def`` tool runs in a worker thread (``thread=None``), so one that blocks
         (file or network I/O, CPU work) never holds up other requests; ``thread=False`` runs
         it on the event loop, for functions too quick to be worth the thread hop. ``task``: its
-        ``execution.taskSupport`` (``mcpbind.server.tasks`` serves it)."""
+        ``execution.taskSupport`` (``mcpbind.server.tasks`` serves it). ``visible`` and
+        ``tags``: who may see it, and the switches it answers to (``mcpbind.server.visibility``)."""
 
         def register(fn: F) -> F:
             structured = structured_output
@@ -196,7 +237,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
                 tool.execution = t.ToolExecution(task_support=task)
             in_thread = not inspect.iscoroutinefunction(fn) if thread is None else thread
             self.tools[tool_name] = _Tool(tool, fn, sig, in_thread)
-            self._require(f"tools/call {tool_name}", scopes)
+            self._require(f"tools/call {tool_name}", scopes, visible, tags)
             self._changed("tools")
             return fn
 
@@ -231,6 +272,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         description: str | None = None,
         mime_type: str | None = None,
         scopes: Iterable[str] = (),
+        visible: Visible | None = None,
+        tags: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a fixed resource; the function returns ``str``, ``bytes`` or contents."""
 
@@ -240,7 +283,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
                 res, title=title, mime_type=mime_type, description=description or _doc(fn)
             )
             self.resources[uri] = _Resource(res, _Call(fn))
-            self._require(f"resources/read {uri}", scopes)
+            self._require(f"resources/read {uri}", scopes, visible, tags)
             self._changed("resources")
             return fn
 
@@ -255,6 +298,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         description: str | None = None,
         mime_type: str | None = None,
         scopes: Iterable[str] = (),
+        visible: Visible | None = None,
+        tags: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register an RFC 6570 template; matched variables become keyword arguments."""
 
@@ -269,7 +314,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
                 tpl, title=title, mime_type=mime_type, description=description or _doc(fn)
             )
             self.templates[uri_template] = _Template(tpl, matcher, _Call(fn))
-            self._require(f"resources/read {uri_template}", scopes)
+            self._require(f"resources/read {uri_template}", scopes, visible, tags)
             self._changed("resources")
             return fn
 
@@ -282,6 +327,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         title: str | None = None,
         description: str | None = None,
         scopes: Iterable[str] = (),
+        visible: Visible | None = None,
+        tags: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a prompt; its string parameters are the prompt's arguments."""
 
@@ -298,7 +345,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
             p = t.Prompt(name=name or sig.name, arguments=args)
             _set_optional(p, title=title, description=description or sig.description)
             self.prompts[p.name] = _Prompt(p, fn, sig)
-            self._require(f"prompts/get {p.name}", scopes)
+            self._require(f"prompts/get {p.name}", scopes, visible, tags)
             self._changed("prompts")
             return fn
 
@@ -354,12 +401,66 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
 
         return register
 
-    def _require(self, key: str, scopes: Iterable[str]) -> None:
+    def _require(
+        self, key: str, scopes: Iterable[str], visible: Visible | None, tags: Iterable[str]
+    ) -> None:
         found = frozenset(scopes.split() if isinstance(scopes, str) else scopes)
         if found:
             self.scopes[key] = found
         else:
             self.scopes.pop(key, None)
+        rule = make_rule(found, visible, tags)
+        if rule is not None:
+            self.rules[key] = rule
+        else:
+            self.rules.pop(key, None)
+
+    # ------------------------------------------------------------------ switches
+    def disable(
+        self,
+        *,
+        tag: str | None = None,
+        tool: str | None = None,
+        prompt: str | None = None,
+        resource: str | None = None,
+    ) -> None:
+        """Switch off every item tagged ``tag``, or one tool, prompt or resource (a URI or a
+        URI template): no caller lists or uses it until :meth:`enable`. Each change sends
+        ``list_changed`` (debounced) to the sessions and listen streams it concerns."""
+        self._switch(False, tag, tool, prompt, resource)
+
+    def enable(
+        self,
+        *,
+        tag: str | None = None,
+        tool: str | None = None,
+        prompt: str | None = None,
+        resource: str | None = None,
+    ) -> None:
+        """Switch back on what :meth:`disable` switched off (the same arguments)."""
+        self._switch(True, tag, tool, prompt, resource)
+
+    def _switch(
+        self, on: bool, tag: str | None, tool: str | None, prompt: str | None, resource: str | None
+    ) -> None:
+        kinds: set[str] = set()
+        if tag is not None and (tag in self.switches.tags) == on:
+            (self.switches.tags.discard if on else self.switches.tags.add)(tag)
+            kinds.update(_KIND[k.split(" ", 1)[0]] for k, r in self.rules.items() if tag in r.tags)
+        for name, key in (
+            (tool, "tools/call"),
+            (prompt, "prompts/get"),
+            (resource, "resources/read"),
+        ):
+            if name is not None and (f"{key} {name}" in self.switches.keys) == on:
+                (self.switches.keys.discard if on else self.switches.keys.add)(f"{key} {name}")
+                kinds.add(_KIND[key])
+        for kind in sorted(kinds):
+            self._changed(kind)
+
+    def _usable(self, key: str, ctx: Context) -> bool:
+        """Whether the caller may use the item ``key`` (its scopes are the auth layer's)."""
+        return shown(self.rules.get(key), key, ctx, self.switches, by_scopes=False)
 
     # ------------------------------------------------------------------ capabilities
     def capabilities(self, *, stateless: bool = False) -> t.ServerCapabilities:
@@ -438,14 +539,17 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         self.handlers: dict[str, Handler] = table  # an attribute: reading it changes nothing
 
     async def _list_tools(self, params: Any, ctx: Context) -> t.ListToolsResult:
-        items = self._listed("tools", self.tools, "tool")
-        return self._listing(lambda page: t.ListToolsResult(tools=page), items, params)
+        listed = self._listed("tools", self.tools, "tool")
+        return self._listing(lambda page: t.ListToolsResult(tools=page), listed, params, ctx)
 
     async def _call_tool(self, params: ToolCall, ctx: Context) -> t.CallToolResult:
         """``tools/call``: the named tool run with the call's arguments (``params``: the
         request's params, or a 2026-07-28 request's wire view of them)."""
         entry = self.tools.get(params.name)
-        if entry is None:
+        if entry is None or (
+            (self.rules or self.switches.keys)
+            and not self._usable(f"tools/call {params.name}", ctx)
+        ):  # one the caller cannot see is unknown to it
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
         args = params.arguments
         signature = entry.signature
@@ -478,27 +582,34 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         return tool_result(value, signature)
 
     async def _list_resources(self, params: Any, ctx: Context) -> t.ListResourcesResult:
-        items = self._listed("resources", self.resources, "resource")
-        return self._listing(lambda page: t.ListResourcesResult(resources=page), items, params)
+        listed = self._listed("resources", self.resources, "resource")
+        return self._listing(
+            lambda page: t.ListResourcesResult(resources=page), listed, params, ctx
+        )
 
     async def _list_templates(self, params: Any, ctx: Context) -> t.ListResourceTemplatesResult:
-        items = self._listed("templates", self.templates, "template")
+        listed = self._listed("templates", self.templates, "template")
         return self._listing(
-            lambda page: t.ListResourceTemplatesResult(resource_templates=page), items, params
+            lambda page: t.ListResourceTemplatesResult(resource_templates=page), listed, params, ctx
         )
 
     async def _read_resource(
         self, params: t.ReadResourceRequestParams, ctx: Context
     ) -> t.ReadResourceResult:
         uri = params.uri
+        gated = bool(self.rules or self.switches.keys)
         fixed = self.resources.get(uri)
+        if fixed is not None and gated and not self._usable(f"resources/read {uri}", ctx):
+            raise McpError(_RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
         if fixed is not None:
             value = await _maybe_await(fixed.call({}, ctx))
             mime = fixed.resource.mime_type
             return t.ReadResourceResult(contents=resource_contents(uri, value, mime))
-        for tpl in self.templates.values():
+        for uri_template, tpl in self.templates.items():
             match = tpl.matcher.match(uri)
             if match is not None:
+                if gated and not self._usable(f"resources/read {uri_template}", ctx):
+                    break  # the template that serves it is hidden from this caller
                 value = await _maybe_await(tpl.call({"uri": uri, **match}, ctx))
                 return t.ReadResourceResult(
                     contents=resource_contents(uri, value, tpl.template.mime_type)
@@ -506,14 +617,17 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         raise McpError(_RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
 
     async def _list_prompts(self, params: Any, ctx: Context) -> t.ListPromptsResult:
-        items = self._listed("prompts", self.prompts, "prompt")
-        return self._listing(lambda page: t.ListPromptsResult(prompts=page), items, params)
+        listed = self._listed("prompts", self.prompts, "prompt")
+        return self._listing(lambda page: t.ListPromptsResult(prompts=page), listed, params, ctx)
 
     async def _get_prompt(
         self, params: t.GetPromptRequestParams, ctx: Context
     ) -> t.GetPromptResult:
         entry = self.prompts.get(params.name)
-        if entry is None:
+        if entry is None or (
+            (self.rules or self.switches.keys)
+            and not self._usable(f"prompts/get {params.name}", ctx)
+        ):
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
         args = params.arguments
         signature = entry.signature
@@ -544,25 +658,59 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         )
 
     # ------------------------------------------------------------------ pagination
-    def _listed(self, kind: str, entries: dict[str, Any], attribute: str) -> list[Any]:
+    def _listed(self, kind: str, entries: dict[str, Any], attribute: str) -> _Listed:
         """The items one list method pages through, built once per change (``_changed``), so
         listing N items in pages costs O(N) in all, not O(N) per page."""
-        items = self._lists.get(kind)
-        if items is None or len(items) != len(entries):  # also notices a direct dict edit
-            items = self._lists[kind] = [getattr(x, attribute) for x in entries.values()]
-        return items
+        listed = self._lists.get(kind)
+        if listed is None or len(listed.items) != len(entries):  # also notices a direct edit
+            prefix = _KEY_OF[kind]
+            keys = [f"{prefix} {name}" for name in entries]
+            found = [self.rules.get(key) for key in keys]
+            ruled = [r for r in found if r is not None]
+            listed = self._lists[kind] = _Listed(
+                [getattr(x, attribute) for x in entries.values()],
+                keys,
+                found if ruled else None,
+                any(r.visible is not None for r in ruled),
+                any(r.scopes for r in ruled),
+            )
+        return listed
 
-    def _listing(self, make: Callable[[list[Any]], L], items: list[Any], params: Any) -> L:
-        """One page of ``items`` as a list result, with ``nextCursor`` when more follow."""
-        page, cursor = self._page(items, params)
-        result = make(page)
+    def _listing(
+        self, make: Callable[[list[Any]], L], listed: _Listed, params: Any, ctx: Context
+    ) -> L:
+        """One page of the items the caller may see as a list result, with ``nextCursor``
+        when more follow; a page that depends on the caller is not a shared cache entry
+        (2026-07-28 server/utilities/caching.mdx: ``cacheScope: "private"``)."""
+        switches = self.switches
+        rules = listed.rules
+        if rules is None and not switches.keys:
+            found, cursor = self._page(listed.items, params)
+            result = make(found)
+        else:
+            keys, by_scopes = listed.keys, self.hide_ungranted
+
+            def keep(index: int) -> bool:
+                rule = rules[index] if rules is not None else None
+                return shown(rule, keys[index], ctx, switches, by_scopes=by_scopes)
+
+            found, after = page(listed.items, keep, self._start(params), self.page_size)
+            cursor = encode_cursor(after) if after is not None else None
+            result = make(found)
+            if (listed.predicates or (by_scopes and listed.scoped)) and era_of(
+                ctx.protocol_version
+            ).stateless:
+                result.cache_scope = "private"
         if cursor:
             result.next_cursor = cursor
         return result
 
-    def _page(self, items: list[Any], params: Any) -> tuple[list[Any], str | None]:
+    def _start(self, params: Any) -> int:
         cursor = getattr(params, "cursor", None) if params is not None else None
-        start = decode_cursor(cursor) if isinstance(cursor, str) else 0
+        return decode_cursor(cursor) if isinstance(cursor, str) else 0
+
+    def _page(self, items: list[Any], params: Any) -> tuple[list[Any], str | None]:
+        start = self._start(params)
         end = start + self.page_size
         next_cursor = encode_cursor(end) if end < len(items) else None
         return items[start:end], next_cursor

@@ -8,8 +8,9 @@ client: progress for this request, log messages to this client, requests back to
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+import contextvars
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import msgspec
 
@@ -25,7 +26,9 @@ if TYPE_CHECKING:
 else:  # the method table (and the types) imported at the first use (issue 15, cold start)
     m = LazyModule("mcpbind_types.unified.methods", globals(), "m")
 
-__all__ = ["Context", "Peer"]
+__all__ = ["Context", "Peer", "current_request_headers"]
+
+S = TypeVar("S")
 
 _LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -64,6 +67,13 @@ async def _checkpoint() -> None:
     await asyncio.sleep(0)
 
 
+#: The headers of the HTTP request being served (``None``: not over HTTP), set by the HTTP
+#: apps for the request's task; a session's requests get their POST's headers explicitly.
+current_request_headers: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
+    "mcpbind_request_headers", default=None
+)
+
+
 class Context(msgspec.Struct):
     """Per-request handle given to handlers. Cheap: one per inbound request."""
 
@@ -82,6 +92,25 @@ class Context(msgspec.Struct):
     debug_errors: bool = False
     #: The authenticated caller (subject, client, scopes, claims), ``None`` without auth.
     principal: Principal | None = msgspec.field(default_factory=current_principal.get)
+    #: The headers of the HTTP request that carried this request (both eras, the legacy
+    #: HTTP+SSE endpoint), read-only, names in lower case, credentials left out; ``None`` on
+    #: stdio and in memory. The client chose them: trust one only when a proxy you control
+    #: sets it (docs/guides/request-headers.md).
+    headers: Mapping[str, str] | None = msgspec.field(default_factory=current_request_headers.get)
+    #: The value of the server's running lifespan (``Server(lifespan=...)``), ``None``
+    #: without one; :meth:`lifespan_state_as` gives it typed.
+    lifespan_state: Any = None
+
+    def lifespan_state_as(self, kind: type[S]) -> S:
+        """:attr:`lifespan_state`, checked to be a ``kind`` (a ``TypeError`` if it is not):
+        ``pool = ctx.lifespan_state_as(Pool)`` is typed ``Pool``."""
+        state = self.lifespan_state
+        if not isinstance(state, kind):
+            raise TypeError(
+                f"the lifespan state is a {type(state).__name__}, not a {kind.__name__}"
+                + (" (the server has no running lifespan)" if state is None else "")
+            )
+        return state
 
     @property
     def cancelled(self) -> bool:

@@ -372,7 +372,7 @@ async def run_request(
             and not isinstance(params.request_state, str)
         ):
             peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
-            ctx = _context(peer, meta, request_id, debug or server.debug)
+            ctx = _context(peer, meta, request_id, debug or server.debug, server)
             return _complete(await handler(params, ctx), method, enc, enc.options)
         return await _answer_mrtr(
             server, enc, method, params, meta, request_id, emit, handler, principal, debug
@@ -426,7 +426,7 @@ async def _answer_mrtr(
         params = _with_state(params, previous.app)
     round_ = InputRound(responses, meta.client_capabilities)
     peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, round_, method)
-    ctx = _context(peer, meta, request_id, debug or server.debug)
+    ctx = _context(peer, meta, request_id, debug or server.debug, server)
     if handler is not server.custom.get(method) and _cannot_ask(server, params):
         # A function without a context parameter has no way to ask: no runner task needed.
         return _complete(await handler(params, ctx), method, enc, opts)
@@ -490,7 +490,9 @@ def _input_requests(asked: dict[str, dict[str, Any]]) -> Any:
     return decoder(dict[str, t.InputRequest]).decode(msgspec.json.encode(asked))
 
 
-def _context(peer: StatelessPeer, meta: RequestMeta, request_id: int | str, debug: bool) -> Context:
+def _context(
+    peer: StatelessPeer, meta: RequestMeta, request_id: int | str, debug: bool, server: Server
+) -> Context:
     return Context(
         peer=peer,
         protocol_version=meta.protocol_version,
@@ -498,6 +500,7 @@ def _context(peer: StatelessPeer, meta: RequestMeta, request_id: int | str, debu
         progress_token=meta.progress_token,
         meta=dict(meta.raw),  # the handler's own (wire_view: raw may be shared)
         debug_errors=debug,
+        lifespan_state=server.lifespan_state,
     )
 
 
@@ -529,7 +532,8 @@ def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) ->
             updates: dict[str, Any] = {
                 "result_type": "complete",
                 "ttl_ms": hint.ttl_ms,
-                "cache_scope": hint.scope,
+                # A result its handler made private (a listing filtered per caller) stays so.
+                "cache_scope": "private" if result.cache_scope == "private" else hint.scope,
             }
             if meta is not msgspec.UNSET:
                 updates["meta"] = meta
@@ -551,7 +555,7 @@ def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) ->
     if method in CACHEABLE:
         hint = opts.hint(method)
         value["ttlMs"] = hint.ttl_ms
-        value["cacheScope"] = hint.scope
+        value["cacheScope"] = "private" if value.get("cacheScope") == "private" else hint.scope
     if info is not None:
         value["_meta"] = {**(value.get("_meta") or {}), SERVER_INFO: info}
     return value

@@ -31,7 +31,8 @@ class CacheHint(msgspec.Struct, frozen=True):
 
 
 def _default_hints() -> dict[str, CacheHint]:
-    # Lists are the same for every caller of an mcpbind server; reads may be per user.
+    # Lists are shared unless they depend on the caller (then Server sends them "private",
+    # mcpbind.server.visibility); reads may be per user.
     listing = CacheHint(60_000, "public")
     return {
         "server/discover": CacheHint(300_000, "public"),

@@ -11,7 +11,7 @@ import contextlib
 import contextvars
 import functools
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -40,6 +40,7 @@ from . import threads
 from .app import Server
 from .context import Context
 from .dispatch import Encoded, encoded, run_request
+from .lifespan import STARTUP_FAILURE, LifespanError, held
 from .limits import server_inflight
 from .listen_hub import LISTEN, ListenHub
 from .middleware import session_started
@@ -118,6 +119,9 @@ class ServerSession:
         #: ``Context.session_state`` of every request of this session.
         self.state: dict[str, Any] = {}
         self.subscriptions: set[str] = set()
+        #: The headers of the HTTP request that carried request ``id`` (set by an HTTP
+        #: transport, read once as the request's context is made); ``None``: not over HTTP.
+        self.request_headers: Callable[[RequestId], Mapping[str, str] | None] | None = None
         self.client_info: t.Implementation | None = None
         self.initialized = Flag()
         self._debounce = debounce
@@ -235,7 +239,12 @@ class ServerSession:
             self.initialized.set()
         handler = self.server.notification_handlers.get(event.method)
         if handler is not None:
-            ctx = Context(peer=self, protocol_version=self.core.version, session_state=self.state)
+            ctx = Context(
+                peer=self,
+                protocol_version=self.core.version,
+                session_state=self.state,
+                lifespan_state=self.server.lifespan_state,
+            )
             await handler(event.params, ctx)
 
     def _on_request(self, event: RequestReceived) -> Awaitable[Any]:
@@ -275,6 +284,8 @@ class ServerSession:
             session_state=self.state,
             debug_errors=self.core.options.debug,
             principal=self.principal or current_principal.get(),
+            headers=None if self.request_headers is None else self.request_headers(event.id),
+            lifespan_state=self.server.lifespan_state,
         )
         return handler(event.params, ctx)
 
@@ -331,7 +342,8 @@ async def serve(server: Server, transport: Transport, **options: Any) -> None:
     from .logs import log_to_stderr
 
     log_to_stderr()
-    await ServerSession(server, transport, **options).run()
+    async with held(server):  # the server's lifespan, once per process (LifespanError)
+        await ServerSession(server, transport, **options).run()
     if threads.on_asyncio():
         # The client is gone; ``def`` tools still running were told (``ctx.cancelled``) and
         # get a short grace to finish their side effects; then the server ends without them.
@@ -354,7 +366,8 @@ def serve_stdio(
     (``StdioClientTransport.spawn(max_message_size=...)``) bounds what it reads back.
     ``write_high_water``: bytes of answers a client leaves unread before no more requests are
     read (default 1 MiB; see ``StdioServerTransport``).
-    ``loop``: the event loop, as for ``serve_http`` (``"auto"``: uvloop when installed)."""
+    ``loop``: the event loop, as for ``serve_http`` (``"auto"``: uvloop when installed).
+    A ``Server(lifespan=...)`` that fails at start: one line on stderr, exit status 3."""
     from ..transports import DEFAULT_MAX_MESSAGE_SIZE, StdioServerTransport
     from ..transports.stdio.fdio import DEFAULT_WRITE_HIGH_WATER
 
@@ -371,3 +384,6 @@ def serve_stdio(
         anyio.run(main, backend_options={"use_uvloop": use_uvloop})
     except KeyboardInterrupt:  # pragma: no cover - interactive
         sys.exit(130)
+    except LifespanError as exc:  # one line, nothing served (docs/snippets/exit-codes.md)
+        print(exc, file=sys.stderr, flush=True)
+        sys.exit(STARTUP_FAILURE)

@@ -143,5 +143,6 @@ async def run_sessionless(
         if isinstance(token, int | str) and not isinstance(token, bool)
         else None,
         debug_errors=options.debug or server.debug,
+        lifespan_state=server.lifespan_state,
     )
     return await handler(params, ctx)

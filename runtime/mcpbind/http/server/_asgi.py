@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+import logging
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 from types import MappingProxyType
 from typing import Any
 
 import msgspec
 
 from ...protocol.errors import INVALID_REQUEST
+from ...server.lifespan import LifespanClaim, LifespanError
 from .ticks import ticks
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "Send",
     "BodyError",
     "Headers",
+    "RequestHeaders",
     "accepts",
     "media_type",
     "read_body",
@@ -28,7 +31,10 @@ __all__ = [
     "send_error",
     "send_response",
     "serve_lifespan",
+    "take_lifespan",
 ]
+
+_logger = logging.getLogger("mcpbind.http")
 
 OWS = " \t"
 """A header value's surrounding whitespace (RFC 9110 §5.5), to trim with ``strip(OWS)``:
@@ -108,6 +114,55 @@ class Headers:
 
     def get(self, name: bytes) -> str | None:
         return self._values.get(name)
+
+
+#: Left out of what handlers read: the token is the auth layer's (``ctx.principal`` says who
+#: is calling); a server must not pass it on (authorization.mdx §Access Token Privilege
+#: Restriction, §Token Passthrough).
+_CREDENTIALS = frozenset({"authorization", "proxy-authorization", "dpop"})
+
+
+class RequestHeaders(Mapping[str, str]):
+    """An HTTP request's headers as its handler reads them (``Context.headers``): read-only,
+    names in lower case, values decoded as latin-1 with their surrounding whitespace trimmed;
+    a field given more than once is one value joined with ``", "`` (RFC 9110 §5.3; ``Cookie``
+    with ``"; "``, RFC 6265 §5.4). Credentials are left out (``_CREDENTIALS``). Decoded on
+    first read: a handler that reads none costs one small object per request."""
+
+    __slots__ = ("_fields", "_raw")
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        self._raw = raw
+        self._fields: dict[str, str] | None = None
+
+    def _decoded(self) -> dict[str, str]:
+        fields = self._fields
+        if fields is None:
+            fields = {}
+            for name, value in self._raw:
+                key = name.decode("latin-1").lower()
+                if key in _CREDENTIALS:
+                    continue
+                text = value.decode("latin-1").strip(OWS)
+                if key in fields:
+                    fields[key] += ("; " if key == "cookie" else ", ") + text
+                else:
+                    fields[key] = text
+            self._fields = fields
+            self._raw = []
+        return fields
+
+    def __getitem__(self, name: str) -> str:
+        return self._decoded()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+    def __repr__(self) -> str:  # names only: values may be personal
+        return f"RequestHeaders({sorted(self._decoded())!r})"
 
 
 @functools.lru_cache(maxsize=256)  # clients send the same few Content-Type values
@@ -259,14 +314,39 @@ async def receive_body(
 
 
 async def serve_lifespan(
-    receive: Receive, send: Send, aclose: Callable[[], Awaitable[None]]
+    receive: Receive,
+    send: Send,
+    aclose: Callable[[], Awaitable[None]],
+    start: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """The ASGI lifespan protocol for an app whose only cleanup is ``aclose`` (at shutdown)."""
+    """The ASGI lifespan protocol for an app that ``start``s (the server's lifespan) at
+    startup and whose cleanup is ``aclose`` (at shutdown). A start that fails is reported as
+    ``lifespan.startup.failed`` with its one-line message (the ASGI server then exits)."""
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            if start is not None:
+                try:
+                    await start()
+                except LifespanError as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             await aclose()
             await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+async def take_lifespan(claim: LifespanClaim, send: Send) -> bool:
+    """Start the server's lifespan for a request of an app no lifespan event reached (mounted
+    in a framework that does not pass them on); ``False`` after answering 503 if it fails
+    (the reason is logged, not sent: exception text can hold paths or secrets)."""
+    try:
+        await claim.take()
+    except LifespanError as exc:
+        _logger.error("%s", exc)
+        message = "Service Unavailable: the server failed to start"
+        await send_error(send, 503, INVALID_REQUEST, message, [(b"retry-after", b"5")])
+        return False
+    return True

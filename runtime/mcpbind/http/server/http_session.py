@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -24,6 +25,7 @@ from msgspec import UNSET, UnsetType
 from ...protocol import SessionOptions
 from ...runner import current_request_id
 from ...server.app import Server
+from ...server.context import current_request_headers
 from ...server.session import ServerSession
 from ...transports import MessagePump, TransportClosed
 from .events import EventStore
@@ -67,6 +69,15 @@ def close_sse_stream(retry_ms: int | None = None) -> bool:
     if session is None or rid is None:
         return False
     return session.close_request_stream(rid, retry_ms)
+
+
+def _headers_of(
+    expected: dict[int | str, Mapping[str, str]], request_id: int | str
+) -> Mapping[str, str] | None:
+    """The headers of the POST that carried this request: as :meth:`HttpSession.expect` said,
+    else (a request answered in its POST's task, :meth:`HttpSession.answer`) that task's."""
+    headers = expected.pop(request_id, None)
+    return headers if headers is not None else current_request_headers.get()
 
 
 class _Transport(MessagePump):
@@ -147,7 +158,11 @@ class HttpSession:
         #: Finished streams kept for a resume, oldest first (a dict keeps insertion order).
         self._finished: dict[str, None] = {}
         self._by_request: dict[int | str, Stream] = {}
+        #: The headers of the POST that carried each request not yet started (read once).
+        self._headers: dict[int | str, Mapping[str, str]] = {}
         self.server_session = ServerSession(server, _Transport(self), options=options)
+        # Not a bound method: the session must not hold itself (freed by refcount alone).
+        self.server_session.request_headers = functools.partial(_headers_of, self._headers)
         self.task: asyncio.Task[None] | None = None
 
     def _next_stream_id(self) -> str:
@@ -158,6 +173,8 @@ class HttpSession:
     def start(self) -> asyncio.Task[None]:
         context = contextvars.copy_context()
         context.run(current_http_session.set, self)
+        # Not the headers of the POST that opened it: each request gets its own (expect).
+        context.run(current_request_headers.set, None)
         self._context = context
         self.task = asyncio.get_running_loop().create_task(self._run(), context=context)
         return self.task
@@ -227,8 +244,15 @@ class HttpSession:
                 stream.outbox.close()
                 stream.outbox = None
         self._by_request.clear()
+        self._headers.clear()
 
     # ------------------------------------------------------------------ client -> server
+    def expect(self, request_ids: Iterable[int | str], headers: Mapping[str, str]) -> None:
+        """The requests of the POST about to be fed came with these headers (their handlers'
+        ``Context.headers``); forgotten once read, answered or cancelled."""
+        for rid in request_ids:
+            self._headers[rid] = headers
+
     async def feed(self, body: bytes) -> None:
         """Hand one POST body (a message or a 2025-03-26 batch) to the session: straight to
         the connection's handler while its read loop waits in :meth:`pump` (a request's
@@ -312,6 +336,7 @@ class HttpSession:
         """The client cancelled this request: its stream will get no response from it."""
         if not isinstance(request_id, int | str) or isinstance(request_id, bool):
             return
+        self._headers.pop(request_id, None)
         stream = self._by_request.pop(request_id, None)
         if stream is not None:
             stream.pending.discard(request_id)
@@ -326,6 +351,8 @@ class HttpSession:
             peek = _Peek()
         if isinstance(peek.method, UnsetType) and not isinstance(peek.id, UnsetType):
             rid = peek.id
+            if self._headers and rid is not None:
+                self._headers.pop(rid, None)  # answered before its handler ran (refused)
             stream = self._by_request.pop(rid, None) if rid is not None else None
             if stream is None:
                 logger.debug("response %r has no open request stream; sent on the GET stream", rid)

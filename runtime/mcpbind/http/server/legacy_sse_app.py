@@ -23,9 +23,11 @@ from urllib.parse import parse_qs
 from ...protocol import INVALID_REQUEST, SessionOptions
 from ...protocol.classify import classify_body
 from ...server.app import Server
+from ...server.lifespan import LifespanClaim
 from ._asgi import (
     Headers,
     Receive,
+    RequestHeaders,
     Scope,
     Send,
     client_address,
@@ -34,6 +36,7 @@ from ._asgi import (
     send_error,
     send_response,
     serve_lifespan,
+    take_lifespan,
 )
 from .auth_hook import AuthHook
 from .http_session import HttpSession, new_session_id
@@ -113,6 +116,8 @@ class LegacySSEApp:
         self._beside: StreamableHTTPApp | None = None
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
         self.sessions: dict[str, HttpSession] = {}
+        #: This app's hold on the server's lifespan (``mcpbind.server.lifespan``).
+        self.lifespan = LifespanClaim(server)
 
     @property
     def auth(self) -> AuthHook | None:
@@ -166,6 +171,12 @@ class LegacySSEApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            if (
+                not self.lifespan.taken
+                and self.server.lifespan is not None
+                and not await take_lifespan(self.lifespan, send)
+            ):
+                return  # answered 503: the lifespan failed to start
             auth = self.auth
             if auth is not None:
                 checked = await auth(self, scope, receive, send)
@@ -174,7 +185,7 @@ class LegacySSEApp:
                 receive = checked
             await self._http(scope, receive, send)
         elif kind == "lifespan":
-            await serve_lifespan(receive, send, self.aclose)
+            await serve_lifespan(receive, send, self.aclose, self.lifespan.take)
         elif kind == "websocket":
             await send({"type": "websocket.close", "code": 1003})
 
@@ -184,6 +195,7 @@ class LegacySSEApp:
         self.sessions.clear()
         for session in sessions:
             await session.close()
+        await self.lifespan.drop()
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = _relative_path(scope)
@@ -282,6 +294,7 @@ class LegacySSEApp:
             code, message = classified.error
             await send_error(send, 400, code, message)
             return
+        session.expect(classified.request_ids, RequestHeaders(scope["headers"]))
         await session.feed(body)
         await send_response(send, 202, b"Accepted", content_type=b"text/plain")
 
@@ -301,7 +314,7 @@ class WithLegacySSE:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await serve_lifespan(receive, send, self.aclose)
+            await serve_lifespan(receive, send, self.aclose, self.app.lifespan.take)
         elif scope["type"] == "http" and self.legacy.serves(scope):
             await self.legacy(scope, receive, send)
         else:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from ..._asyncio import LoopChoice, choose_loop, module_installed
 from ...server.app import Server
+from ...server.lifespan import STARTUP_FAILURE, LifespanClaim, LifespanError
 from ._header_deadline import MAX_HEADER_SIZE, header_deadline_protocol
 from .legacy_sse_app import with_legacy_sse
 from .streamable_app import StreamableHTTPApp
@@ -72,7 +73,9 @@ def serve_http(
     port the system chose). An address it cannot listen on (a port in use) raises
     ``OSError`` naming the address, before anything is served. A handler's uncaught
     exception is logged with its traceback on stderr unless the application configured
-    logging itself (``mcpbind.server.logs``).
+    logging itself (``mcpbind.server.logs``). A ``Server(lifespan=...)`` is started before
+    it listens and stopped after the sessions end; one that fails at start prints one line
+    and exits with status 3.
     """
     import uvicorn
 
@@ -104,8 +107,19 @@ def serve_http(
     # and the port really listened on (port 0) for the line printed once serving.
     sockets = None if config.uds or config.fd is not None else [_bind(config.host, config.port)]
 
+    failed: list[LifespanError] = []
+    # Held from before listening until the requests still running at shutdown are done (the
+    # app's own hold ends with its sessions, before uvicorn waits for those requests).
+    lifespan = LifespanClaim(server)
+
     class AnnouncingServer(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            try:  # the server's lifespan before anything listens
+                await lifespan.take()
+            except LifespanError as exc:
+                failed.append(exc)
+                self.should_exit = True
+                return
             await super().startup(sockets)
             if self.started and sockets:
                 url = _url(sockets[0], "https" if config.is_ssl else "http", path)
@@ -119,12 +133,16 @@ def serve_http(
                 listener.close()
             await app.aclose()
             await super().shutdown(sockets)
+            await lifespan.drop()
 
     try:
         AnnouncingServer(config).run(sockets)
     finally:
         for sock in sockets or ():
             sock.close()
+    if failed:  # one line, nothing served (docs/snippets/exit-codes.md)
+        print(failed[0], file=sys.stderr, flush=True)
+        sys.exit(STARTUP_FAILURE)
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -18,10 +18,13 @@ from typing import TYPE_CHECKING, Any
 from ...protocol import INVALID_REQUEST, SessionOptions
 from ...protocol.classify import Classified, classify_body, decoded_body
 from ...server.app import Server
+from ...server.context import current_request_headers
+from ...server.lifespan import LifespanClaim
 from ...versions import HANDSHAKE_VERSIONS, HEADERLESS_VERSION, era_of
 from ._asgi import (
     Headers,
     Receive,
+    RequestHeaders,
     Scope,
     Send,
     accepts,
@@ -31,6 +34,7 @@ from ._asgi import (
     send_error,
     send_response,
     serve_lifespan,
+    take_lifespan,
 )
 from .auth_hook import AuthHook, scope_principal
 from .events import EventStore, format_event_id, parse_event_id
@@ -121,6 +125,8 @@ class StreamableHTTPApp:
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._allow = b"POST" if sessionless else b"GET, POST, DELETE"
+        #: This app's hold on the server's lifespan (``mcpbind.server.lifespan``).
+        self.lifespan = LifespanClaim(server)
         #: The 2026-07-28 requests and their listen streams (built on the first one).
         self._per_request: PerRequestEndpoint | None = None
 
@@ -128,6 +134,12 @@ class StreamableHTTPApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            if (
+                not self.lifespan.taken
+                and self.server.lifespan is not None
+                and not await take_lifespan(self.lifespan, send)
+            ):
+                return  # answered 503: the lifespan failed to start
             if self.auth is not None:
                 checked = await self.auth(self, scope, receive, send)
                 if checked is None:
@@ -135,7 +147,7 @@ class StreamableHTTPApp:
                 receive = checked
             await self._http(scope, receive, send)
         elif kind == "lifespan":
-            await serve_lifespan(receive, send, self.aclose)
+            await serve_lifespan(receive, send, self.aclose, self.lifespan.take)
         elif kind == "websocket":
             await send({"type": "websocket.close", "code": 1003})
 
@@ -152,8 +164,17 @@ class StreamableHTTPApp:
         self.sessions.clear()
         for session in sessions:
             await session.close()
+        await self.lifespan.drop()
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # What the request's handlers read as ``Context.headers`` (its own task's requests).
+        token = current_request_headers.set(RequestHeaders(scope["headers"]))
+        try:
+            await self._route(scope, receive, send)
+        finally:
+            current_request_headers.reset(token)
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.path is not None and scope["path"].rstrip("/") != self.path.rstrip("/"):
             await send_error(send, 404, INVALID_REQUEST, "Not Found")
             return
@@ -332,6 +353,8 @@ class StreamableHTTPApp:
             await send_response(send, 202, b"", extra)
             return
         here = not classified.batch and session.at_rest
+        if not here and (headers := current_request_headers.get()) is not None:
+            session.expect(classified.request_ids, headers)  # run in the session's task
         if self.json_response and here:
             # One request, nothing before it still being read: answered in this task.
             answered = await session.answer(body)
