@@ -1,0 +1,48 @@
+"""Raw 2026-07-28 requests over HTTP for the cluster tests: each answer with the worker that
+wrote it (``x-test-worker``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx2 as httpx
+
+VERSION = "2026-07-28"
+META: dict[str, Any] = {
+    "io.modelcontextprotocol/protocolVersion": VERSION,
+    "io.modelcontextprotocol/clientInfo": {"name": "cluster-test", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+}
+
+
+def messages(response: httpx.Response) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of a response, JSON or SSE."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        found = []
+        for event in response.text.split("\n\n"):
+            data = "\n".join(
+                line[5:].lstrip(" ") for line in event.split("\n") if line.startswith("data:")
+            )
+            if data.strip():
+                found.append(json.loads(data))
+        return found
+    return [response.json()]
+
+
+def call(
+    http: httpx.Client, url: str, rid: int, name: str, params: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """``tools/call`` of tool ``name`` on the 2026-07-28 wire: (worker tag, its response)."""
+    body = {"jsonrpc": "2.0", "id": rid, "method": "tools/call"}
+    body["params"] = {"name": name, **params, "_meta": META}
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": VERSION,
+        "mcp-method": "tools/call",
+        "mcp-name": name,
+    }
+    response = http.post(url, json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    (answer,) = [m for m in messages(response) if m.get("id") == rid]
+    return response.headers["x-test-worker"], answer
