@@ -3,6 +3,7 @@ response with the worker that wrote it (a test-only header, ``x-test-worker``)."
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from mcpbind import Context, Server
@@ -32,6 +33,14 @@ def build(name: str = "cluster-app") -> Server:
         answer = await ctx.elicit(form, key="user_name")
         content = answer.content if isinstance(answer.content, dict) else {}
         return f"Hello, {content.get('name', '?')}!"
+
+    @server.tool()
+    async def count(to: int, ctx: Context) -> int:
+        """Report progress 1, 2, ... ``to``, 20 ms apart."""
+        for i in range(1, to + 1):
+            await ctx.report_progress(i, to)
+            await asyncio.sleep(0.02)
+        return to
 
     return server
 

@@ -4,7 +4,8 @@ wrote it (``x-test-worker``)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import httpx2 as httpx
 
@@ -46,3 +47,49 @@ def call(
     assert response.status_code == 200, response.text
     (answer,) = [m for m in messages(response) if m.get("id") == rid]
     return response.headers["x-test-worker"], answer
+
+
+HANDSHAKE = "2025-11-25"
+SSE = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+class Event(NamedTuple):
+    id: str | None
+    message: dict[str, Any] | None  # None: an event without data (the priming event)
+
+
+def iter_events(response: httpx.Response) -> Iterator[Event]:
+    """The SSE events of a streamed response as they arrive."""
+    event_id: str | None = None
+    data: list[str] = []
+    for line in response.iter_lines():
+        if line == "":
+            if event_id is not None or data:
+                text = "\n".join(data)
+                yield Event(event_id, json.loads(text) if text.strip() else None)
+            event_id, data = None, []
+        elif line.startswith("id:"):
+            event_id = line[3:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].lstrip(" "))
+
+
+def open_session(http: httpx.Client, url: str) -> str:
+    """``initialize`` and ``notifications/initialized`` at 2025-11-25: the session id."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": HANDSHAKE,
+            "capabilities": {"elicitation": {}, "sampling": {}},
+            "clientInfo": {"name": "cluster-test", "version": "0"},
+        },
+    }
+    response = http.post(url, json=init, headers=SSE)
+    assert response.status_code == 200, response.text
+    session = response.headers["mcp-session-id"]
+    headers = {**SSE, "mcp-session-id": session, "mcp-protocol-version": HANDSHAKE}
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert http.post(url, json=note, headers=headers).status_code == 202
+    return session
