@@ -60,7 +60,8 @@ def serve_http(
     and uvloop when installed, see ``choose_stack``); both parsers get the header deadline
     and refuse a request line and headers over ``max_header_size`` bytes (64 KiB).
     ``options`` go to ``StreamableHTTPApp`` (``sessionless``, ``allowed_hosts``, ``event_store``,
-    ...); ``uvicorn_options`` to ``uvicorn.Config`` (they override the settings here). Binds
+    ``trusted_proxies``, ...; with ``trusted_proxies`` uvicorn's own proxy-header handling is
+    off, so one rule decides the client address); ``uvicorn_options`` to ``uvicorn.Config`` (they override the settings here). Binds
     loopback by default: the Host and Origin allowlists then default to loopback names
     (DNS-rebinding protection). On SIGTERM the sessions are ended first (their SSE streams
     close), then requests still running get ``shutdown_timeout`` seconds before they are
@@ -97,6 +98,8 @@ def serve_http(
         "timeout_keep_alive": 5,
         "timeout_graceful_shutdown": shutdown_timeout,
     }
+    if options.get("trusted_proxies") is not None:
+        settings["proxy_headers"] = False  # the app reads X-Forwarded-For itself
     settings.update(uvicorn_options or {})
 
     config = uvicorn.Config(app, **settings)

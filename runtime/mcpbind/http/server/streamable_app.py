@@ -35,6 +35,7 @@ from ._asgi import (
 from .auth_hook import AuthHook, scope_principal
 from .events import EventStore, format_event_id, parse_event_id
 from .http_session import HttpSession, new_session_id
+from .proxies import TrustedProxies
 from .responses import (
     SESSION_NOT_FOUND,
     refuse_client_session,
@@ -73,6 +74,9 @@ class StreamableHTTPApp:
     behind a proxy that hides client addresses), and its 2026-07-28 listen streams too. ``init_timeout``: seconds a session may
     stay without ``notifications/initialized`` before it is dropped.
     ``auth``: the bearer-token check run first (``mcpbind.auth.server.ResourceServer``).
+    ``trusted_proxies``: addresses or networks of the reverse proxies in front; a request from
+    one is counted and logged as coming from the client its ``X-Forwarded-For`` names
+    (:mod:`mcpbind.http.server.proxies`); that header from anyone else is ignored.
     """
 
     def __init__(
@@ -96,6 +100,7 @@ class StreamableHTTPApp:
         max_sessions_per_client: int | None = 100,
         init_timeout: float | None = 10.0,
         auth: AuthHook | None = None,
+        trusted_proxies: Iterable[str] | None = None,
     ) -> None:
         if max_body_size < 1 or max_sessions < 1:
             raise ValueError("max_body_size and max_sessions must be positive")
@@ -117,6 +122,7 @@ class StreamableHTTPApp:
         self.init_timeout = init_timeout
         self._max_depth = (session_options or SessionOptions()).max_depth
         self.auth = auth
+        self.proxies = None if trusted_proxies is None else TrustedProxies(trusted_proxies)
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
@@ -128,6 +134,8 @@ class StreamableHTTPApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            if self.proxies is not None:
+                self.proxies.rewrite(scope)
             if self.auth is not None:
                 checked = await self.auth(self, scope, receive, send)
                 if checked is None:
