@@ -42,6 +42,31 @@ def build(name: str = "cluster-app") -> Server:
             await asyncio.sleep(0.02)
         return to
 
+    @server.resource("mem://note")
+    def note() -> str:
+        """A resource clients subscribe to."""
+        return "a note"
+
+    @server.tool()
+    def touch(uri: str) -> str:
+        """Announce that resource ``uri`` changed (``resources/updated``)."""
+        server.resource_updated(uri)
+        return uri
+
+    @server.tool()
+    def flip() -> bool:
+        """Add the tool ``extra``, or remove it (``tools/list_changed``); whether it is there."""
+        if "extra" in server.tools:
+            server.remove_tool("extra")
+            return False
+
+        def extra() -> str:
+            """A tool that comes and goes."""
+            return "extra"
+
+        server.tool()(extra)
+        return True
+
     return server
 
 

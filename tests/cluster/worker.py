@@ -1,6 +1,6 @@
 """One worker process of the cluster tests: ``python worker.py TAG [APP-OPTIONS-JSON]``
 serves ``app.build()`` (APP-OPTIONS: ``StreamableHTTPApp`` keywords, and ``redis_events``:
-the URL of a Redis for a ``RedisEventStore``) over Streamable HTTP on a free 127.0.0.1 port
+the URL of a Redis for a ``RedisEventStore``; ``redis_bus``: for a ``RedisNotificationBus``) over Streamable HTTP on a free 127.0.0.1 port
 (printed as ``PORT n``), every response tagged ``x-test-worker: TAG``. Settings come from the
 environment (``MCPBIND_STATE_KEYS``, ...), as a deployed server's would. uvicorn's own
 ``X-Forwarded-For`` handling is off: what the app does with it is under test."""
@@ -26,7 +26,12 @@ if __name__ == "__main__":
         from mcpbind.http.server.redis_events import RedisEventStore
 
         options["event_store"] = RedisEventStore(options.pop("redis_events"))
-    app = Tagged(StreamableHTTPApp(build(), path="/mcp", **options), sys.argv[1])
+    server = build()
+    if "redis_bus" in options:  # a URL: the notification bus there
+        from mcpbind.http.server.redis_bus import RedisNotificationBus
+
+        options["bus"] = RedisNotificationBus(server, options.pop("redis_bus"))
+    app = Tagged(StreamableHTTPApp(server, path="/mcp", **options), sys.argv[1])
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     print(f"PORT {sock.getsockname()[1]}", flush=True)

@@ -379,6 +379,12 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         self._listeners[deliver] = None
         return lambda: self._listeners.pop(deliver, None)
 
+    def changed(self, what: str, uri: str | None = None) -> None:
+        """Announce a change made elsewhere (another worker's, relayed by a notification
+        bus): ``what`` is ``"tools"``, ``"prompts"``, ``"resources"`` (the list changed) or
+        ``"updated"`` (resource ``uri`` changed). Every ``on_change`` listener hears it."""
+        self._changed(what, uri)
+
     def _changed(self, what: str, uri: str | None = None) -> None:
         self._lists.pop(what, None)
         if what == "resources":

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Coroutine, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...protocol import INVALID_REQUEST, SessionOptions
 from ...protocol.classify import Classified, classify_body, decoded_body
@@ -50,6 +50,19 @@ from .streams import MAX_PENDING, Outbox, OutboxOnDemand, Stream
 if TYPE_CHECKING:
     from .per_request import PerRequestEndpoint
 
+
+class NotificationBus(Protocol):
+    """Carries change notifications between the workers of one server (see
+    :mod:`mcpbind.http.server.redis_bus`)."""
+
+    @property
+    def started(self) -> bool: ...
+
+    async def start(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
 __all__ = ["AuthHook", "StreamableHTTPApp", "scope_principal", "streamable_http_app"]
 
 _SUPPORTED = frozenset(HANDSHAKE_VERSIONS)
@@ -77,6 +90,8 @@ class StreamableHTTPApp:
     ``trusted_proxies``: addresses or networks of the reverse proxies in front; a request from
     one is counted and logged as coming from the client its ``X-Forwarded-For`` names
     (:mod:`mcpbind.http.server.proxies`); that header from anyone else is ignored.
+    ``bus``: relays the server's change notifications to and from the other workers
+    (``RedisNotificationBus``); started with the first request, closed by ``aclose()``.
     """
 
     def __init__(
@@ -101,6 +116,7 @@ class StreamableHTTPApp:
         init_timeout: float | None = 10.0,
         auth: AuthHook | None = None,
         trusted_proxies: Iterable[str] | None = None,
+        bus: NotificationBus | None = None,
     ) -> None:
         if max_body_size < 1 or max_sessions < 1:
             raise ValueError("max_body_size and max_sessions must be positive")
@@ -123,6 +139,7 @@ class StreamableHTTPApp:
         self._max_depth = (session_options or SessionOptions()).max_depth
         self.auth = auth
         self.proxies = None if trusted_proxies is None else TrustedProxies(trusted_proxies)
+        self.bus = bus
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
@@ -134,6 +151,8 @@ class StreamableHTTPApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            if self.bus is not None and not self.bus.started:
+                await self.bus.start()
             if self.proxies is not None:
                 self.proxies.rewrite(scope)
             if self.auth is not None:
@@ -156,6 +175,8 @@ class StreamableHTTPApp:
             self._reaper = None
         if self._per_request is not None:
             self._per_request.close()  # listen streams end with their final result
+        if self.bus is not None:
+            await self.bus.aclose()
         sessions = list(self.sessions.values())
         self.sessions.clear()
         for session in sessions:
