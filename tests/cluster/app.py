@@ -35,6 +35,14 @@ def build(name: str = "cluster-app") -> Server:
         return f"Hello, {content.get('name', '?')}!"
 
     @server.tool()
+    async def capital(ctx: Context) -> str:
+        """Ask the client's model (one sampling request)."""
+        message = t.SamplingMessage(role="user", content=t.TextContent(text="Capital of France?"))
+        params = t.CreateMessageRequestParams(messages=[message], max_tokens=10)
+        result = await ctx.sample(params, key="capital")
+        return result.content.text if isinstance(result.content, t.TextContent) else "?"
+
+    @server.tool()
     async def count(to: int, ctx: Context) -> int:
         """Report progress 1, 2, ... ``to``, 20 ms apart."""
         for i in range(1, to + 1):

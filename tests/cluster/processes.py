@@ -18,16 +18,17 @@ import pytest
 
 from tests.support.live_server import free_port, listening_process, stop_process, wait_listening
 
-__all__ = ["haproxy", "worker", "workers"]
+__all__ = ["haproxy", "redis_process", "worker", "worker_process", "workers"]
 
 WORKER = str(Path(__file__).with_name("worker.py"))
 
 
 @contextmanager
-def worker(
+def worker_process(
     tag: str, env: Mapping[str, str] | None = None, options: Mapping[str, Any] | None = None
-) -> Iterator[int]:
-    """Run ``worker.py TAG`` with ``env`` added to the environment; yield its port."""
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """Run ``worker.py TAG`` with ``env`` added to the environment; yield its port and
+    process."""
     full = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **(env or {})}
     args = [sys.executable, WORKER, tag, json.dumps(dict(options or {}))]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, env=full)
@@ -37,9 +38,30 @@ def worker(
         assert line.startswith("PORT "), f"worker {tag} did not start: {line!r}"
         port = int(line.split()[1])
         wait_listening(port, process)
-        yield port
+        yield port, process
     finally:
         stop_process(process)
+
+
+@contextmanager
+def worker(
+    tag: str, env: Mapping[str, str] | None = None, options: Mapping[str, Any] | None = None
+) -> Iterator[int]:
+    """Run ``worker.py TAG`` with ``env`` added to the environment; yield its port."""
+    with worker_process(tag, env, options) as (port, _process):
+        yield port
+
+
+@contextmanager
+def redis_process(workdir: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A redis-server of its own (to stop or pause in a test): its URL and process."""
+    exe = shutil.which("redis-server")
+    if exe is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    port = free_port()
+    args = [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--dir", str(workdir)]
+    with listening_process(args, port, stdout=subprocess.DEVNULL) as process:
+        yield f"redis://127.0.0.1:{port}/0", process
 
 
 @contextmanager
