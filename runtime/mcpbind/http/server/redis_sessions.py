@@ -134,6 +134,13 @@ class RedisSessionRegistry:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    async def reachable(self) -> bool:
+        """Whether Redis answers within the timeout (readiness)."""
+        try:
+            return bool(await self._redis.ping())
+        except self._errors():
+            return False
+
     # ------------------------------------------------------------------ any worker's side
     async def forward(
         self, scope: Scope, receive: Receive, send: Send, session_id: str, body: bytes
