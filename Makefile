@@ -18,10 +18,10 @@ setup:  ## install mcpbind (editable) with the generator, test tools, doc tools 
 	$(PY) -m pip install -q -e '.[dev,peers,docs]'
 
 # Everything the suite needs besides `setup`: with it done the suite skips only tests for other
-# Pythons (its last line names what it skipped). redis-server and chromium are Debian packages
+# Pythons (its last line names what it skipped). redis-server, haproxy and chromium are Debian packages
 # (as root).
-setup-all: setup bench/rt/peers/ts/node_modules bench/http/loadgen/node_modules bench/http/peers/ts/node_modules tests/peers/server-everything/node_modules tests/peers/inspector/node_modules/.installed conformance/node_modules/.installed tests/auth/oidc/node_modules/.installed  ## `setup`, the npm peers, the MCP Inspector, the conformance suite, oidc-provider, redis-server and chromium
-	@for program in redis-server chromium; do \
+setup-all: setup bench/rt/peers/ts/node_modules bench/http/loadgen/node_modules bench/http/peers/ts/node_modules tests/peers/server-everything/node_modules tests/peers/inspector/node_modules/.installed conformance/node_modules/.installed tests/auth/oidc/node_modules/.installed  ## `setup`, the npm peers, the MCP Inspector, the conformance suite, oidc-provider, redis-server, haproxy and chromium
+	@for program in redis-server haproxy chromium; do \
 	  command -v $$program >/dev/null || { apt-get update -qq && apt-get install -y -qq $$program; } \
 	  || { echo "$$program could not be installed (apt-get, as root): the tests that need it skip" >&2; exit 1; }; \
 	done

@@ -127,12 +127,50 @@ def _only_server(module: ModuleType, source: str) -> Server:
 )
 @click.option("--path", default="/mcp", show_default=True, help="The MCP endpoint for --http.")
 @click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="Worker processes sharing the --http port (more than one needs --redis).",
+)
+@click.option(
+    "--redis",
+    "redis",
+    metavar="URL",
+    default=None,
+    help="Share sessions, resumable streams and change notifications among workers through "
+    "this Redis (default: $MCPBIND_REDIS_URL; none: one process, in memory).",
+)
+@click.option(
+    "--advertise-host",
+    default=None,
+    help="The address other workers reach this machine's workers at (default: --host, or "
+    "127.0.0.1 for 0.0.0.0).",
+)
+@click.option(
+    "--trusted-proxy",
+    "trusted_proxies",
+    multiple=True,
+    metavar="ADDRESS",
+    help="A reverse proxy (address or network) whose X-Forwarded-For names the client; repeatable.",
+)
+@click.option(
     "--debug",
     is_flag=True,
     help="Send a failing handler's exception text to the client (Server(debug=True)). "
     "Tracebacks are logged on stderr either way. For development only.",
 )
-def serve(app: str, port: int | None, host: str, path: str, debug: bool) -> None:
+def serve(
+    app: str,
+    port: int | None,
+    host: str,
+    path: str,
+    workers: int,
+    redis: str | None,
+    advertise_host: str | None,
+    trusted_proxies: tuple[str, ...],
+    debug: bool,
+) -> None:
     """Serve the mcpbind Server in APP (a file or a module) over stdio, or over HTTP with
     --http PORT. A handler's uncaught exception is logged with its traceback on stderr.
 
@@ -140,7 +178,10 @@ def serve(app: str, port: int | None, host: str, path: str, debug: bool) -> None
     mcpbind serve examples/notes_server.py
     mcpbind serve examples.notes_server:server
     mcpbind serve examples.files_server:create_server --http 8000
+    mcpbind serve examples/notes_server.py --http 8000 --workers 4 --redis redis://127.0.0.1:6379/0
     """
+    if port is None and (workers > 1 or redis or trusted_proxies):
+        raise CliFailure("--workers, --redis and --trusted-proxy need --http PORT", EXIT_USAGE)
     server = load_server(app)
     if debug:
         server.debug = True
@@ -155,7 +196,12 @@ def serve(app: str, port: int | None, host: str, path: str, debug: bool) -> None
         from mcpbind.http import serve_http
     except ImportError as exc:
         raise missing_dependency("mcpbind serve --http", exc, "http") from None
+    cluster: dict[str, Any] = {"workers": workers, "redis": redis, "advertise_host": advertise_host}
+    if trusted_proxies:
+        cluster["trusted_proxies"] = list(trusted_proxies)
     try:  # it prints the URL once listening
-        serve_http(server, host=host, port=port, path=path)
+        serve_http(server, host=host, port=port, path=path, **cluster)
+    except ValueError as exc:  # --workers without Redis
+        raise CliFailure(str(exc), EXIT_USAGE) from None
     except OSError as exc:  # the port is in use, the address not this machine's, ...
         raise CliFailure(exc.strerror or str(exc), EXIT_CONNECTION) from None

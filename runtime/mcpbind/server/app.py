@@ -505,6 +505,12 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         """An extension's change (a task's status: ``"task"``, its id) for the listeners."""
         self._changed(key, detail)
 
+    def changed(self, what: str, uri: str | None = None) -> None:
+        """Announce a change made elsewhere (another worker's, relayed by a notification
+        bus): ``what`` is ``"tools"``, ``"prompts"``, ``"resources"`` (the list changed) or
+        ``"updated"`` (resource ``uri`` changed). Every ``on_change`` listener hears it."""
+        self._changed(what, uri)
+
     def _changed(self, what: str, uri: str | None = None) -> None:
         self._lists.pop(what, None)
         if what == "resources":

@@ -402,7 +402,12 @@ async def _answer_mrtr(
 ) -> Any:
     state_token = field_of(params, "request_state", "requestState")
     opts = enc.options
-    codec = StateCodec(opts.secret, opts.state_ttl)  # cheap: holds the key and the ttl
+    codec = StateCodec(  # cheap: holds the keys, the ttl and the audience
+        opts.secret,
+        opts.state_ttl,
+        previous=opts.previous_secrets,
+        audience=server.name if opts.audience is None else opts.audience,
+    )
     # Computed only when a state is opened or sealed (most calls never ask for input).
     request_params = params
     previous: RoundState | None = None

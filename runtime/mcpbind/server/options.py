@@ -1,6 +1,6 @@
 """Server settings for the stateless era: versions, cache hints, ``requestState`` protection.
 
-A leaf module (dataclasses only) so ``Server`` can hold one without importing the dispatcher.
+A leaf module (settings, and the key check of ``request_state``) so ``Server`` can hold one without importing the dispatcher.
 """
 
 from __future__ import annotations
@@ -11,8 +11,15 @@ from typing import Literal
 import msgspec
 
 from ..versions import ALL_VERSIONS
+from .request_state import check_key
 
-__all__ = ["CacheHint", "StatelessOptions", "options_of"]
+__all__ = [
+    "STATE_KEYS_VARIABLE",
+    "CacheHint",
+    "StatelessOptions",
+    "keys_from_environment",
+    "options_of",
+]
 
 CacheScope = Literal["public", "private"]
 
@@ -55,9 +62,16 @@ class StatelessOptions(msgspec.Struct, kw_only=True):
     versions: tuple[str, ...] = ALL_VERSIONS
     cache: dict[str, CacheHint] = msgspec.field(default_factory=_default_hints)
     """Cache hints by method; a cacheable method missing here gets ``ttlMs: 0``."""
-    secret: bytes = msgspec.field(default_factory=lambda: os.urandom(32))
-    """HMAC-SHA256 key for ``requestState``. Random per process by default: set the same key
-    on every replica when requests may land on different processes."""
+    secret: bytes = b""
+    """HMAC-SHA256 key sealing ``requestState``. Default: the first of ``MCPBIND_STATE_KEYS``
+    in the environment, else random per process: set the same key on every replica when
+    requests may land on different processes."""
+    previous_secrets: tuple[bytes, ...] = ()
+    """Earlier keys, still accepted when opening a state and never used to seal one (key
+    rotation). Default: the rest of ``MCPBIND_STATE_KEYS`` when ``secret`` came from it."""
+    audience: str | None = None
+    """Who a state is for: one minted for another audience is refused even under a shared key.
+    ``None``: the server's name (replicas of one server share it)."""
     state_ttl: float = 600.0
     """Seconds a ``requestState`` stays valid (mrtr.mdx: a short expiry against replay)."""
     max_rounds: int = 8
@@ -65,15 +79,49 @@ class StatelessOptions(msgspec.Struct, kw_only=True):
     server_info_in_meta: bool = True
     """Put ``io.modelcontextprotocol/serverInfo`` in every result's ``_meta``."""
 
+    def __post_init__(self) -> None:
+        if not self.secret:
+            keys = keys_from_environment()
+            self.secret = keys[0] if keys else os.urandom(32)
+            if not self.previous_secrets:
+                self.previous_secrets = tuple(keys[1:])
+        for key in (self.secret, *self.previous_secrets):
+            check_key(key)
+
     def __repr__(self) -> str:  # without the secret
         return (
             f"StatelessOptions(versions={self.versions!r}, cache={self.cache!r}, "
-            f"state_ttl={self.state_ttl!r}, max_rounds={self.max_rounds!r}, "
+            f"audience={self.audience!r}, state_ttl={self.state_ttl!r}, max_rounds={self.max_rounds!r}, "
             f"server_info_in_meta={self.server_info_in_meta!r})"
         )
 
     def hint(self, method: str) -> CacheHint:
         return self.cache.get(method, CacheHint())
+
+
+STATE_KEYS_VARIABLE = "MCPBIND_STATE_KEYS"
+
+
+def keys_from_environment() -> list[bytes]:
+    """The keys of ``MCPBIND_STATE_KEYS``: comma-separated base64 (standard or url-safe,
+    padding optional), the current key first; ``[]`` when it is unset or empty."""
+    import base64
+    import binascii
+
+    keys = []
+    for text in os.environ.get(STATE_KEYS_VARIABLE, "").split(","):
+        text = text.strip()
+        if not text:
+            continue
+        try:
+            keys.append(
+                base64.b64decode(
+                    text.replace("-", "+").replace("_", "/") + "=" * (-len(text) % 4), validate=True
+                )
+            )
+        except (binascii.Error, ValueError):
+            raise ValueError(f"{STATE_KEYS_VARIABLE}: a key is not base64") from None
+    return keys
 
 
 _DEFAULT = StatelessOptions()

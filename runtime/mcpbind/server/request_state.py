@@ -2,8 +2,10 @@
 
 basic/patterns/mrtr.mdx, Server Requirements: the state is attacker-controlled input, so it is
 signed (HMAC-SHA256 with the server's key) and carries what the server checks on receipt: an
-expiry, the originating request (method, target and a digest of its arguments) and optionally
-the authenticated principal. Wire form: ``base64url(payload) "." base64url(tag)``.
+expiry, the originating request (method, target and a digest of its arguments), the audience
+(the server it was minted for: replicas of one server share it, another server sharing a key
+does not) and optionally the authenticated principal. Wire form: ``base64url(payload) "."
+base64url(tag)``. Keys form a ring: the current key seals, previous keys still open (rotation).
 The payload is signed, not encrypted: it holds the client's own answers and the handler's
 own state, which the client may read; never put a secret in a handler's state.
 """
@@ -11,6 +13,7 @@ own state, which the client may read; never put a secret in a handler's state.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -35,6 +38,7 @@ __all__ = [
     "RoundState",
     "StateCodec",
     "binding_for",
+    "check_key",
     "field_of",
 ]
 
@@ -76,6 +80,8 @@ class RoundState(msgspec.Struct, array_like=True):
     responses: dict[str, msgspec.Raw]
     app: str | None = None
     """A handler's own ``requestState`` (explicit MRTR), handed back to it in plaintext."""
+    audience: str = ""
+    """The server the state was minted for (set by :meth:`StateCodec.seal`)."""
 
 
 def _b64(data: bytes) -> str:
@@ -114,21 +120,26 @@ def binding_for(method: str, params: Any, principal: str | None = None) -> Reque
 
 
 class StateCodec:
-    """Seals and opens :class:`RoundState` with one HMAC key."""
+    """Seals :class:`RoundState` with the current HMAC key and opens it with any key of the
+    ring (``secret`` first, then ``previous``), for ``audience`` only."""
 
-    def __init__(self, secret: bytes, ttl: float) -> None:
-        if len(secret) < 16:
-            raise ValueError("the requestState key must be at least 16 bytes")
-        self._key = secret
+    def __init__(
+        self, secret: bytes, ttl: float, *, previous: Sequence[bytes] = (), audience: str = ""
+    ) -> None:
+        for key in (secret, *previous):
+            check_key(key)
+        self._keys = (secret, *previous)
         self._ttl_ms = int(ttl * 1000)
+        self._audience = audience
 
-    def _tag(self, payload: bytes) -> bytes:
-        return hmac.new(self._key, _LABEL + payload, hashlib.sha256).digest()
+    def _tag(self, key: bytes, payload: bytes) -> bytes:
+        return hmac.new(key, _LABEL + payload, hashlib.sha256).digest()
 
     def seal(self, state: RoundState) -> str:
         state.expires = int(time.time() * 1000) + self._ttl_ms
+        state.audience = self._audience
         payload = _ENCODER.encode(state)
-        return f"{_b64(payload)}.{_b64(self._tag(payload))}"
+        return f"{_b64(payload)}.{_b64(self._tag(self._keys[0], payload))}"
 
     def open(self, token: str, binding: RequestBinding) -> RoundState:
         """Verify and decode; any failure raises :class:`InvalidRequestState`."""
@@ -139,7 +150,7 @@ class StateCodec:
             payload, mac = _unb64(body), _unb64(tag)
         except (ValueError, binascii.Error):
             raise InvalidRequestState("malformed") from None
-        if not hmac.compare_digest(mac, self._tag(payload)):
+        if not any(hmac.compare_digest(mac, self._tag(key, payload)) for key in self._keys):
             raise InvalidRequestState("signature")
         try:
             state = _DECODER.decode(payload)
@@ -147,6 +158,14 @@ class StateCodec:
             raise InvalidRequestState("payload") from None
         if state.expires < int(time.time() * 1000):
             raise InvalidRequestState("expired")
+        if state.audience != self._audience:
+            raise InvalidRequestState(f"minted for another server ({state.audience!r})")
         if state.binding != binding:
             raise InvalidRequestState("bound to another request")
         return state
+
+
+def check_key(key: bytes) -> None:
+    """Refuse a ``requestState`` key too short to protect anything."""
+    if len(key) < 16:
+        raise ValueError("the requestState key must be at least 16 bytes")

@@ -316,6 +316,8 @@ class WithLegacySSE:
         if scope["type"] == "lifespan":
             await serve_lifespan(receive, send, self.aclose, self.app.lifespan.take)
         elif scope["type"] == "http" and self.legacy.serves(scope):
+            if self.app.proxies is not None:  # the app applies them to its own requests
+                self.app.proxies.rewrite(scope)
             await self.legacy(scope, receive, send)
         else:
             await self.app(scope, receive, send)

@@ -17,6 +17,7 @@ from ..._asyncio import LoopChoice, choose_loop, module_installed
 from ...server.app import Server
 from ...server.lifespan import STARTUP_FAILURE, LifespanClaim, LifespanError
 from ._header_deadline import MAX_HEADER_SIZE, header_deadline_protocol
+from .health import WithHealth
 from .legacy_sse_app import with_legacy_sse
 from .streamable_app import StreamableHTTPApp
 
@@ -53,6 +54,9 @@ def serve_http(
     log_level: str = "warning",
     uvicorn_options: dict[str, Any] | None = None,
     legacy_sse: bool = False,
+    redis: str | None = None,
+    workers: int = 1,
+    advertise_host: str | None = None,
     **options: Any,
 ) -> None:
     """Serve ``server`` at ``http://host:port/path`` until interrupted.
@@ -61,13 +65,22 @@ def serve_http(
     and uvloop when installed, see ``choose_stack``); both parsers get the header deadline
     and refuse a request line and headers over ``max_header_size`` bytes (64 KiB).
     ``options`` go to ``StreamableHTTPApp`` (``sessionless``, ``allowed_hosts``, ``event_store``,
-    ...); ``uvicorn_options`` to ``uvicorn.Config`` (they override the settings here). Binds
+    ``trusted_proxies``, ...; with ``trusted_proxies`` uvicorn's own proxy-header handling is
+    off, so one rule decides the client address); ``uvicorn_options`` to ``uvicorn.Config`` (they override the settings here). Binds
     loopback by default: the Host and Origin allowlists then default to loopback names
     (DNS-rebinding protection). On SIGTERM the sessions are ended first (their SSE streams
     close), then requests still running get ``shutdown_timeout`` seconds before they are
     cancelled: uvicorn alone would wait for an open GET stream forever. ``legacy_sse=True``
     also serves the 2024-11-05 HTTP+SSE transport for old clients (``GET /sse``, ``POST
     /messages/``; see ``mcpbind.http.with_legacy_sse``).
+
+    ``redis`` (else ``MCPBIND_REDIS_URL`` from the environment): join the cluster of workers
+    sharing that Redis (``mcpbind.http.server.cluster``: resumable streams, change
+    notifications and handshake-era sessions on any worker) and serve ``/healthz`` and
+    ``/readyz``. ``workers``: that many processes (forked; POSIX) share the listening socket,
+    each also listening on a port of its own at ``advertise_host`` (default: ``host``, or
+    127.0.0.1 for a wildcard) where the others forward its sessions' requests; more than one
+    needs ``redis``. SIGTERM to the parent stops every worker gracefully.
 
     Once listening it prints one line to stderr, ``serving NAME on URL`` (``port=0``: the
     port the system chose). An address it cannot listen on (a port in use) raises
@@ -77,15 +90,20 @@ def serve_http(
     it listens and stopped after the sessions end; one that fails at start prints one line
     and exits with status 3.
     """
-    import uvicorn
-
     from ...server.logs import log_to_stderr
+    from .cluster import redis_url
 
     log_to_stderr()
 
+    url = redis_url(redis)
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    if workers > 1 and url is None:
+        raise ValueError(
+            "workers > 1 needs redis=URL (or MCPBIND_REDIS_URL): the workers share sessions, "
+            "streams and notifications through it"
+        )
     parser, event_loop = choose_stack(http, loop)
-    streamable = StreamableHTTPApp(server, path=path, **options)
-    app = with_legacy_sse(streamable) if legacy_sse else streamable
     settings: dict[str, Any] = {
         "host": host,
         "port": port,
@@ -100,12 +118,63 @@ def serve_http(
         "timeout_keep_alive": 5,
         "timeout_graceful_shutdown": shutdown_timeout,
     }
+    if options.get("trusted_proxies") is not None:
+        settings["proxy_headers"] = False  # the app reads X-Forwarded-For itself
     settings.update(uvicorn_options or {})
-
-    config = uvicorn.Config(app, **settings)
     # Bound here, not by uvicorn (which logs and exits the process): a clear error to raise,
     # and the port really listened on (port 0) for the line printed once serving.
-    sockets = None if config.uds or config.fd is not None else [_bind(config.host, config.port)]
+    own = settings.get("uds") is None and settings.get("fd") is None
+    sockets = [_bind(settings["host"], settings["port"])] if own else None
+    internal = advertise_host or (host if host not in ("0.0.0.0", "::", "") else "127.0.0.1")
+
+    def run(index: int) -> None:
+        listen = list(sockets or ())
+        advertise = None
+        if url is not None and listen:
+            if workers > 1:  # the shared socket cannot name one worker: one of its own
+                listen.append(_bind(internal, 0))
+            advertise = _url(listen[-1], "http", path, internal)
+        _serve_one(
+            server, settings, listen or None, path, url, advertise, index == 0, legacy_sse, options
+        )
+
+    try:
+        if workers == 1:
+            run(0)
+        else:
+            from .workers import run_workers
+
+            run_workers(workers, run)
+    finally:
+        for sock in sockets or ():
+            sock.close()
+
+
+def _serve_one(
+    server: Server,
+    settings: dict[str, Any],
+    sockets: list[socket.socket] | None,
+    path: str,
+    redis: str | None,
+    advertise: str | None,
+    announce: bool,
+    legacy_sse: bool,
+    options: dict[str, Any],
+) -> None:
+    """Run one worker: the app (clustered through ``redis`` when given) under uvicorn."""
+    import uvicorn
+
+    ready = None
+    if redis is not None:
+        from .cluster import RedisCluster
+
+        cluster = RedisCluster(server, redis, advertise or "")
+        options = {**cluster.app_options(), **options}
+        ready = cluster.ready
+    streamable = StreamableHTTPApp(server, path=path, **options)
+    served: Any = with_legacy_sse(streamable) if legacy_sse else streamable
+    app = served if redis is None else WithHealth(served, ready)
+    config = uvicorn.Config(app, **settings)
 
     failed: list[LifespanError] = []
     # Held from before listening until the requests still running at shutdown are done (the
@@ -121,7 +190,7 @@ def serve_http(
                 self.should_exit = True
                 return
             await super().startup(sockets)
-            if self.started and sockets:
+            if self.started and sockets and announce:
                 url = _url(sockets[0], "https" if config.is_ssl else "http", path)
                 print(f"serving {server.name} on {url}", file=sys.stderr, flush=True)
 
@@ -161,6 +230,8 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _url(sock: socket.socket, scheme: str, path: str) -> str:
-    host, port = sock.getsockname()[:2]
+def _url(sock: socket.socket, scheme: str, path: str, host: str | None = None) -> str:
+    """The URL ``sock`` serves ``path`` at (named by ``host`` when given)."""
+    bound, port = sock.getsockname()[:2]
+    host = host or bound
     return f"{scheme}://[{host}]:{port}{path}" if ":" in host else f"{scheme}://{host}:{port}{path}"

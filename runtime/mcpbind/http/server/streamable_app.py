@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Coroutine, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...protocol import INVALID_REQUEST, SessionOptions
 from ...protocol.classify import Classified, classify_body, decoded_body
@@ -39,6 +39,7 @@ from ._asgi import (
 from .auth_hook import AuthHook, scope_principal
 from .events import EventStore, format_event_id, parse_event_id
 from .http_session import HttpSession, new_session_id
+from .proxies import TrustedProxies
 from .responses import (
     SESSION_NOT_FOUND,
     refuse_client_session,
@@ -52,6 +53,40 @@ from .streams import MAX_PENDING, Outbox, OutboxOnDemand, Stream
 
 if TYPE_CHECKING:
     from .per_request import PerRequestEndpoint
+
+
+class NotificationBus(Protocol):
+    """Carries change notifications between the workers of one server (see
+    :mod:`mcpbind.http.server.redis_bus`)."""
+
+    @property
+    def started(self) -> bool: ...
+
+    async def start(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class SessionRegistry(Protocol):
+    """Which worker owns each session, and forwarding to it (see
+    :mod:`mcpbind.http.server.redis_sessions`)."""
+
+    async def claim(self, session_id: str) -> bool:
+        """Record a new session as this worker's; ``False``: the registry is unreachable."""
+        ...
+
+    def used(self, session_id: str) -> None: ...
+
+    def release(self, session_id: str) -> None: ...
+
+    async def forward(
+        self, scope: Scope, receive: Receive, send: Send, session_id: str, body: bytes
+    ) -> bool:
+        """Answer a request for a session held elsewhere; ``False``: nobody has it."""
+        ...
+
+    async def aclose(self) -> None: ...
+
 
 __all__ = ["AuthHook", "StreamableHTTPApp", "scope_principal", "streamable_http_app"]
 
@@ -77,6 +112,13 @@ class StreamableHTTPApp:
     behind a proxy that hides client addresses), and its 2026-07-28 listen streams too. ``init_timeout``: seconds a session may
     stay without ``notifications/initialized`` before it is dropped.
     ``auth``: the bearer-token check run first (``mcpbind.auth.server.ResourceServer``).
+    ``trusted_proxies``: addresses or networks of the reverse proxies in front; a request from
+    one is counted and logged as coming from the client its ``X-Forwarded-For`` names
+    (:mod:`mcpbind.http.server.proxies`); that header from anyone else is ignored.
+    ``bus``: relays the server's change notifications to and from the other workers
+    (``RedisNotificationBus``); started with the first request, closed by ``aclose()``.
+    ``registry``: records which worker owns each session, so a request for a session held by
+    another worker is forwarded there (``RedisSessionRegistry``); closed by ``aclose()``.
     """
 
     def __init__(
@@ -100,6 +142,9 @@ class StreamableHTTPApp:
         max_sessions_per_client: int | None = 100,
         init_timeout: float | None = 10.0,
         auth: AuthHook | None = None,
+        trusted_proxies: Iterable[str] | None = None,
+        bus: NotificationBus | None = None,
+        registry: SessionRegistry | None = None,
     ) -> None:
         if max_body_size < 1 or max_sessions < 1:
             raise ValueError("max_body_size and max_sessions must be positive")
@@ -121,6 +166,9 @@ class StreamableHTTPApp:
         self.init_timeout = init_timeout
         self._max_depth = (session_options or SessionOptions()).max_depth
         self.auth = auth
+        self.proxies = None if trusted_proxies is None else TrustedProxies(trusted_proxies)
+        self.bus = bus
+        self.registry = registry
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
@@ -134,6 +182,10 @@ class StreamableHTTPApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            if self.bus is not None and not self.bus.started:
+                await self.bus.start()
+            if self.proxies is not None:
+                self.proxies.rewrite(scope)
             if (
                 not self.lifespan.taken
                 and self.server.lifespan is not None
@@ -160,6 +212,10 @@ class StreamableHTTPApp:
             self._reaper = None
         if self._per_request is not None:
             self._per_request.close()  # listen streams end with their final result
+        if self.bus is not None:
+            await self.bus.aclose()
+        if self.registry is not None:
+            await self.registry.aclose()
         sessions = list(self.sessions.values())
         self.sessions.clear()
         for session in sessions:
@@ -188,7 +244,7 @@ class StreamableHTTPApp:
         elif method == "GET" and not self.sessionless:
             await self._get(send, receive, headers, scope)
         elif method == "DELETE" and not self.sessionless:
-            await self._delete(send, headers, scope)
+            await self._delete(send, receive, headers, scope)
         else:
             await send_error(
                 send,
@@ -210,13 +266,22 @@ class StreamableHTTPApp:
             return f"Bad Request: unsupported MCP-Protocol-Version {version!r}"
         return None
 
-    async def _lookup(self, send: Send, headers: Headers, scope: Scope) -> HttpSession | None:
-        """The request's session, or ``None`` after answering 400 (no id) / 404 (unknown)."""
+    async def _lookup(
+        self, send: Send, headers: Headers, scope: Scope, receive: Receive, body: bytes = b""
+    ) -> HttpSession | None:
+        """The request's session, or ``None`` after answering 400 (no id) / 404 (unknown),
+        or after the ``registry`` had the session's owner answer it."""
         session_id = headers.get(b"mcp-session-id")
         if session_id is None:
             await send_error(send, 400, INVALID_REQUEST, "Bad Request: Mcp-Session-Id required")
             return None
         session = self.sessions.get(session_id.strip())
+        if self.registry is not None:
+            if session is None:
+                if await self.registry.forward(scope, receive, send, session_id.strip(), body):
+                    return None
+            else:
+                self.registry.used(session_id.strip())
         # Another principal's session is indistinguishable from an unknown one.
         if session is None or session.closed or session.principal != self.principal(scope):
             await send_error(send, 404, SESSION_NOT_FOUND, "Session not found")
@@ -232,14 +297,14 @@ class StreamableHTTPApp:
         return session
 
     async def _checked_session(
-        self, send: Send, headers: Headers, scope: Scope
+        self, send: Send, headers: Headers, scope: Scope, receive: Receive
     ) -> HttpSession | None:
         """A GET's or DELETE's session, or ``None`` after answering 400 (unsupported
         ``MCP-Protocol-Version``, no id) or 404 (unknown session)."""
         if (error := self._version_error(headers)) is not None:
             await send_error(send, 400, INVALID_REQUEST, error)
             return None
-        return await self._lookup(send, headers, scope)
+        return await self._lookup(send, headers, scope, receive)
 
     # ------------------------------------------------------------------ POST
     async def _post(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
@@ -292,8 +357,10 @@ class StreamableHTTPApp:
                 return
             session = self._create_session(scope)
             session.client_address = address
+            if self.registry is not None and not await self._claimed(session, send):
+                return
         else:
-            found = await self._lookup(send, headers, scope)
+            found = await self._lookup(send, headers, scope, receive, body)
             if found is None:
                 return
             session = found
@@ -331,7 +398,26 @@ class StreamableHTTPApp:
             self._reaper = asyncio.get_running_loop().create_task(self._reap())
         return session
 
+    async def _claimed(self, session: HttpSession, send: Send) -> bool:
+        """Record a new session in the registry; ``False`` after answering 503 (and ending
+        the session) when the registry cannot be reached."""
+        assert self.registry is not None and session.id is not None
+        if not await self.registry.claim(session.id):
+            self.sessions.pop(session.id, None)
+            await session.close()
+            await send_error(
+                send,
+                503,
+                INVALID_REQUEST,
+                "Service Unavailable: the session registry cannot be reached",
+                [(b"retry-after", b"1")],
+            )
+            return False
+        return True
+
     def _forget(self, session: HttpSession) -> None:
+        if self.registry is not None and session.id is not None:
+            self.registry.release(session.id)
         if session.id is not None and self.sessions.get(session.id) is session:
             del self.sessions[session.id]
 
@@ -500,7 +586,7 @@ class StreamableHTTPApp:
         if not accepts(headers.get(b"accept"), "text/event-stream"):
             await send_error(send, 406, INVALID_REQUEST, "Not Acceptable: use text/event-stream")
             return
-        session = await self._checked_session(send, headers, scope)
+        session = await self._checked_session(send, headers, scope, receive)
         if session is None:
             return
         extra = [(b"mcp-session-id", session.id.encode())] if session.id else []
@@ -555,8 +641,8 @@ class StreamableHTTPApp:
         )
 
     # ------------------------------------------------------------------ DELETE
-    async def _delete(self, send: Send, headers: Headers, scope: Scope) -> None:
-        session = await self._checked_session(send, headers, scope)
+    async def _delete(self, send: Send, receive: Receive, headers: Headers, scope: Scope) -> None:
+        session = await self._checked_session(send, headers, scope, receive)
         if session is None:
             return
         if session.id is not None:
