@@ -28,7 +28,7 @@ from .classify import ParamsPeek
 __all__ = [
     "HeaderPath",
     "InvalidToolHeaders",
-    "RequestHeaders",
+    "McpHeaders",
     "check_header_values",
     "check_headers",
     "decode_value",
@@ -66,7 +66,7 @@ _SAFE_INT: Final = 2**53 - 1
 _KEY: Final = "x-mcp-header"
 
 
-class RequestHeaders:
+class McpHeaders:
     """The ``mcp-*`` headers of one request (names lower-cased; a repeated one is recorded)."""
 
     __slots__ = ("repeated", "values")
@@ -260,7 +260,7 @@ _NO_PARAMS: Final = ParamsPeek()
 
 
 def check_headers(
-    headers: RequestHeaders,
+    headers: McpHeaders,
     protocol_header: str | None,
     method: str | None,
     params: ParamsPeek | None,
@@ -284,7 +284,7 @@ def check_header_values(
     """Why the headers disagree with the request (a ``HeaderMismatch`` message), or ``None``.
 
     ``values``: the request's ``mcp-*`` headers (lower-cased names, latin-1), ``repeated``:
-    those given more than once (as :class:`RequestHeaders` holds them; a transport that read
+    those given more than once (as :class:`McpHeaders` holds them; a transport that read
     the headers for its own checks passes what it collected, building nothing more).
 
     ``method`` and ``params`` are the request's, as the classifier decoded them (``params``

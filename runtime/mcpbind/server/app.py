@@ -27,8 +27,9 @@ from ..runner import InflightLimit
 from ..versions import era_of
 from .context import Context
 from .extension import ServerExtension
+from .layers import layers_for
 from .limits import server_inflight_limit
-from .middleware import Middleware, compose, layers_for
+from .middleware import Middleware, compose
 from .options import StatelessOptions
 from .results import prompt_result, resource_contents, returns_content, tool_result
 from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
@@ -373,7 +374,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     def add_middleware(self, *layers: Middleware) -> None:
         """Append ``layers`` to :attr:`middleware` (inside those already there)."""
         self.middleware.extend(layers)
-        self._table = None
+        self._build_handlers()
 
     def wrap(self, method: str, wrapper: Wrapper) -> None:
         """Low level, for extensions (use :meth:`add_middleware`): wrap one method's handler

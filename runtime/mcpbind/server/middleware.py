@@ -23,7 +23,6 @@ of ``call_next``).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +39,6 @@ __all__ = [
     "Next",
     "compose",
     "is_tool_error",
-    "layers_for",
     "session_started",
     "target_of",
 ]
@@ -140,21 +138,6 @@ def _link(layer: Middleware, call_next: Next) -> Next:
         return layer(call, call_next)
 
     return step
-
-
-def layers_for(configured: Sequence[Middleware]) -> list[Middleware]:
-    """The layers a server runs: its own, inside OpenTelemetry's when the application has
-    configured a tracer or meter provider (:mod:`mcpbind.server.telemetry`). OpenTelemetry is
-    looked for only if the application imported it (``opentelemetry.trace`` in
-    ``sys.modules``): mcpbind never imports it otherwise."""
-    if "opentelemetry.trace" in sys.modules:
-        from .telemetry import ServerTelemetry, server_telemetry
-
-        if not any(isinstance(layer, ServerTelemetry) for layer in configured):
-            telemetry = server_telemetry()
-            if telemetry is not None:
-                return [telemetry, *configured]
-    return list(configured)
 
 
 def session_started(layers: Sequence[Middleware]) -> Callable[[], None] | None:

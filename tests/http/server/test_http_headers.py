@@ -14,7 +14,7 @@ import pytest
 
 from mcpbind.protocol.classify import classify_body
 from mcpbind.protocol.mcp_headers import (
-    RequestHeaders,
+    McpHeaders,
     check_headers,
     decode_value,
     encode_value,
@@ -278,13 +278,13 @@ def test_nested_property_path() -> None:
     message = call("t", {"target": {"zone": "z1"}, "list": ["a"]})
     raw = json.dumps(message).encode()
     base = [(b"mcp-method", b"tools/call"), (b"mcp-name", b"t")]
-    ok = RequestHeaders([*base, (b"mcp-param-zone", b"z1")])
+    ok = McpHeaders([*base, (b"mcp-param-zone", b"z1")])
     request = classify_body(raw)  # the check reads the params as the classifier decoded them
     method, params = request.methods[0], request.peek
     mirrored = list(header_params(schema))
     assert mirrored == [(("target", "zone"), "Zone")]
     assert check_headers(ok, "2026-07-28", method, params, lambda _n: mirrored) is None
-    missing = RequestHeaders(base)
+    missing = McpHeaders(base)
     assert check_headers(missing, "2026-07-28", method, params, lambda _n: mirrored) is not None
 
 
