@@ -450,8 +450,6 @@ class Session:
                     and not shallow_if_valid(data, limit)
                 )
             )
-            # few brackets cannot nest deeply: counted first (exceeds_depth's own first test)
-            and (type(data) is not bytes or data.count(b"[") + data.count(b"{") > limit)
             and self._too_deep(data, limit, events)
         ):
             return events
