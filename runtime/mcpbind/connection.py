@@ -63,14 +63,13 @@ NotificationHandler = Callable[[NotificationReceived], Awaitable[None]]
 
 
 class Waiter(msgspec.Struct):
-    """One request we sent, awaiting its outcome on an asyncio future (cheaper than an
-    ``anyio.Event``); a Struct: built in C, no ``__init__`` frame per request."""
+    """One request we sent, awaiting its outcome on an asyncio future."""
 
     method: str
     options: RequestOptions | None
     started: float
     timeout: float | None
-    #: Awaited by the caller (directly: no coroutine of its own on the hot path).
+    #: Awaited by the caller.
     future: asyncio.Future[None]
     result: Any = None
     error: McpError | None = None
@@ -127,7 +126,7 @@ class Connection:
         self._closed = Flag()
         self._is_closed = False  # mirrors _closed, read on every request
         self._tokens = itertools.count(1)
-        #: The loop's clock (``time.monotonic`` itself when the loop reads that: no method frame)
+        #: The loop's clock (``time.monotonic`` itself when the loop reads that).
         self._clock: Callable[[], float] = time.monotonic
         #: Request timeouts: one timer at the earliest deadline of the requests in flight (when
         #: it was set), which expires the requests due and sets itself again for the next one;
@@ -149,7 +148,6 @@ class Connection:
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Connection:
-        # A handler that waits runs as a plain asyncio task (cheaper than anyio's), awaited here.
         self._loop = asyncio.get_running_loop()
         self.runner.bind(self._loop, self.transport.send)
         if type(self._loop).time is not asyncio.BaseEventLoop.time:
@@ -161,8 +159,8 @@ class Connection:
             self._writes_after_eof = transport.writes_after_eof
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
-        # A plain task, like the handlers: an anyio task also costs a cancel scope, an event
-        # and their bookkeeping, most of what an idle session holds.
+        # A plain task, like the handlers: an anyio task also holds a cancel scope and an
+        # event, most of what an idle session holds.
         self._reader = self._loop.create_task(self._read_loop())
         return self
 

@@ -354,7 +354,7 @@ class _PostResponse:
         self.sse = sse
         self.handshake = handshake
         self.started = False
-        loop = asyncio.get_running_loop()  # once: each lookup is a getpid() on 3.11
+        loop = asyncio.get_running_loop()
         self._runner = runner
         self._batch = batch
         #: Without a runner (a listen stream), the task cancelled when the client leaves.
