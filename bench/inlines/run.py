@@ -522,18 +522,21 @@ def measure(workload: str, calls: int, reps: int) -> list[dict[str, Any]]:
     return rows
 
 
-def table(calls: int, reps: int, only: str | None) -> str:
+def table(calls: int, reps: int, only: str | None) -> Iterator[str]:
+    """The table's lines, each workload's as soon as it is measured."""
     chosen = [
         w
         for w in workloads()
         if any(s.workload == w and (only is None or only in s.name + s.workload) for s in SITES)
     ]
-    lines = [
+    yield (
         f"instructions per request (callgrind; {calls} and {2 * calls} requests per phase, "
-        f"each variant {reps} times; noise: the spread of the unchanged code's runs)",
+        f"each variant {reps} times; noise: the spread of the unchanged code's runs)"
+    )
+    yield (
         f"{'site':<46} {'workload':<18} {'with copy':>10} {'with call':>10} {'gain':>7} "
-        f"{'noise':>6}",
-    ]
+        f"{'noise':>6}"
+    )
     for workload in chosen:
         rows = measure(workload, calls, reps)
         plain = [r["per_request"] for r in rows if r.get("holds") == "as is"]
@@ -542,7 +545,7 @@ def table(calls: int, reps: int, only: str | None) -> str:
         by_site: dict[str, list[float]] = {}
         for row in rows:
             if "error" in row:
-                lines.append(f"{row['site']:<46} {workload:<18} {row['error']}")
+                yield f"{row['site']:<46} {workload:<18} {row['error']}"
             elif row["holds"] != "as is":
                 by_site.setdefault(row["site"], []).append(row["per_request"])
         for site in SITES:
@@ -551,12 +554,11 @@ def table(calls: int, reps: int, only: str | None) -> str:
             other = statistics.mean(by_site[site.name])
             holds = next(r["holds"] for r in rows if r.get("site") == site.name)
             copy, call = (base, other) if holds == "copy" else (other, base)
-            lines.append(
+            yield (
                 f"{site.name:<46} {workload:<18} {copy:>10,.0f} {call:>10,.0f} "
                 f"{_pct(copy, call):>7} {noise:>5.2f}%"
                 + ("" if holds == "copy" else "  (the code holds the call)")
             )
-    return "\n".join(lines)
 
 
 def _pct(copy: float, call: float) -> str:
@@ -575,7 +577,8 @@ def main() -> int:
     if args.child:
         child(args.child, args.calls, args.reps, args.plan)
         return 0
-    print(table(args.calls, args.reps, args.only))
+    for line in table(args.calls, args.reps, args.only):
+        print(line, flush=True)
     return 0
 
 
