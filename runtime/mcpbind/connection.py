@@ -438,10 +438,7 @@ class Connection:
         if waiter is None or waiter.done:
             return
         waiter.result, waiter.error = result, error
-        waiter.done = True  # waiter.set(), inlined: once per response
-        future = waiter.future
-        if not future.done():
-            future.set_result(None)
+        waiter.set()
 
     async def _dispatch(self, event: object) -> None:
         if isinstance(event, ResponseReceived):
