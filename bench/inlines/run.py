@@ -5,12 +5,13 @@ Wall times on a shared machine are noise at this scale; instruction counts are n
 workload runs in one process under ``valgrind --tool=callgrind --dump-before=getpgrp``: the
 script calls ``os.getpgrp()`` between phases, so each phase's instructions land in a dump of
 their own. Per variant (the code as it is, then each of the workload's sites switched over),
-the workload runs ``--calls`` and then ``2 x --calls`` requests, each in a fresh session,
-after a warm-up; the difference, divided by ``--calls``, is the cost of one request beyond
-set-up and tear-down::
+a warm-up, then one session of ``--calls`` requests: its total over ``--calls`` is the cost of
+a request, the session's set-up spread over them (a few percent; a difference of two
+sessions' lengths would drop it, but adds the noise of the shorter one). Every variant runs
+``--reps`` times in turn, and the unchanged code's runs give the noise::
 
     python bench/inlines/run.py                 # every site (make bench-inlines)
-    python bench/inlines/run.py --calls 400     # more requests per phase (steadier)
+    python bench/inlines/run.py --only http     # the sites of one workload
 
 A variant is made from the source as it stands: the enclosing function's text with one
 snippet swapped for the other (``Site.copy`` for ``Site.call`` or back, matched line by line
@@ -459,9 +460,9 @@ def workloads() -> dict[str, Callable[[int], None]]:
 
 # ---------------------------------------------------------------------------- measuring
 def child(workload: str, calls: int, reps: int, plan_file: str) -> None:
-    """Under callgrind: per variant, a warm-up, ``calls``, then ``2 x calls`` requests, with
-    a dump (``os.getpgrp``) after each phase; every variant ``reps`` times, in turn, so a
-    drift over the process's life touches them all alike; the order goes to ``plan_file``."""
+    """Under callgrind: per variant, a warm-up, then one session of ``calls`` requests, with a
+    dump (``os.getpgrp``) after each; every variant ``reps`` times, in turn, so a drift over
+    the process's life touches them all alike; the order goes to ``plan_file``."""
     run = workloads()[workload]
     plan: list[dict[str, str]] = []
     variants: list[tuple[str, Site | None, Callable[..., Any] | None]] = [("as is", None, None)]
@@ -471,15 +472,15 @@ def child(workload: str, calls: int, reps: int, plan_file: str) -> None:
             plan.append({"site": site.name, "error": made})
         else:
             variants.append((made[0], site, made[1]))
-    gc.disable()  # a collection lands in whichever phase crosses its threshold: in none
     for holds, site, function in [*variants * reps, variants[0]]:
         with switched(site, function) if site is not None and function else _nothing():
-            gc.collect()
             run(max(calls // 4, 20))
+            # What is alive now is never scanned again: a phase's collections see only its
+            # own objects, and no phase inherits the garbage of the ones before it.
+            gc.collect()
+            gc.freeze()
             os.getpgrp()
             run(calls)
-            os.getpgrp()
-            run(2 * calls)
             os.getpgrp()
         plan.append({"site": site.name if site else "", "holds": holds})
     Path(plan_file).write_text(json.dumps(plan))
@@ -515,10 +516,9 @@ def measure(workload: str, calls: int, reps: int) -> list[dict[str, Any]]:
         if "error" in entry:
             rows.append(entry)
             continue
-        # dumps: warm-up, calls, 2 x calls (each dump holds what ran since the last one)
-        single, double = totals[phase + 1], totals[phase + 2]
-        rows.append({**entry, "per_request": (double - single) / calls})
-        phase += 3
+        # dumps: warm-up, then ``calls`` (each dump holds what ran since the last one)
+        rows.append({**entry, "per_request": totals[phase + 1] / calls})
+        phase += 2
     return rows
 
 
@@ -530,8 +530,8 @@ def table(calls: int, reps: int, only: str | None) -> Iterator[str]:
         if any(s.workload == w and (only is None or only in s.name + s.workload) for s in SITES)
     ]
     yield (
-        f"instructions per request (callgrind; {calls} and {2 * calls} requests per phase, "
-        f"each variant {reps} times; noise: the spread of the unchanged code's runs)"
+        f"instructions per request (callgrind; {calls} requests in one session, its set-up "
+        f"included; each variant {reps} times; noise: the spread of the unchanged code's runs)"
     )
     yield (
         f"{'site':<46} {'workload':<18} {'with copy':>10} {'with call':>10} {'gain':>7} "
@@ -568,8 +568,8 @@ def _pct(copy: float, call: float) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=200, help="requests per phase (200)")
-    parser.add_argument("--reps", type=int, default=3, help="runs of each variant (3)")
+    parser.add_argument("--calls", type=int, default=400, help="requests per session (400)")
+    parser.add_argument("--reps", type=int, default=2, help="runs of each variant (2)")
     parser.add_argument("--only", help="sites or workloads whose name contains this")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--plan", help=argparse.SUPPRESS)
