@@ -511,12 +511,7 @@ def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) ->
     if stamps is _USUAL:  # has _meta, no cache hints, not input_required
         if info is None:
             return msgspec.structs.replace(result, result_type="complete")
-        current: Any = result.meta  # _identified(current, info), inline
-        identified = (
-            {SERVER_INFO: info}
-            if current is msgspec.UNSET or current is None
-            else {**current, SERVER_INFO: info}
-        )
+        identified = _identified(result.meta, info)
         return msgspec.structs.replace(result, result_type="complete", meta=identified)
     if stamps is not _NOT_A_RESULT:
         if stamps.input_required:
