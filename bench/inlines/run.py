@@ -507,7 +507,9 @@ def measure(workload: str, calls: int, reps: int) -> list[dict[str, Any]]:
         command += ["--child", workload, "--calls", str(calls), "--reps", str(reps)]
         command += ["--plan", str(plan_file)]
         env = {**os.environ, "PYTHONHASHSEED": "0"}
-        subprocess.run(command, check=True, capture_output=True, env=env)
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            raise SystemExit(f"{workload} failed under callgrind:\n{done.stderr[-3000:]}")
         plan = json.loads(plan_file.read_text())
         dumps = sorted(Path(tmp).glob("cg.out.*"), key=lambda p: int(p.suffix[1:]))
         totals = [_total(p) for p in dumps]
