@@ -8,16 +8,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import math
+from types import SimpleNamespace
 from typing import Any
 
+import msgspec
 import pytest
 
+from mcpbind import types as t
+from mcpbind.client.pipeline import Pipeline
+from mcpbind.client.request_meta import RequestMeta
 from mcpbind.connection import Connection, Waiter
 from mcpbind.http.server._asgi import send_response
 from mcpbind.http.server.per_request import _JSON, _send_json
 from mcpbind.protocol import Cancelled, RequestReceived, ResponseReceived, Session
+from mcpbind.protocol.meta import with_meta
 from mcpbind.transports import TransportClosed
-from mcpbind.versions import LATEST_HANDSHAKE
+from mcpbind.versions import LATEST_HANDSHAKE, LATEST_STATELESS
+from mcpbind_types.unified import methods as m
 
 pytestmark = pytest.mark.anyio
 
@@ -160,3 +168,83 @@ async def test_send_json_sends_what_send_response_sends(status: int) -> None:
     await _send_json(functools.partial(into, by_copy), status, body)
     await send_response(functools.partial(into, by_original), status, body, content_type=_JSON)
     assert by_copy == by_original
+
+
+class _Held(_Idle):
+    """A transport whose sends wait until released: a request stays in flight."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sending = asyncio.Event()
+        self.sent: list[bytes] = []
+
+    async def send(self, message: bytes) -> None:
+        self.sent.append(message)
+        self.sending.set()
+        await self.closed.wait()
+
+
+@pytest.mark.parametrize("due", [math.inf, 0.0], ids=["no timer yet", "an earlier timer"])
+async def test_request_arms_its_timeout_as_arm_does(due: float) -> None:
+    """``Connection.request`` holds a copy of ``Connection._arm`` (no options) and of
+    ``Connection.send`` (its data is never ``None``): the same deadline and timer, and the
+    request's bytes handed to the transport as ``send`` hands them."""
+    transport = _Held()
+    conn = Connection(Session("client", LATEST_HANDSHAKE), transport, on_request=_refuse)
+    async with conn:
+        twin = _connection()
+        twin._loop = asyncio.get_running_loop()
+        if due == 0.0:  # a timer already set for an earlier deadline
+            conn._set_timer(conn._clock() + 1)
+            twin._set_timer(conn._due)
+        task = asyncio.get_running_loop().create_task(conn.request("ping", None))
+        await transport.sending.wait()
+        (waiter,) = conn._waiters.values()
+        by_original = Waiter(
+            "ping", None, waiter.started, waiter.timeout, twin._loop.create_future()
+        )
+        twin._arm(by_original, waiter.started)
+        assert waiter.deadline == by_original.deadline
+        assert conn._due == twin._due
+        twin_transport = _Held()
+        twin.transport = twin_transport
+        sending = asyncio.get_running_loop().create_task(twin.send(transport.sent[0]))
+        await twin_transport.sending.wait()
+        assert twin_transport.sent == transport.sent
+        task.cancel()
+        sending.cancel()
+        twin_transport.closed.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        with contextlib.suppress(asyncio.CancelledError):
+            await sending
+        twin._fail_all("done")
+
+
+class _Recorder:
+    """A connection that records the params it is asked to send and answers complete."""
+
+    def __init__(self) -> None:
+        self.core = SimpleNamespace(version=LATEST_STATELESS)
+        self.sent: list[Any] = []
+
+    async def request(self, name: str, params: Any, options: Any) -> Any:
+        self.sent.append(params)
+        return t.CallToolResult(content=[], result_type="complete")
+
+
+async def test_pipeline_sends_the_usual_request_as_with_meta_makes_it() -> None:
+    """basic/index.mdx (2026-07-28: every request carries the client's ``_meta``): the
+    pipeline's shortest way holds a copy of ``with_meta``: the same params on the wire."""
+    meta = RequestMeta()
+    meta.introduce(t.ClientCapabilities(), t.Implementation(name="inlines", version="1"))
+    meta.use_version(LATEST_STATELESS)
+    conn = _Recorder()
+    pipeline = Pipeline(conn, meta, SimpleNamespace())  # type: ignore[arg-type]
+    params = t.CallToolRequestParams(name="echo", arguments={"text": "hi"})
+    await pipeline.request(m.C2S_CALL_TOOL, params, None)  # checks the method: with_meta
+    await pipeline.request(m.C2S_CALL_TOOL, params, None)  # the shortest way: the copy
+    expected = with_meta(m.C2S_CALL_TOOL, params, *meta.wire())
+    encoded = [msgspec.json.encode(sent) for sent in conn.sent]
+    assert encoded == [msgspec.json.encode(expected)] * 2
+    assert params.meta is msgspec.UNSET  # the caller's params are left as they were

@@ -251,7 +251,7 @@ class Connection:
         waiter = Waiter(method, options, started, timeout, asyncio.Future(loop=self._loop))
         self._waiters[request_id] = waiter
         if timeout is not None:
-            if options is None:  # _arm(), inlined for the usual case
+            if options is None:  # _arm's steps, copied (make bench-inlines, test_inlines)
                 waiter.deadline = deadline = started + timeout
                 if deadline < self._due:
                     self._set_timer(deadline)
@@ -260,7 +260,7 @@ class Connection:
         sent = False
         try:
             try:
-                await self.transport.send(data)  # self.send(data), inlined: data is never None
+                await self.transport.send(data)  # send's, copied: data is never None
             except (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
                 self.core.cancel(request_id)  # forget it; nothing reached the peer
                 raise ConnectionClosed(str(exc) or self.close_reason) from None
@@ -399,7 +399,7 @@ class Connection:
         events = self.core.receive(data)
         for index, event in enumerate(events):
             kind = type(event)
-            if kind is ResponseReceived:  # _resolve(), inlined: once per response
+            if kind is ResponseReceived:  # _resolve's steps, copied (make bench-inlines)
                 waiter = self._waiters.get(event.id)  # type: ignore[union-attr]
                 if waiter is not None and not waiter.done:
                     waiter.result, waiter.done = event.result, True  # type: ignore[union-attr]
