@@ -9,7 +9,7 @@ PYTHONS := 3.11 3.12 3.13
 NEWEST := $(lastword $(PYTHONS))
 OLDER := $(filter-out $(NEWEST),$(PYTHONS))
 
-.PHONY: help setup setup-all demo schema gen gen-check lint typecheck typecheck-installed test check ci docs dist bench-codec bench-rt bench-http bench-tasks bench-cold bench-cold-wheel bench-mem bench-scale conformance pythons test-older fuzz soak
+.PHONY: help setup setup-all demo schema gen gen-check lint typecheck typecheck-installed test check ci docs dist bench-codec bench-rt bench-http bench-tasks bench-cold bench-cold-wheel bench-mem bench-scale bench-inlines conformance pythons test-older fuzz soak
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -111,6 +111,9 @@ bench-tasks:  ## task throughput per store (memory, SQLite, Redis when installed
 bench-http: bench/http/loadgen/node_modules bench/http/peers/ts/node_modules  ## Streamable HTTP: mcpbind vs official Python SDK vs TypeScript SDK, same load generator
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) bench/http/run.py
+
+bench-inlines:  ## instructions per request with each hand-inlined copy of a helper and with the call instead (callgrind)
+	$(PY) bench/inlines/run.py
 
 bench-cold:  ## cold start: import and `mcpbind ls` as whole processes, vs the official SDK
 	$(PY) bench/coldstart.py

@@ -66,14 +66,13 @@ NotificationHandler = Callable[[NotificationReceived], Awaitable[None]]
 
 
 class Waiter(msgspec.Struct):
-    """One request we sent, awaiting its outcome on an asyncio future (cheaper than an
-    ``anyio.Event``); a Struct: built in C, no ``__init__`` frame per request."""
+    """One request we sent, awaiting its outcome on an asyncio future."""
 
     method: str
     options: RequestOptions | None
     started: float
     timeout: float | None
-    #: Awaited by the caller (directly: no coroutine of its own on the hot path).
+    #: Awaited by the caller.
     future: asyncio.Future[None]
     result: Any = None
     error: McpError | None = None
@@ -168,7 +167,7 @@ class Connection:
         self._closed = Flag()
         self._is_closed = False  # mirrors _closed, read on every request
         self._tokens = itertools.count(1)
-        #: The loop's clock (``time.monotonic`` itself when the loop reads that: no method frame)
+        #: The loop's clock (``time.monotonic`` itself when the loop reads that).
         self._clock: Callable[[], float] = time.monotonic
         #: Request timeouts: one timer at the earliest deadline of the requests in flight (when
         #: it was set), which expires the requests due and sets itself again for the next one;
@@ -190,7 +189,6 @@ class Connection:
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Connection:
-        # A handler that waits runs as a plain asyncio task (cheaper than anyio's), awaited here.
         self._loop = asyncio.get_running_loop()
         self.runner.bind(self._loop, self.transport.send)
         if type(self._loop).time is not asyncio.BaseEventLoop.time:
@@ -202,8 +200,8 @@ class Connection:
             self._writes_after_eof = transport.writes_after_eof
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
-        # A plain task, like the handlers: an anyio task also costs a cancel scope, an event
-        # and their bookkeeping, most of what an idle session holds.
+        # A plain task, like the handlers: an anyio task also holds a cancel scope and an
+        # event, most of what an idle session holds.
         self._reader = self._loop.create_task(self._read_loop())
         return self
 
@@ -319,7 +317,7 @@ class Connection:
         waiter = Waiter(method, options, started, timeout, asyncio.Future(loop=self._loop))
         self._waiters[request_id] = waiter
         if timeout is not None:
-            if options is None:  # _arm(), inlined for the usual case
+            if options is None:  # _arm's steps, copied (make bench-inlines, test_inlines)
                 waiter.deadline = deadline = started + timeout
                 if deadline < self._due:
                     self._set_timer(deadline)
@@ -328,7 +326,7 @@ class Connection:
         sent = False
         try:
             try:
-                await self.transport.send(data)  # self.send(data), inlined: data is never None
+                await self.transport.send(data)  # send's, copied: data is never None
             except (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
                 self.core.cancel(request_id)  # forget it; nothing reached the peer
                 raise ConnectionClosed(str(exc) or self.close_reason) from None
@@ -429,7 +427,8 @@ class Connection:
                     self._backlog = self.core.refuse_oversized(exc.head, exc.tail, exc.limit)
                 backlog, self._backlog = self._backlog, []
                 for event in backlog:
-                    # The two common events are handled inline (no coroutine per event).
+                    # _dispatch's two common branches, copied: no coroutine per event
+                    # (make bench-inlines; tied to _dispatch by tests/test_inlines.py).
                     kind = type(event)
                     if kind is ResponseReceived:
                         self._resolve(event.id, result=event.result)  # type: ignore[union-attr]
@@ -466,7 +465,7 @@ class Connection:
         events = self.core.receive(data)
         for index, event in enumerate(events):
             kind = type(event)
-            if kind is ResponseReceived:  # _resolve(), inlined: once per response
+            if kind is ResponseReceived:  # _resolve's steps, copied (make bench-inlines)
                 waiter = self._waiters.get(event.id)  # type: ignore[union-attr]
                 if waiter is not None and not waiter.done:
                     waiter.result, waiter.done = event.result, True  # type: ignore[union-attr]
@@ -506,10 +505,7 @@ class Connection:
         if waiter is None or waiter.done:
             return
         waiter.result, waiter.error = result, error
-        waiter.done = True  # waiter.set(), inlined: once per response
-        future = waiter.future
-        if not future.done():
-            future.set_result(None)
+        waiter.set()
 
     async def _dispatch(self, event: object) -> None:
         if isinstance(event, ResponseReceived):

@@ -111,9 +111,9 @@ class Pipeline:
             and type(params) is method.params_type
             and params.meta is UNSET
         ):
-            # The usual request (a tool call), in the fewest steps: a plain method whose
-            # params carry no ``_meta`` of their own (with_meta(...), inlined: a copy carrying
-            # the client's encoded fields).
+            # The usual request (a tool call): a plain method whose params carry no ``_meta``
+            # of their own. with_meta's steps for it, copied: a copy carrying the client's
+            # encoded fields (make bench-inlines; tests/test_inlines.py ties them).
             wire = params.__copy__()
             wire.meta = meta[1]
             try:

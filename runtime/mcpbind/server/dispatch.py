@@ -516,15 +516,10 @@ def _complete(result: Any, method: str, enc: Encoded, opts: StatelessOptions) ->
     stamps = _STAMPS.get(kind)
     if stamps is None:
         stamps = _STAMPS[kind] = _stamps_of(kind)
-    if stamps is _USUAL:  # has _meta, no cache hints, not input_required: the fewest steps
+    if stamps is _USUAL:  # has _meta, no cache hints, not input_required
         if info is None:
             return msgspec.structs.replace(result, result_type="complete")
-        current: Any = result.meta  # _identified(current, info), inline
-        identified = (
-            {SERVER_INFO: info}
-            if current is msgspec.UNSET or current is None
-            else {**current, SERVER_INFO: info}
-        )
+        identified = _identified(result.meta, info)
         return msgspec.structs.replace(result, result_type="complete", meta=identified)
     if stamps is not _NOT_A_RESULT:
         if stamps.input_required:

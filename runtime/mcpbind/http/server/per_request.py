@@ -57,8 +57,9 @@ _NO_PARAMS = msgspec.Raw(b"{}")
 
 
 async def _send_json(send: Send, status: int, data: bytes) -> None:
-    """The whole response: ``data`` as one JSON body (``send_response``'s steps, inline:
-    every 2026-07-28 answer without a notification before it ends here)."""
+    """The whole response: ``data`` as one JSON body. A copy of ``send_response``'s steps,
+    kept for every 2026-07-28 answer that ends here (``make bench-inlines``; its test:
+    ``tests/test_inlines.py``)."""
     headers = [(b"content-type", _JSON), (b"content-length", b"%d" % len(data))]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data, "more_body": False})
@@ -354,7 +355,7 @@ class _PostResponse:
         self.sse = sse
         self.handshake = handshake
         self.started = False
-        loop = asyncio.get_running_loop()  # once: each lookup is a getpid() on 3.11
+        loop = asyncio.get_running_loop()
         self._runner = runner
         self._batch = batch
         #: Without a runner (a listen stream), the task cancelled when the client leaves.
