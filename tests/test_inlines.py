@@ -17,7 +17,7 @@ import pytest
 
 from mcpbind import types as t
 from mcpbind.client.pipeline import Pipeline
-from mcpbind.client.request_meta import RequestMeta
+from mcpbind.client.outgoing_meta import OutgoingMeta
 from mcpbind.connection import Connection, Waiter
 from mcpbind.http.server._asgi import send_response
 from mcpbind.http.server.per_request import _JSON, _send_json
@@ -236,7 +236,7 @@ class _Recorder:
 async def test_pipeline_sends_the_usual_request_as_with_meta_makes_it() -> None:
     """basic/index.mdx (2026-07-28: every request carries the client's ``_meta``): the
     pipeline's shortest way holds a copy of ``with_meta``: the same params on the wire."""
-    meta = RequestMeta()
+    meta = OutgoingMeta()
     meta.introduce(t.ClientCapabilities(), t.Implementation(name="inlines", version="1"))
     meta.use_version(LATEST_STATELESS)
     conn = _Recorder()

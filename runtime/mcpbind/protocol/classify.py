@@ -270,8 +270,8 @@ def _fold(out: Classified, env: Envelope, *, marker: bool) -> str | None:
         out.initialize = True
         if params is not None and isinstance(params.protocol_version, str):
             out.requested_version = params.protocol_version
-    if params is not None and params.meta is not None:  # ParamsPeek.meta_version, inline
-        version = params.meta.protocol_version
-        if isinstance(version, str):
+    if params is not None:
+        version = params.meta_version
+        if version is not None:
             out.meta_version = version
     return None

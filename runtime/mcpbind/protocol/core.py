@@ -454,13 +454,7 @@ class Session:
         ):
             return events
         if data[:1] == b"{":  # the usual case: one object, no leading whitespace
-            try:  # _receive_one(data, events), inlined
-                env = wire.ENVELOPE_DECODER.decode(data)
-            except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-                if size <= limit or not self._too_deep(data, limit, events):
-                    self._receive_one(data, events)  # the error answers are made there
-            else:
-                self._receive_envelope(env, events)
+            self._receive_one(data, events, limit)
             return events
         first = _FIRST_BYTE.match(data)
         if first is not None and first.group(1) == b"[":
@@ -528,15 +522,25 @@ class Session:
         for item in items:
             self._receive_one(item, events)
 
-    def _receive_one(self, data: bytes | msgspec.Raw, events: list[Event]) -> None:
+    def _receive_one(
+        self, data: bytes | msgspec.Raw, events: list[Event], depth_limit: int = 0
+    ) -> None:
+        """One message; ``depth_limit``: one that does not decode is refused for its depth
+        first when it nests deeper (a run of unclosed brackets, as a longer one would be)."""
         try:
             env = wire.ENVELOPE_DECODER.decode(data)
-        except msgspec.ValidationError as exc:
-            self._reply_error(events, None, INVALID_REQUEST, f"Invalid Request: {exc}")
-            return
-        except (msgspec.DecodeError, RecursionError) as exc:
-            # A bad escape or byte deep inside still leaves the id readable (depth.py).
-            self._refuse(bytes(data), events, PARSE_ERROR, f"Parse error: {exc}")
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
+            if (
+                depth_limit
+                and type(data) is bytes
+                and len(data) > depth_limit
+                and self._too_deep(data, depth_limit, events)
+            ):
+                return
+            if isinstance(exc, msgspec.ValidationError):
+                self._reply_error(events, None, INVALID_REQUEST, f"Invalid Request: {exc}")
+            else:  # a bad escape or byte deep inside still leaves the id readable (depth.py)
+                self._refuse(bytes(data), events, PARSE_ERROR, f"Parse error: {exc}")
             return
         self._receive_envelope(env, events)
 
@@ -864,12 +868,7 @@ class Session:
         return decoder(info.params_type).decode(data)
 
     def _answerable(self, request_id: RequestId) -> _Inbound | None:
-        kind = type(request_id)  # is_id(request_id), its usual case inlined
-        entry = (
-            self._inbound.get(request_id)
-            if kind is int or kind is str or is_id(request_id)
-            else None
-        )
+        entry = self._inbound.get(request_id) if is_id(request_id) else None
         if entry is None or entry.cancelled:
             if entry is not None:
                 del self._inbound[request_id]

@@ -299,9 +299,8 @@ def check_header_values(
         return f"Header mismatch: {min(repeated)} header given more than once"
     if protocol_header is None:
         return "Header mismatch: MCP-Protocol-Version header is required"
-    meta = params.meta  # ParamsPeek.meta_version, inline: this runs on every request
-    body_version = meta.protocol_version if meta is not None else None
-    if isinstance(body_version, str) and protocol_header.strip(_OWS) != body_version:
+    body_version = params.meta_version
+    if body_version is not None and protocol_header.strip(_OWS) != body_version:
         return (
             f"Header mismatch: MCP-Protocol-Version header value {protocol_header.strip()!r} "
             f"does not match body value {body_version!r}"
