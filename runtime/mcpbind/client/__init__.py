@@ -25,10 +25,14 @@ from .handlers import ClientHandlers as ClientHandlers
 from .negotiation import UnsupportedVersion as UnsupportedVersion
 
 if TYPE_CHECKING:
+    from .middleware import ClientMiddleware as ClientMiddleware
+    from .middleware import OutgoingCall as OutgoingCall
+    from .middleware import SendNext as SendNext
     from .subscription import Subscription as Subscription
     from .tasks import TaskHandle as TaskHandle
     from .tasks import TaskState as TaskState
     from .tasks import start_task as start_task
+    from .telemetry import ClientTelemetry as ClientTelemetry
 else:
     from .._lazy import lazy_package
 

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from .server import HttpSession as HttpSession
     from .server import InMemoryEventStore as InMemoryEventStore
     from .server import LegacySSEApp as LegacySSEApp
+    from .server import RedisCluster as RedisCluster
+    from .server import RedisEventStore as RedisEventStore
+    from .server import RedisNotificationBus as RedisNotificationBus
+    from .server import RedisSessionRegistry as RedisSessionRegistry
     from .server import StreamableHTTPApp as StreamableHTTPApp
     from .server import WithLegacySSE as WithLegacySSE
     from .server import close_sse_stream as close_sse_stream

@@ -14,9 +14,16 @@ from .principal import Principal as Principal
 from .tool_errors import ToolExecutionError as ToolExecutionError
 
 if TYPE_CHECKING:
+    from .builtin_middleware import ErrorReport as ErrorReport
+    from .builtin_middleware import RateLimit as RateLimit
+    from .builtin_middleware import Timing as Timing
+    from .middleware import IncomingCall as IncomingCall
+    from .middleware import Middleware as Middleware
+    from .middleware import Next as Next
     from .session import ServerSession as ServerSession
     from .session import serve as serve
     from .session import serve_stdio as serve_stdio
+    from .telemetry import ServerTelemetry as ServerTelemetry
 else:
     from .._lazy import lazy_package
 

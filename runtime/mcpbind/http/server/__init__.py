@@ -22,6 +22,12 @@ from .streamable_app import StreamableHTTPApp as StreamableHTTPApp
 from .streamable_app import scope_principal as scope_principal
 from .streamable_app import streamable_http_app as streamable_http_app
 
+if TYPE_CHECKING:  # imported on first use: the many-workers machinery (redis, on demand)
+    from .cluster import RedisCluster as RedisCluster
+    from .redis_bus import RedisNotificationBus as RedisNotificationBus
+    from .redis_events import RedisEventStore as RedisEventStore
+    from .redis_sessions import RedisSessionRegistry as RedisSessionRegistry
+
 if not TYPE_CHECKING:  # ``__all__`` and ``dir()``: the imports above are the list
     from ..._lazy import lazy_package
 
