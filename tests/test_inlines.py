@@ -16,8 +16,8 @@ import msgspec
 import pytest
 
 from mcpbind import types as t
-from mcpbind.client.pipeline import Pipeline
 from mcpbind.client.outgoing_meta import OutgoingMeta
+from mcpbind.client.pipeline import Pipeline
 from mcpbind.connection import Connection, Waiter
 from mcpbind.http.server._asgi import send_response
 from mcpbind.http.server.per_request import _JSON, _send_json
