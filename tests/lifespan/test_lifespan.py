@@ -113,6 +113,8 @@ async def test_mounted_without_lifespan_events_the_first_request_starts_it() -> 
         if scope["type"] == "lifespan":  # answered here, never forwarded
             while (await receive())["type"] != "lifespan.shutdown":
                 await send({"type": "lifespan.startup.complete"})
+            # The application's own shutdown hook ends it, on the loop that started it.
+            await app.aclose()
             await send({"type": "lifespan.shutdown.complete"})
         else:
             await app(scope, receive, send)
@@ -127,7 +129,6 @@ async def test_mounted_without_lifespan_events_the_first_request_starts_it() -> 
         assert events == ["start", "used", "used"]
     finally:
         live.stop()
-    await app.aclose()  # the application's own shutdown ends it
     assert events == ["start", "used", "used", "stop"]
 
 
