@@ -299,7 +299,14 @@ class Runner:
         rid = event.id
         current_request_id.set(rid)
         try:
-            data = await self._answer(event, rid)
+            try:
+                result = await self.handler(event)
+            except BaseException as exc:  # SystemExit from a handler fails its request, not us
+                if is_cancellation(exc):
+                    raise
+                data = self._failed(event, rid, exc)
+            else:
+                data = self._encoded(event, rid, result)
             if data is not None:
                 assert self._send is not None
                 try:
@@ -345,9 +352,16 @@ class Runner:
             shared.count += 1
         self._running[key] = task
         token = current_request_id.set(rid)
+        failure: list[McpError] = []
         try:
-            failure: list[McpError] = []
-            data = await self._answer(event, rid, handler, failure)
+            try:
+                result = await (handler or self.handler)(event)
+            except BaseException as exc:  # SystemExit from a handler fails its request, not us
+                if is_cancellation(exc):
+                    raise
+                data = self._failed(event, rid, exc, failure)
+            else:
+                data = self._encoded(event, rid, result, failure)
             return Answer(data, failure[0] if failure else None)
         except asyncio.CancelledError:
             if key not in self._cancelled and not self.closed:
@@ -380,36 +394,34 @@ class Runner:
             self._interrupt(key, running)
 
     # ------------------------------------------------------------------ answers
-    async def _answer(
-        self,
-        event: Any,
-        rid: RequestId,
-        handler: Callable[[Any], Awaitable[Any]] | None = None,
-        failure: list[McpError] | None = None,
+    def _failed(
+        self, event: Any, rid: RequestId, exc: BaseException, failure: list[McpError] | None = None
     ) -> bytes | None:
-        """Run the handler: the encoded answer (``None`` once the peer cancelled it)."""
+        """The error answer for a handler's exception (``None`` once the peer cancelled it);
+        the error also goes into ``failure``, when given."""
+        if rid in self._cancelled:
+            return None
         replies = self.replies
+        if not isinstance(exc, McpError):  # an McpError is an answer chosen on purpose
+            _FAILURES[replies.role].error("handler for %s failed", event.method, exc_info=exc)
+        error = replies.error_for(exc)
+        if failure is not None:
+            failure.append(error)
+        return replies.error(rid, error)
+
+    def _encoded(
+        self, event: Any, rid: RequestId, result: Any, failure: list[McpError] | None = None
+    ) -> bytes | None:
+        """The encoded answer of a handler's result; one that cannot be encoded becomes an
+        error answer (also put into ``failure``, when given)."""
         try:
-            result = await (handler or self.handler)(event)
-        except BaseException as exc:  # SystemExit from a handler fails its request, not us
-            if is_cancellation(exc):
-                raise
-            if rid in self._cancelled:
-                return None
-            if not isinstance(exc, McpError):  # an McpError is an answer chosen on purpose
-                _FAILURES[replies.role].error("handler for %s failed", event.method, exc_info=exc)
-            error = replies.error_for(exc)
-            if failure is not None:
-                failure.append(error)
-            return replies.error(rid, error)
-        try:
-            return replies.result(rid, result)
+            return self.replies.result(rid, result)
         except (TypeError, ValueError, msgspec.EncodeError) as exc:
             logger.error("result of %s could not be encoded: %s", event.method, exc)
-            error = replies.error_for(exc)
+            error = self.replies.error_for(exc)
             if failure is not None:
                 failure.append(error)
-            return replies.error(rid, error)
+            return self.replies.error(rid, error)
 
     def send_soon(self, data: bytes | None) -> None:
         """Send an answer made at once (a refusal) from its own task, started eagerly so that
