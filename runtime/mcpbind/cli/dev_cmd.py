@@ -24,6 +24,7 @@ import click
 
 from .app_spec import PortableApp, portable_app
 from .errors import EXIT_MISSING_DEPENDENCY, EXIT_USAGE, CliFailure
+from .http_options import endpoint_path, http_options
 
 if TYPE_CHECKING:
     from .watch import SourceWatcher
@@ -88,20 +89,9 @@ def _inspector_command(npx: str, target: Sequence[str], passed: Sequence[str]) -
 @click.command()
 @click.argument("app", metavar="FILE.py[:ATTR] | MODULE[:ATTR]")
 @click.argument("inspector_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- INSPECTOR_ARGS]")
-@click.option(
-    "--http",
-    "port",
-    type=click.IntRange(1, 65535),
-    default=None,
-    help="Serve Streamable HTTP on this port (the Inspector connects to its URL) instead of stdio.",
+@http_options(
+    "Serve Streamable HTTP on this port (the Inspector connects to its URL) instead of stdio."
 )
-@click.option(
-    "--host",
-    default="127.0.0.1",
-    show_default=True,
-    help="Interface for --http (only loopback by default).",
-)
-@click.option("--path", default="/mcp", show_default=True, help="The MCP endpoint for --http.")
 @click.option(
     "--reload/--no-reload",
     default=True,
@@ -138,8 +128,7 @@ def dev(
     from .dev_reload import terminate_as_exit
     from .watch import SourceWatcher
 
-    if not path.startswith("/"):
-        raise CliFailure(f"--path must start with '/', got {path!r}", EXIT_USAGE)
+    endpoint_path(path)
     if inspector_args and not inspector:
         raise CliFailure("arguments after -- go to the Inspector: drop --no-inspector", EXIT_USAGE)
     portable = portable_app(app)

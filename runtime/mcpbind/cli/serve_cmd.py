@@ -22,6 +22,7 @@ import click
 
 from ..server.app import Server
 from .errors import EXIT_CONNECTION, EXIT_USAGE, CliFailure, missing_dependency
+from .http_options import endpoint_path, http_options
 
 __all__ = ["load_server", "serve"]
 
@@ -112,20 +113,7 @@ def _only_server(module: ModuleType, source: str) -> Server:
 
 @click.command()
 @click.argument("app", metavar="FILE.py[:ATTR] | MODULE[:ATTR]")
-@click.option(
-    "--http",
-    "port",
-    type=click.IntRange(1, 65535),
-    default=None,
-    help="Serve Streamable HTTP on this port instead of stdio.",
-)
-@click.option(
-    "--host",
-    default="127.0.0.1",
-    show_default=True,
-    help="Interface for --http (only loopback by default).",
-)
-@click.option("--path", default="/mcp", show_default=True, help="The MCP endpoint for --http.")
+@http_options("Serve Streamable HTTP on this port instead of stdio.")
 @click.option(
     "--workers",
     type=click.IntRange(1, 256),
@@ -190,8 +178,7 @@ def serve(
 
         serve_stdio(server)
         return
-    if not path.startswith("/"):
-        raise CliFailure(f"--path must start with '/', got {path!r}", EXIT_USAGE)
+    endpoint_path(path)
     try:
         from mcpbind.http import serve_http
     except ImportError as exc:
