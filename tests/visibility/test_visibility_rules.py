@@ -1,4 +1,5 @@
-"""Per-caller visibility on one ``Server``: declared scopes (with ``hide_ungranted``), ``visible=``
+"""Per-caller visibility on one ``Server``: declared scopes (hidden by default; ``hide_ungranted``
+is the opt-out), ``visible=``
 predicates, tags and run-time switches; pages of a listing that differs per caller.
 
 Spec: server/utilities/pagination.mdx (cursors are opaque; every page of the list, in order),
@@ -24,7 +25,7 @@ ADMIN = Principal("root", scopes=frozenset({"notes:read", "admin"}))
 
 
 def _server(page_size: int = 100) -> Server:
-    server = Server("visible", "1.0.0", page_size=page_size, hide_ungranted=True)
+    server = Server("visible", "1.0.0", page_size=page_size)  # hide_ungranted by default
 
     def fn(text: str = "") -> str:
         return text
@@ -84,7 +85,7 @@ async def test_declared_scopes_hide_an_item_from_callers_without_them() -> None:
 
 async def test_without_hide_ungranted_declared_scopes_only_guard_the_call() -> None:
     server = _server()
-    server.hide_ungranted = False  # the default: a client may see what it can step up to
+    server.hide_ungranted = False  # the opt-out: a client may see what it can step up to
     names = await _list(server, "tools/list", _ctx(ALICE))
     assert "secret1" in names and "secret2" in names
 
