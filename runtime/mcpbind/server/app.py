@@ -165,8 +165,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     #: What :meth:`disable` switched off.
     switches: Switches = msgspec.field(default_factory=Switches)
     hide_ungranted: bool = True
-    """List what declares ``scopes=`` only to callers whose principal holds them; ``False``
-    lists it to everyone, for a server whose
+    """List what declares ``scopes=`` only to callers whose principal holds them (with the
+    scopes a ``scope_hierarchy`` implies); ``False`` lists it to everyone, for a server whose
     clients discover what to step up to by calling and getting the 403 (authorization.mdx
     §Step-Up Authorization Flow)."""
     #: Inbound requests in flight across all of this server's sessions and POSTs, and their
