@@ -29,76 +29,25 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from .._asyncio import is_cancellation
-from ..protocol import McpError
 from .middleware import IncomingCall, Next, is_tool_error
+from .semconv import (
+    DURATION_BUCKETS,
+    SCOPE,
+    configured_providers,
+    error_type,
+    instruments,
+    span_attributes,
+    span_name,
+)
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
-__all__ = [
-    "ServerTelemetry",
-    "configured_providers",
-    "error_type",
-    "server_telemetry",
-    "span_attributes",
-    "span_name",
-]
-
-SCOPE: Final = "mcpbind"
-"""The instrumentation scope name of mcpbind's spans and metrics."""
-
-#: Histogram buckets of the conventions' operation and session durations (seconds).
-DURATION_BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
-
-_NAMED: Final = {"tools/call": "gen_ai.tool.name", "prompts/get": "gen_ai.prompt.name"}
-
-
-def configured_providers() -> tuple[TracerProvider | None, MeterProvider | None]:
-    """The application's global tracer and meter providers, ``None`` for one not configured
-    (still OpenTelemetry's proxy or no-op default)."""
-    from opentelemetry import metrics, trace
-
-    tracer: TracerProvider | None = trace.get_tracer_provider()
-    if isinstance(tracer, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
-        tracer = None
-    meter: MeterProvider | None = metrics.get_meter_provider()
-    if (
-        isinstance(meter, metrics.NoOpMeterProvider)
-        or type(meter).__name__ == "_ProxyMeterProvider"
-    ):
-        meter = None
-    return tracer, meter
-
-
-def span_name(method: str, target: str | None) -> str:
-    """``"{mcp.method.name} {target}"`` for a tool or prompt, else the method."""
-    return f"{method} {target}" if target is not None and method in _NAMED else method
-
-
-def span_attributes(
-    method: str, target: str | None, protocol_version: str | None
-) -> dict[str, Any]:
-    """The conventions' attributes of a request, on either side."""
-    attributes: dict[str, Any] = {"mcp.method.name": method}
-    if protocol_version is not None:
-        attributes["mcp.protocol.version"] = protocol_version
-    if target is not None:
-        attributes[_NAMED.get(method, "mcp.resource.uri")] = target
-    if method == "tools/call":
-        attributes["gen_ai.operation.name"] = "execute_tool"
-    return attributes
-
-
-def error_type(exc: BaseException) -> tuple[str, str | None]:
-    """``error.type`` of a failure, and its JSON-RPC code as ``rpc.response.status_code``."""
-    if isinstance(exc, McpError):
-        return str(exc.code), str(exc.code)
-    kind = type(exc)
-    return f"{kind.__module__}.{kind.__qualname__}", None
+__all__ = ["ServerTelemetry", "server_telemetry"]
 
 
 def _carrier(call: IncomingCall) -> Mapping[str, Any] | None:
@@ -139,18 +88,7 @@ class ServerTelemetry:
         self._extract = propagate.extract
         self._kind = trace.SpanKind.SERVER
         self._error = trace.Status(trace.StatusCode.ERROR)
-        self.duration = meter.create_histogram(
-            "mcp.server.operation.duration",
-            unit="s",
-            description="MCP request duration as observed on the receiver",
-            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
-        )
-        self.active = meter.create_up_down_counter(
-            "mcp.server.active_requests", unit="{request}", description="MCP requests in flight"
-        )
-        self.errors = meter.create_counter(
-            "mcp.server.errors", unit="{error}", description="MCP requests failed, by error.type"
-        )
+        self.instruments = instruments("server", meter)
         self.session_duration = meter.create_histogram(
             "mcp.server.session.duration",
             unit="s",
@@ -173,9 +111,8 @@ class ServerTelemetry:
             attributes["mcp.session.id"] = session
         carrier = _carrier(call)
         parent = self._extract(carrier) if carrier is not None else None
-        measured = {"mcp.method.name": method}
-        self.active.add(1, measured)
-        started = time.perf_counter()
+        measure = self.instruments
+        started = measure.begin(method)
         failure: str | None = None
         with self.tracer.start_as_current_span(
             span_name(method, target),
@@ -202,11 +139,7 @@ class ServerTelemetry:
                     span.set_status(self._error)
                 return result
             finally:
-                if failure is not None:
-                    measured["error.type"] = failure
-                    self.errors.add(1, measured)
-                self.duration.record(time.perf_counter() - started, measured)
-                self.active.add(-1, {"mcp.method.name": method})
+                measure.end(method, started, failure)
 
     def session_started(self) -> Callable[[], None]:
         """Count a session open; the callable counts it closed (and its duration)."""
