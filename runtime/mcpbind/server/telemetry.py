@@ -13,8 +13,10 @@ Named after the OpenTelemetry semantic conventions for MCP (gen-ai/mcp.md, Devel
   ``tracestate``: SEP-414), else in the request's HTTP headers (``ctx.headers`` where the
   transport gives them), else the current context (an ASGI instrumentation's span).
 - metrics: ``mcp.server.operation.duration`` (s), ``mcp.server.active_requests`` (in flight),
-  ``mcp.server.errors`` (by ``error.type``), ``mcp.server.session.duration`` (s) and
-  ``mcp.server.active_sessions``.
+  ``mcp.server.errors`` (by ``error.type``), and per session (stdio, in memory, Streamable HTTP
+  and the legacy endpoint; a 2026-07-28 request has none) ``mcp.server.session.duration`` (s,
+  the conventions' histogram, with ``network.transport``, ``network.protocol.name``,
+  ``mcp.protocol.version`` and ``error.type``) and ``mcp.server.active_sessions`` (open).
 
 It is on, with no mcpbind setting, wherever the application configured a tracer or meter
 provider (``trace.set_tracer_provider``, ``metrics.set_meter_provider`` or the
@@ -28,11 +30,11 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._asyncio import is_cancellation
-from .middleware import IncomingCall, Next, is_tool_error
+from .middleware import IncomingCall, Next, SessionEnded, TransportName, is_tool_error
 from .semconv import (
     DURATION_BUCKETS,
     SCOPE,
@@ -47,7 +49,17 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
-__all__ = ["ServerTelemetry", "server_telemetry"]
+__all__ = ["ServerTelemetry", "server_telemetry", "session_attributes"]
+
+
+def session_attributes(transport: TransportName | None) -> dict[str, str]:
+    """The conventions' network attributes of a session over ``transport`` (stdio: a pipe;
+    Streamable HTTP and the legacy endpoint: HTTP over TCP; in memory: none)."""
+    if transport == "stdio":
+        return {"network.transport": "pipe"}
+    if transport == "http":
+        return {"network.transport": "tcp", "network.protocol.name": "http"}
+    return {}
 
 
 def _carrier(call: IncomingCall) -> Mapping[str, Any] | None:
@@ -73,8 +85,8 @@ def _session_id() -> str | None:
 
 
 class ServerTelemetry:
-    """The server's OpenTelemetry middleware: a span and metrics per request. ``None``
-    providers: the global ones."""
+    """The server's OpenTelemetry middleware: a span and metrics per request, and the session
+    metrics (a :class:`~.middleware.SessionObserver`). ``None`` providers: the global ones."""
 
     def __init__(
         self,
@@ -141,14 +153,21 @@ class ServerTelemetry:
             finally:
                 measure.end(method, started, failure)
 
-    def session_started(self) -> Callable[[], None]:
-        """Count a session open; the callable counts it closed (and its duration)."""
-        self.sessions.add(1)
+    def session_started(self, transport: TransportName | None) -> SessionEnded:
+        """Count a session open over ``transport``; the callable counts it closed, with its
+        duration, negotiated version and (when it ended by an exception) ``error.type``."""
+        network = session_attributes(transport)
+        self.sessions.add(1, network)
         started = time.perf_counter()
 
-        def ended() -> None:
-            self.sessions.add(-1)
-            self.session_duration.record(time.perf_counter() - started)
+        def ended(version: str | None, failure: BaseException | None) -> None:
+            self.sessions.add(-1, network)
+            measured = dict(network)
+            if version is not None:
+                measured["mcp.protocol.version"] = version
+            if failure is not None and not is_cancellation(failure):
+                measured["error.type"] = error_type(failure)[0]
+            self.session_duration.record(time.perf_counter() - started, measured)
 
         return ended
 
