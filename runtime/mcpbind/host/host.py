@@ -27,6 +27,7 @@ from mcpbind_types._common import RequestOptions
 from ..client import Client
 from ..server.uritemplate import UriTemplate, UriTemplateError
 from .approval import (
+    ApprovalDenied,
     Approver,
     AuditEntry,
     ElicitationHook,
@@ -58,6 +59,7 @@ from .state import (
     UnknownName,
 )
 from .supervisor import Supervisor
+from .telemetry import routing
 
 __all__ = ["Host"]
 
@@ -321,8 +323,17 @@ class Host:
         Raises :class:`UnknownName`, :class:`ServerUnavailable`, :class:`ApprovalDenied`, or the
         client's ``McpError`` (e.g. ``ConnectionClosed`` when the server dies mid-call).
         """
-        entry, client = await self.authorize_tool_call(name, arguments)
-        return await client.call(entry.tool.name, arguments, options=options)
+        with routing("tools/call", name) as route:  # one trace: host, client, server
+            entry = self.catalog.tools.get(name)
+            if entry is not None:
+                route.to(entry.server, entry.tool.name)
+            try:
+                entry, client = await self.authorize_tool_call(name, arguments)
+            except ApprovalDenied:
+                route.approved("deny")
+                raise
+            route.approved("allow")
+            return await client.call(entry.tool.name, arguments, options=options)
 
     async def authorize_tool_call(
         self, name: str, arguments: dict[str, Any] | None = None
@@ -358,7 +369,9 @@ class Host:
             if len(owners) > 1:
                 raise AmbiguousResource(uri, owners)
             server = owners[0]
-        return await self.client(server).read_resource(t.ReadResourceRequestParams(uri=uri))
+        with routing("resources/read", uri) as route:
+            route.to(server, uri)
+            return await self.client(server).read_resource(t.ReadResourceRequestParams(uri=uri))
 
     def _template_owners(self, uri: str) -> list[str]:
         owners = set()
@@ -378,7 +391,9 @@ class Host:
         params = t.GetPromptRequestParams(name=entry.prompt.name)
         if arguments is not None:
             params.arguments = arguments
-        return await self.client(entry.server).get_prompt(params)
+        with routing("prompts/get", name) as route:
+            route.to(entry.server, entry.prompt.name)
+            return await self.client(entry.server).get_prompt(params)
 
 
 def _targets(
