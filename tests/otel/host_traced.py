@@ -2,7 +2,7 @@
 exporter) and runs a ``Host`` over two servers: ``web`` (Streamable HTTP, served by this process
 under uvicorn) and ``local`` (``traced_server.py`` over stdio, a process of its own). It calls
 ``greet`` on each through the approval policy (``ask``, approved) at the protocol version named
-by ``argv[1]`` and prints, as JSON, this process's finished spans, the stdio server's spans
+by ``argv[1]``, starts ``web``'s ``build`` as a task (``HostTasks``), and prints, as JSON, this process's finished spans, the stdio server's spans
 and the span that was current while the approver was asked.
 
 Run by tests/otel/test_host_trace.py."""
@@ -28,7 +28,9 @@ from support.live_server import LiveServer  # noqa: E402
 
 from mcpbind import Server, json_value  # noqa: E402
 from mcpbind.host import Host, ServerConfig, ToolCallRequest  # noqa: E402
+from mcpbind.host.tasks import HostTasks  # noqa: E402
 from mcpbind.http import StreamableHTTPApp  # noqa: E402
+from mcpbind.server.tasks import TaskContext, Tasks  # noqa: E402
 
 exporter = InMemorySpanExporter()
 provider = TracerProvider()
@@ -38,10 +40,16 @@ trace.set_tracer_provider(provider)
 
 def _web() -> Server:
     server = Server("web")
+    Tasks(server, poll_interval_ms=50)
 
     @server.tool()
     def greet(name: str) -> str:
         return f"Hello, {name}!"
+
+    @server.tool(task="required")
+    async def build(task: TaskContext) -> str:
+        await task.status("building")
+        return "built"
 
     return server
 
@@ -83,6 +91,7 @@ async def main(version: str) -> dict[str, Any]:
             await host.wait_settled(30)
             await host.call_tool("web__greet", {"name": "x"})
             await host.call_tool("local__greet", {"name": "x"})
+            await HostTasks(host).start("web__build", {})
             result = await host.call_tool("local__spans", {})
     finally:
         live.stop()

@@ -1,5 +1,5 @@
 """A Host call is one trace (issue 32): the Host's routing span (``host tools/call <host
-name>``, the approval asked inside it) is the parent of its client's ``CLIENT`` span, whose
+name>``, the approval asked inside it; ``HostTasks.start`` too) is the parent of its client's ``CLIENT`` span, whose
 trace context goes to the server in ``params._meta`` (SEP-414; OpenTelemetry semantic
 conventions for MCP, gen-ai/mcp.md "Context propagation"), so the server's ``SERVER`` span is
 the client span's child; over Streamable HTTP and stdio, on both protocol eras. In a
@@ -68,3 +68,14 @@ def test_a_host_call_is_one_trace_over_http_and_stdio(era: str) -> None:
         ]
         assert len(incoming) == 1
         assert incoming[0]["trace_id"] == routed["trace_id"]
+    # A tool started as a task through HostTasks: the same routing span over its client span.
+    routed = _one(spans, "INTERNAL", "host tools/call web__build")
+    assert routed["attributes"]["mcpbind.host.approval"] == "allow"
+    started = [
+        s
+        for s in spans
+        if s["kind"] == "CLIENT"
+        and s["name"] == "tools/call build"
+        and s["parent_id"] == routed["span_id"]
+    ]
+    assert len(started) == 1 and started[0]["trace_id"] == routed["trace_id"]

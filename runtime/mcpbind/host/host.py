@@ -59,7 +59,7 @@ from .state import (
     UnknownName,
 )
 from .supervisor import Supervisor
-from .telemetry import routing
+from .telemetry import current_route, routing
 
 __all__ = ["Host"]
 
@@ -323,16 +323,8 @@ class Host:
         Raises :class:`UnknownName`, :class:`ServerUnavailable`, :class:`ApprovalDenied`, or the
         client's ``McpError`` (e.g. ``ConnectionClosed`` when the server dies mid-call).
         """
-        with routing("tools/call", name) as route:  # one trace: host, client, server
-            entry = self.catalog.tools.get(name)
-            if entry is not None:
-                route.to(entry.server, entry.tool.name)
-            try:
-                entry, client = await self.authorize_tool_call(name, arguments)
-            except ApprovalDenied:
-                route.approved("deny")
-                raise
-            route.approved("allow")
+        with routing("tools/call", name):  # one trace: host, client, server
+            entry, client = await self.authorize_tool_call(name, arguments)
             return await client.call(entry.tool.name, arguments, options=options)
 
     async def authorize_tool_call(
@@ -343,12 +335,20 @@ class Host:
         server, to call it with (e.g. as a task, :class:`mcpbind.host.tasks.HostTasks`).
 
         Raises :class:`UnknownName`, :class:`ServerUnavailable` or :class:`ApprovalDenied`.
+        Inside :func:`~.telemetry.routing`, its span records the server and the verdict.
         """
         entry = self.catalog.tools.get(name)
         if entry is None:
             raise UnknownName("tool", name, "; see Host.catalog.tools")
+        route = current_route()
+        route.to(entry.server, entry.tool.name)
         self.client(entry.server)  # a server that is down fails before the user is asked
-        await self.gate.authorize(self.policy(entry.server), entry, arguments)
+        try:
+            await self.gate.authorize(self.policy(entry.server), entry, arguments)
+        except ApprovalDenied:
+            route.approved("deny")
+            raise
+        route.approved("allow")
         # Fetched again: the server may have restarted while the user was deciding.
         return entry, self.client(entry.server)
 

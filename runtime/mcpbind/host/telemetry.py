@@ -10,6 +10,7 @@ lookup and opens nothing.
 
 from __future__ import annotations
 
+import contextvars
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +21,7 @@ from .._asyncio import is_cancellation
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-__all__ = ["Route", "routing"]
+__all__ = ["Route", "current_route", "routing"]
 
 
 class Route:
@@ -47,11 +48,22 @@ class Route:
             self._span.set_attribute("mcpbind.host.approval", verdict)
 
 
+_NOWHERE = Route(None, "")
+_current: contextvars.ContextVar[Route] = contextvars.ContextVar("mcpbind_host_route")
+
+
+def current_route() -> Route:
+    """The :class:`Route` of the call being routed (a no-op one outside :func:`routing`):
+    what the approval step tells where the call goes and what was decided."""
+    return _current.get(_NOWHERE)
+
+
 @contextmanager
 def routing(method: str, name: str) -> Iterator[Route]:
     """A span ``"host {method} {name}"`` (``name``: the Host's name for the tool, prompt or
     resource) around routing and running one call, current while it runs; a :class:`Route`
-    that records where it went. Without a configured tracer provider, no span."""
+    that records where it went (also :func:`current_route` inside). Without a configured
+    tracer provider, no span."""
     if "opentelemetry.trace" not in sys.modules:
         yield Route(None, method)
         return
@@ -72,10 +84,14 @@ def routing(method: str, name: str) -> Iterator[Route]:
         record_exception=False,
         set_status_on_exception=False,
     ) as span:
+        route = Route(span, method)
+        token = _current.set(route)
         try:
-            yield Route(span, method)
+            yield route
         except BaseException as exc:
             if not is_cancellation(exc):
                 span.set_attribute("error.type", error_type(exc)[0])
                 span.set_status(trace.Status(trace.StatusCode.ERROR))
             raise
+        finally:
+            _current.reset(token)
