@@ -272,3 +272,28 @@ def test_the_official_sdk_client_s_trace_is_continued() -> None:
     assert len(outgoing) == 1
     assert incoming["trace_id"] == outgoing[0]["trace_id"]
     assert incoming["parent_id"] == outgoing[0]["span_id"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_the_official_sdk_server_continues_a_mcpbind_client_s_trace(
+    era: str, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    """The reverse: a mcpbind client calls the official Python SDK's server over stdio; the
+    official server reads SEP-414 ``traceparent`` from ``params._meta`` (its
+    ``extract_trace_context``), so its ``tools/call greet`` span carries the mcpbind client's
+    trace id and is the child of the client's span."""
+    pytest.importorskip("mcp", reason="the official MCP SDK (`mcp`) is not installed")
+    command = f"{sys.executable} {HERE / 'official_traced_server.py'}"
+    spawned = open_server(command, env=dict(os.environ))
+    async with Client(
+        spawned, protocol_version=era, middleware=[ClientTelemetry(provider)]
+    ) as client:
+        assert client.protocol_version == era
+        await client.call("greet", {"name": SECRET})
+        result = await client.call("spans", {})
+    official = json_value(result.structured_content)["spans"]
+    (outgoing,) = _call_spans(_as_dicts(exporter.get_finished_spans()), "CLIENT")
+    (incoming,) = _call_spans(official, "SERVER")
+    assert incoming["trace_id"] == outgoing["trace_id"]
+    assert incoming["parent_id"] == outgoing["span_id"]
+    assert incoming["attributes"]["gen_ai.tool.name"] == "greet"

@@ -32,7 +32,7 @@ SECRET = [f"secret{i}" for i in range(5)]
 
 
 def _server() -> Server:
-    server = Server("visible-http", "1.0.0", page_size=2, hide_ungranted=True)
+    server = Server("visible-http", "1.0.0", page_size=2)  # scoped tools hidden by default
 
     def fn() -> str:
         return "ok"

@@ -1,4 +1,5 @@
-"""Per-caller visibility on one ``Server``: declared scopes (with ``hide_ungranted``), ``visible=``
+"""Per-caller visibility on one ``Server``: declared scopes (hidden by default; ``hide_ungranted``
+is the opt-out), ``visible=``
 predicates, tags and run-time switches; pages of a listing that differs per caller.
 
 Spec: server/utilities/pagination.mdx (cursors are opaque; every page of the list, in order),
@@ -15,6 +16,7 @@ import pytest
 
 from mcpbind import Client, ClientHandlers, Context, Server
 from mcpbind import types as t
+from mcpbind.auth.server import ResourceServer
 from mcpbind.server.principal import Principal
 
 pytestmark = pytest.mark.anyio
@@ -24,7 +26,7 @@ ADMIN = Principal("root", scopes=frozenset({"notes:read", "admin"}))
 
 
 def _server(page_size: int = 100) -> Server:
-    server = Server("visible", "1.0.0", page_size=page_size, hide_ungranted=True)
+    server = Server("visible", "1.0.0", page_size=page_size)  # hide_ungranted by default
 
     def fn(text: str = "") -> str:
         return text
@@ -42,6 +44,13 @@ def _server(page_size: int = 100) -> Server:
     server.prompt("greet")(fn)
     server.prompt("audit", scopes=["admin"])(fn)
     return server
+
+
+class _Refuse:
+    """A verifier never asked here (only ``ResourceServer.granted`` is used)."""
+
+    async def verify(self, token: str, resource: str) -> Principal:
+        raise AssertionError("not called")
 
 
 def _ctx(principal: Principal | None, version: str = "2025-11-25", **state: Any) -> Context:
@@ -84,9 +93,30 @@ async def test_declared_scopes_hide_an_item_from_callers_without_them() -> None:
 
 async def test_without_hide_ungranted_declared_scopes_only_guard_the_call() -> None:
     server = _server()
-    server.hide_ungranted = False  # the default: a client may see what it can step up to
+    server.hide_ungranted = False  # the opt-out: a client may see what it can step up to
     names = await _list(server, "tools/list", _ctx(ALICE))
     assert "secret1" in names and "secret2" in names
+
+
+async def test_scopes_a_hierarchy_implies_list_the_item() -> None:
+    """The listing asks ``Principal.has_scopes``, the auth layer's own check: a principal
+    whose token's scope implies the declared one (``ResourceServer(scope_hierarchy=)`` sets
+    ``implied``) sees the item; without the implication it does not."""
+    server = _server()
+    hierarchy = {"root": ["admin"], "admin": ["notes:read"]}
+    broad = ResourceServer(
+        _Refuse(),
+        resource="https://h/mcp",
+        authorization_servers=["https://as"],
+        scope_hierarchy=hierarchy,
+    ).granted(Principal("boss", scopes=frozenset({"root"})))
+    assert broad.implied == {"admin", "notes:read"} and broad.scopes == {"root"}
+    assert await _list(server, "tools/list", _ctx(broad)) == [
+        *("open1", "secret1", "open2", "secret2", "open3", "beta")
+    ]
+    assert await _list(server, "prompts/list", _ctx(broad)) == ["greet", "audit"]
+    narrow = Principal("boss", scopes=frozenset({"root"}))  # no hierarchy applied
+    assert await _list(server, "tools/list", _ctx(narrow)) == ["open1", "open2", "open3", "beta"]
 
 
 async def test_a_visible_predicate_hides_and_refuses_per_caller() -> None:

@@ -11,18 +11,17 @@ before the client connects; or add :class:`ClientTelemetry` to ``Client(middlewa
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ..connection import OutgoingCall, SendNext
 from ..server.middleware import is_tool_error, target_of
-from ..server.telemetry import (
-    DURATION_BUCKETS,
+from ..server.semconv import (
     SCOPE,
     configured_providers,
     error_type,
+    instruments,
     span_attributes,
     span_name,
 )
@@ -74,18 +73,7 @@ class ClientTelemetry:
         self._inject = propagate.inject
         self._kind = trace.SpanKind.CLIENT
         self._error = trace.Status(trace.StatusCode.ERROR)
-        self.duration = meter.create_histogram(
-            "mcp.client.operation.duration",
-            unit="s",
-            description="MCP request duration as observed on the sender",
-            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
-        )
-        self.active = meter.create_up_down_counter(
-            "mcp.client.active_requests", unit="{request}", description="MCP requests in flight"
-        )
-        self.errors = meter.create_counter(
-            "mcp.client.errors", unit="{error}", description="MCP requests failed, by error.type"
-        )
+        self.instruments = instruments("client", meter)
 
     async def __call__(self, call: OutgoingCall, send_next: SendNext) -> Any:
         method = call.method
@@ -93,9 +81,8 @@ class ClientTelemetry:
         target = target_of(params)
         version = call.connection.core.version
         attributes = span_attributes(method, target, version)
-        measured = {"mcp.method.name": method}
-        self.active.add(1, measured)
-        started = time.perf_counter()
+        measure = self.instruments
+        started = measure.begin(method)
         failure: str | None = None
         with self.tracer.start_as_current_span(
             span_name(method, target),
@@ -124,11 +111,7 @@ class ClientTelemetry:
                     span.set_status(self._error)
                 return result
             finally:
-                if failure is not None:
-                    measured["error.type"] = failure
-                    self.errors.add(1, measured)
-                self.duration.record(time.perf_counter() - started, measured)
-                self.active.add(-1, {"mcp.method.name": method})
+                measure.end(method, started, failure)
 
 
 _auto: dict[tuple[int, int], ClientTelemetry] = {}

@@ -27,6 +27,7 @@ from mcpbind_types._common import RequestOptions
 from ..client import Client
 from ..server.uritemplate import UriTemplate, UriTemplateError
 from .approval import (
+    ApprovalDenied,
     Approver,
     AuditEntry,
     ElicitationHook,
@@ -58,6 +59,7 @@ from .state import (
     UnknownName,
 )
 from .supervisor import Supervisor
+from .telemetry import current_route, routing
 
 __all__ = ["Host"]
 
@@ -321,8 +323,9 @@ class Host:
         Raises :class:`UnknownName`, :class:`ServerUnavailable`, :class:`ApprovalDenied`, or the
         client's ``McpError`` (e.g. ``ConnectionClosed`` when the server dies mid-call).
         """
-        entry, client = await self.authorize_tool_call(name, arguments)
-        return await client.call(entry.tool.name, arguments, options=options)
+        with routing("tools/call", name):  # one trace: host, client, server
+            entry, client = await self.authorize_tool_call(name, arguments)
+            return await client.call(entry.tool.name, arguments, options=options)
 
     async def authorize_tool_call(
         self, name: str, arguments: dict[str, Any] | None = None
@@ -332,12 +335,20 @@ class Host:
         server, to call it with (e.g. as a task, :class:`mcpbind.host.tasks.HostTasks`).
 
         Raises :class:`UnknownName`, :class:`ServerUnavailable` or :class:`ApprovalDenied`.
+        Inside :func:`~.telemetry.routing`, its span records the server and the verdict.
         """
         entry = self.catalog.tools.get(name)
         if entry is None:
             raise UnknownName("tool", name, "; see Host.catalog.tools")
+        route = current_route()
+        route.to(entry.server, entry.tool.name)
         self.client(entry.server)  # a server that is down fails before the user is asked
-        await self.gate.authorize(self.policy(entry.server), entry, arguments)
+        try:
+            await self.gate.authorize(self.policy(entry.server), entry, arguments)
+        except ApprovalDenied:
+            route.approved("deny")
+            raise
+        route.approved("allow")
         # Fetched again: the server may have restarted while the user was deciding.
         return entry, self.client(entry.server)
 
@@ -358,7 +369,9 @@ class Host:
             if len(owners) > 1:
                 raise AmbiguousResource(uri, owners)
             server = owners[0]
-        return await self.client(server).read_resource(t.ReadResourceRequestParams(uri=uri))
+        with routing("resources/read", uri) as route:
+            route.to(server, uri)
+            return await self.client(server).read_resource(t.ReadResourceRequestParams(uri=uri))
 
     def _template_owners(self, uri: str) -> list[str]:
         owners = set()
@@ -378,7 +391,9 @@ class Host:
         params = t.GetPromptRequestParams(name=entry.prompt.name)
         if arguments is not None:
             params.arguments = arguments
-        return await self.client(entry.server).get_prompt(params)
+        with routing("prompts/get", name) as route:
+            route.to(entry.server, entry.prompt.name)
+            return await self.client(entry.server).get_prompt(params)
 
 
 def _targets(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..client.tasks import TaskHandle, start_task
 from .state import UnknownName
+from .telemetry import routing
 
 if TYPE_CHECKING:
     from .host import Host
@@ -51,8 +52,9 @@ class HostTasks:
     async def start(self, name: str, arguments: dict[str, Any] | None = None) -> HostTask:
         """Call the tool ``name`` (a host name) as a task; raises like ``Host.call_tool``
         (``UnknownName``, ``ServerUnavailable``, ``ApprovalDenied``)."""
-        entry, client = await self.host.authorize_tool_call(name, arguments)
-        handle = await start_task(client, entry.tool.name, arguments)
+        with routing("tools/call", name):  # one trace, as Host.call_tool
+            entry, client = await self.host.authorize_tool_call(name, arguments)
+            handle = await start_task(client, entry.tool.name, arguments)
         task = HostTask(name, entry.server, handle)
         if handle.task_id is None:
             task.status = "completed"

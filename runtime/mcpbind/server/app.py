@@ -164,9 +164,10 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     rules: dict[str, Rule] = msgspec.field(default_factory=dict)
     #: What :meth:`disable` switched off.
     switches: Switches = msgspec.field(default_factory=Switches)
-    hide_ungranted: bool = False
-    """List what declares ``scopes=`` only to callers whose principal holds them (off by
-    default: a client that sees an item it lacks scopes for can step up, authorization.mdx
+    hide_ungranted: bool = True
+    """List what declares ``scopes=`` only to callers whose principal holds them (with the
+    scopes a ``scope_hierarchy`` implies); ``False`` lists it to everyone, for a server whose
+    clients discover what to step up to by calling and getting the 403 (authorization.mdx
     §Step-Up Authorization Flow)."""
     #: Inbound requests in flight across all of this server's sessions and POSTs, and their
     #: bound (``mcpbind.server.limits``: adjust ``inflight.limit``).

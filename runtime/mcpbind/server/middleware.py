@@ -24,7 +24,7 @@ of ``call_next``).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import msgspec
 
@@ -37,6 +37,9 @@ __all__ = [
     "IncomingCall",
     "Middleware",
     "Next",
+    "SessionEnded",
+    "SessionObserver",
+    "TransportName",
     "compose",
     "is_tool_error",
     "session_started",
@@ -140,12 +143,31 @@ def _link(layer: Middleware, call_next: Next) -> Next:
     return step
 
 
-def session_started(layers: Sequence[Middleware]) -> Callable[[], None] | None:
-    """Tell the telemetry among ``layers`` (if any) that a session opened; the callable
-    returned tells it the session ended."""
+TransportName = Literal["stdio", "http"]
+"""What carries a session: stdio, or HTTP (a Streamable HTTP session, the legacy endpoint)."""
+
+SessionEnded = Callable[[str | None, BaseException | None], None]
+"""Told that a session ended: its negotiated protocol version (``None``: it never had one),
+and the exception that ended it (``None``: the client went away)."""
+
+
+@runtime_checkable
+class SessionObserver(Protocol):
+    """A layer that also wants to know when sessions open and close (OpenTelemetry's
+    session metrics, :class:`~.telemetry.ServerTelemetry`)."""
+
+    def session_started(self, transport: TransportName | None) -> SessionEnded:
+        """A session opened over ``transport`` (``None``: in memory); the callable returned
+        is told when it ends."""
+        ...
+
+
+def session_started(
+    layers: Sequence[object], transport: TransportName | None
+) -> SessionEnded | None:
+    """Tell the first :class:`SessionObserver` among ``layers`` (if any) that a session opened
+    over ``transport``; the callable returned tells it the session ended."""
     for layer in layers:
-        started = getattr(layer, "session_started", None)
-        if started is not None:
-            ended: Callable[[], None] = started()
-            return ended
+        if isinstance(layer, SessionObserver):
+            return layer.session_started(transport)
     return None

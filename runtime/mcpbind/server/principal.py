@@ -10,17 +10,18 @@ carries its own.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
 
-__all__ = ["Principal", "current_principal", "principal_key"]
+__all__ = ["Principal", "current_principal", "implied_scopes", "principal_key"]
 
 
 class Principal(msgspec.Struct, frozen=True):
     """Who is calling: the token's subject, the OAuth client it was issued to, its scopes and
-    its claims. Two principals are equal when issuer, subject and client are (a refreshed
+    its claims; ``implied``: the scopes those imply under the resource server's
+    ``scope_hierarchy`` (not in the token; see :func:`implied_scopes`). Two principals are equal when issuer, subject and client are (a refreshed
     token with more scopes is the same caller), so sessions survive a token refresh.
 
     The token itself is never kept: an MCP server must not pass it on to other services
@@ -32,6 +33,7 @@ class Principal(msgspec.Struct, frozen=True):
     scopes: frozenset[str] = frozenset()
     expires_at: int | None = None
     claims: Mapping[str, Any] = msgspec.field(default_factory=dict)
+    implied: frozenset[str] = frozenset()
 
     def _identity(self) -> tuple[str | None, str, str | None]:
         return self.issuer, self.subject, self.client_id
@@ -61,7 +63,25 @@ class Principal(msgspec.Struct, frozen=True):
         return self.key
 
     def has_scopes(self, required: frozenset[str] | set[str]) -> bool:
-        return required <= self.scopes
+        """Whether the token's scopes, with those they imply, cover ``required``: the one
+        check of a call (the auth layer's 403) and of a listing (``mcpbind.server.visibility``)."""
+        return required <= self.scopes or (
+            bool(self.implied) and required <= self.scopes | self.implied
+        )
+
+
+def implied_scopes(scopes: Iterable[str], hierarchy: Mapping[str, Iterable[str]]) -> frozenset[str]:
+    """The scopes ``scopes`` imply under ``hierarchy`` (a broader scope -> the narrower ones it
+    implies, transitively), without ``scopes`` themselves."""
+    granted = set(scopes)
+    given = frozenset(granted)
+    pending = list(granted)
+    while pending:
+        for implied in hierarchy.get(pending.pop(), ()):
+            if implied not in granted:
+                granted.add(implied)
+                pending.append(implied)
+    return frozenset(granted - given)
 
 
 _ENCODER = msgspec.json.Encoder()

@@ -43,7 +43,7 @@ from .dispatch import Encoded, encoded, run_request
 from .lifespan import STARTUP_FAILURE, LifespanError, held
 from .limits import server_inflight
 from .listen_hub import LISTEN, ListenHub
-from .middleware import session_started
+from .middleware import TransportName, session_started
 from .principal import Principal, current_principal
 from .sessionless_mode import initialize_result
 
@@ -86,8 +86,11 @@ class ServerSession:
         *,
         options: SessionOptions | None = None,
         debounce: float = 0.05,
+        transport_name: TransportName | None = None,
     ) -> None:
         self.server = server
+        #: What carries this session (``None``: in memory), for the session metrics.
+        self.transport_name = transport_name
         if server.debug and not (options is not None and options.debug):
             # Server(debug=True) and SessionOptions(debug=True) are the same switch.
             options = msgspec.structs.replace(options or SessionOptions(), debug=True)
@@ -163,7 +166,9 @@ class ServerSession:
     async def run(self) -> None:
         """Serve until the client disconnects."""
         unsubscribe = self.server.on_change(self._mark_changed)
-        ended = session_started(self.server.active_middleware)  # telemetry's session count
+        # OpenTelemetry's session metrics, when active.
+        ended = session_started(self.server.active_middleware, self.transport_name)
+        failure: BaseException | None = None
         try:
             async with self.connection:
                 try:
@@ -174,10 +179,13 @@ class ServerSession:
                     # the caller of ``Server.resource_updated``/``tool()`` and skipped the
                     # other sessions).
                     unsubscribe()
+        except BaseException as exc:
+            failure = exc
+            raise
         finally:
             unsubscribe()
             if ended is not None:
-                ended()
+                ended(self.core.version, failure)
 
     async def ping(self, timeout: float | None = None) -> None:
         """Ping the client (``ping`` works both ways)."""
@@ -378,7 +386,7 @@ def serve_stdio(
             max_message_size=max_message_size or DEFAULT_MAX_MESSAGE_SIZE,
             write_high_water=write_high_water or DEFAULT_WRITE_HIGH_WATER,
         )
-        await serve(server, transport)
+        await serve(server, transport, transport_name="stdio")
 
     try:
         anyio.run(main, backend_options={"use_uvloop": use_uvloop})

@@ -13,8 +13,10 @@ Named after the OpenTelemetry semantic conventions for MCP (gen-ai/mcp.md, Devel
   ``tracestate``: SEP-414), else in the request's HTTP headers (``ctx.headers`` where the
   transport gives them), else the current context (an ASGI instrumentation's span).
 - metrics: ``mcp.server.operation.duration`` (s), ``mcp.server.active_requests`` (in flight),
-  ``mcp.server.errors`` (by ``error.type``), ``mcp.server.session.duration`` (s) and
-  ``mcp.server.active_sessions``.
+  ``mcp.server.errors`` (by ``error.type``), and per session (stdio, in memory, Streamable HTTP
+  and the legacy endpoint; a 2026-07-28 request has none) ``mcp.server.session.duration`` (s,
+  the conventions' histogram, with ``network.transport``, ``network.protocol.name``,
+  ``mcp.protocol.version`` and ``error.type``) and ``mcp.server.active_sessions`` (open).
 
 It is on, with no mcpbind setting, wherever the application configured a tracer or meter
 provider (``trace.set_tracer_provider``, ``metrics.set_meter_provider`` or the
@@ -28,77 +30,36 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .._asyncio import is_cancellation
-from ..protocol import McpError
-from .middleware import IncomingCall, Next, is_tool_error
+from .middleware import IncomingCall, Next, SessionEnded, TransportName, is_tool_error
+from .semconv import (
+    DURATION_BUCKETS,
+    SCOPE,
+    configured_providers,
+    error_type,
+    instruments,
+    span_attributes,
+    span_name,
+)
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
-__all__ = [
-    "ServerTelemetry",
-    "configured_providers",
-    "error_type",
-    "server_telemetry",
-    "span_attributes",
-    "span_name",
-]
-
-SCOPE: Final = "mcpbind"
-"""The instrumentation scope name of mcpbind's spans and metrics."""
-
-#: Histogram buckets of the conventions' operation and session durations (seconds).
-DURATION_BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
-
-_NAMED: Final = {"tools/call": "gen_ai.tool.name", "prompts/get": "gen_ai.prompt.name"}
+__all__ = ["ServerTelemetry", "server_telemetry", "session_attributes"]
 
 
-def configured_providers() -> tuple[TracerProvider | None, MeterProvider | None]:
-    """The application's global tracer and meter providers, ``None`` for one not configured
-    (still OpenTelemetry's proxy or no-op default)."""
-    from opentelemetry import metrics, trace
-
-    tracer: TracerProvider | None = trace.get_tracer_provider()
-    if isinstance(tracer, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
-        tracer = None
-    meter: MeterProvider | None = metrics.get_meter_provider()
-    if (
-        isinstance(meter, metrics.NoOpMeterProvider)
-        or type(meter).__name__ == "_ProxyMeterProvider"
-    ):
-        meter = None
-    return tracer, meter
-
-
-def span_name(method: str, target: str | None) -> str:
-    """``"{mcp.method.name} {target}"`` for a tool or prompt, else the method."""
-    return f"{method} {target}" if target is not None and method in _NAMED else method
-
-
-def span_attributes(
-    method: str, target: str | None, protocol_version: str | None
-) -> dict[str, Any]:
-    """The conventions' attributes of a request, on either side."""
-    attributes: dict[str, Any] = {"mcp.method.name": method}
-    if protocol_version is not None:
-        attributes["mcp.protocol.version"] = protocol_version
-    if target is not None:
-        attributes[_NAMED.get(method, "mcp.resource.uri")] = target
-    if method == "tools/call":
-        attributes["gen_ai.operation.name"] = "execute_tool"
-    return attributes
-
-
-def error_type(exc: BaseException) -> tuple[str, str | None]:
-    """``error.type`` of a failure, and its JSON-RPC code as ``rpc.response.status_code``."""
-    if isinstance(exc, McpError):
-        return str(exc.code), str(exc.code)
-    kind = type(exc)
-    return f"{kind.__module__}.{kind.__qualname__}", None
+def session_attributes(transport: TransportName | None) -> dict[str, str]:
+    """The conventions' network attributes of a session over ``transport`` (stdio: a pipe;
+    Streamable HTTP and the legacy endpoint: HTTP over TCP; in memory: none)."""
+    if transport == "stdio":
+        return {"network.transport": "pipe"}
+    if transport == "http":
+        return {"network.transport": "tcp", "network.protocol.name": "http"}
+    return {}
 
 
 def _carrier(call: IncomingCall) -> Mapping[str, Any] | None:
@@ -124,8 +85,8 @@ def _session_id() -> str | None:
 
 
 class ServerTelemetry:
-    """The server's OpenTelemetry middleware: a span and metrics per request. ``None``
-    providers: the global ones."""
+    """The server's OpenTelemetry middleware: a span and metrics per request, and the session
+    metrics (a :class:`~.middleware.SessionObserver`). ``None`` providers: the global ones."""
 
     def __init__(
         self,
@@ -139,18 +100,7 @@ class ServerTelemetry:
         self._extract = propagate.extract
         self._kind = trace.SpanKind.SERVER
         self._error = trace.Status(trace.StatusCode.ERROR)
-        self.duration = meter.create_histogram(
-            "mcp.server.operation.duration",
-            unit="s",
-            description="MCP request duration as observed on the receiver",
-            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
-        )
-        self.active = meter.create_up_down_counter(
-            "mcp.server.active_requests", unit="{request}", description="MCP requests in flight"
-        )
-        self.errors = meter.create_counter(
-            "mcp.server.errors", unit="{error}", description="MCP requests failed, by error.type"
-        )
+        self.instruments = instruments("server", meter)
         self.session_duration = meter.create_histogram(
             "mcp.server.session.duration",
             unit="s",
@@ -173,9 +123,8 @@ class ServerTelemetry:
             attributes["mcp.session.id"] = session
         carrier = _carrier(call)
         parent = self._extract(carrier) if carrier is not None else None
-        measured = {"mcp.method.name": method}
-        self.active.add(1, measured)
-        started = time.perf_counter()
+        measure = self.instruments
+        started = measure.begin(method)
         failure: str | None = None
         with self.tracer.start_as_current_span(
             span_name(method, target),
@@ -202,20 +151,23 @@ class ServerTelemetry:
                     span.set_status(self._error)
                 return result
             finally:
-                if failure is not None:
-                    measured["error.type"] = failure
-                    self.errors.add(1, measured)
-                self.duration.record(time.perf_counter() - started, measured)
-                self.active.add(-1, {"mcp.method.name": method})
+                measure.end(method, started, failure)
 
-    def session_started(self) -> Callable[[], None]:
-        """Count a session open; the callable counts it closed (and its duration)."""
-        self.sessions.add(1)
+    def session_started(self, transport: TransportName | None) -> SessionEnded:
+        """Count a session open over ``transport``; the callable counts it closed, with its
+        duration, negotiated version and (when it ended by an exception) ``error.type``."""
+        network = session_attributes(transport)
+        self.sessions.add(1, network)
         started = time.perf_counter()
 
-        def ended() -> None:
-            self.sessions.add(-1)
-            self.session_duration.record(time.perf_counter() - started)
+        def ended(version: str | None, failure: BaseException | None) -> None:
+            self.sessions.add(-1, network)
+            measured = dict(network)
+            if version is not None:
+                measured["mcp.protocol.version"] = version
+            if failure is not None and not is_cancellation(failure):
+                measured["error.type"] = error_type(failure)[0]
+            self.session_duration.record(time.perf_counter() - started, measured)
 
         return ended
 

@@ -4,9 +4,11 @@ prompts (``scopes=``, ``visible=``, ``tags=``), what is switched off at run time
 
 A rule is checked against the request's :class:`~mcpbind.server.context.Context` (its
 principal, its session state): a listing shows an item only when the caller passes it, and a
-call of an item the caller cannot see is refused as for an unknown one. Declared scopes
-hide an item from a listing only with ``Server(hide_ungranted=True)`` (a call without them is
-refused 403 by the auth layer either way, see ``mcpbind.auth.server``).
+call of an item the caller cannot see is refused as for an unknown one. Declared scopes hide
+an item from the listings of callers whose principal lacks them (``Principal.has_scopes``,
+the auth layer's own check, scopes implied by a ``scope_hierarchy`` included), unless
+``Server(hide_ungranted=False)``; a call without them is refused 403 by the auth layer either
+way (``mcpbind.auth.server``).
 
 Cursors of a filtered listing are positions in the server's whole list, not in the caller's
 view: a page resumes after the last item the previous one looked at, so no item is skipped

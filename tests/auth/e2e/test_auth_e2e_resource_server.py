@@ -180,11 +180,14 @@ def test_step_up_403_insufficient_scope_then_success_on_the_same_session(
         assert challenge["error"] == "insufficient_scope"
         assert challenge["scope"] == "mcp:write"
         assert challenge["resource_metadata"].endswith("/.well-known/oauth-protected-resource/mcp")
-        # Scopes the tool does not declare need nothing more than the token has.
+        # A tool that declares scopes the token lacks is not listed to it (the default,
+        # Server(hide_ungranted=True)); the 403 above named the scope to step up to.
         listed = _result(_request(http, live.url, reader, session, "tools/list", {}))
-        assert {t["name"] for t in listed["tools"]} == {"whoami", "write_note"}
+        assert {t["name"] for t in listed["tools"]} == {"whoami"}
         # Step up: the same client, the union of the scopes: the same session goes on.
         writer = oidc.client_credentials("mcp-service", live.url, "mcp:read mcp:write")
+        listed = _result(_request(http, live.url, writer, session, "tools/list", {}))
+        assert {t["name"] for t in listed["tools"]} == {"whoami", "write_note"}
         result = _result(_request(http, live.url, writer, session, "tools/call", call))
         assert result["content"][0]["text"] == "wrote hi"
         who = _result(_request(http, live.url, writer, session, "tools/call", {"name": "whoami"}))

@@ -243,6 +243,26 @@ def test_scope_hierarchy_and_server_wide_scopes(jwks: Endpoint, keys: Keys) -> N
         assert 'scope="notes:read notes:write"' in reply.headers["www-authenticate"]
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+async def test_listings_follow_the_scope_hierarchy_as_the_call_check_does(
+    jwks: Endpoint, keys: Keys, version: str
+) -> None:
+    """A token whose scope implies the declared one (``scope_hierarchy``) sees the item listed,
+    as its call is let through; one without it sees neither (hidden by default, 403 on call:
+    basic/authorization.mdx §Scope Challenge Handling). Both eras: a session and per-request."""
+    hierarchy = {"notes:admin": ["notes:write"], "notes:write": ["notes:read"]}
+    with _protected(jwks, scope_hierarchy=hierarchy) as live:
+        listed: dict[str, list[str]] = {}
+        for scope in ("notes:admin", "notes:read"):
+            token = keys.sign(aud=live.url, scope=scope)
+            async with Client(live.url, auth=token, protocol_version=version) as client:
+                listed[scope] = sorted([tool.name async for tool in client.iter_tools()])
+            reply = _post_modern(live.url, _call("write", {"text": "x"}), token)
+            assert reply.status_code == (200 if scope == "notes:admin" else 403)
+        assert listed == {"notes:admin": ["read", "write"], "notes:read": ["read"]}
+
+
 def test_limits_still_hold_when_the_check_reads_the_body(jwks: Endpoint, keys: Keys) -> None:
     with _protected(jwks) as live:
         token = keys.sign(aud=live.url)

@@ -42,7 +42,7 @@ from ...http.server._asgi import (
     send_response,
 )
 from ...protocol.errors import INVALID_REQUEST
-from ...server.principal import Principal, current_principal
+from ...server.principal import Principal, current_principal, implied_scopes
 from ..client.urls import canonical_resource
 from .dpop import DPoPChecker, InvalidProof, bound_key
 from .scopes import required_scopes
@@ -151,7 +151,8 @@ class ResourceServer:
                 [(b"retry-after", b"5")],
             )
             return None
-        if not self.satisfies(principal, self.required):
+        principal = self.granted(principal)
+        if not principal.has_scopes(self.required):
             await self._insufficient(send, self.required)
             return None
         scope["mcp.principal"] = principal
@@ -165,7 +166,7 @@ class ResourceServer:
             await send_error(send, exc.status, INVALID_REQUEST, exc.message)
             return None
         needed = required_scopes(app.server, body)
-        if not self.satisfies(principal, needed):
+        if not principal.has_scopes(needed):
             await self._insufficient(send, needed | self.required)
             return None
         return _replay(body, receive)
@@ -188,18 +189,17 @@ class ResourceServer:
         self.dpop.check(proofs[0], method=scope["method"], url=url, token=token, jkt=jkt)
 
     # ------------------------------------------------------------------ scopes
+    def granted(self, principal: Principal) -> Principal:
+        """``principal`` with the scopes its token's scopes imply under ``scope_hierarchy``
+        (:attr:`Principal.implied`): what handlers, the call check and the listings see."""
+        if not self.hierarchy:
+            return principal
+        implied = implied_scopes(principal.scopes, self.hierarchy)
+        return msgspec.structs.replace(principal, implied=implied) if implied else principal
+
     def satisfies(self, principal: Principal, needed: frozenset[str]) -> bool:
         """Whether the principal's scopes, with those they imply, cover ``needed``."""
-        if needed <= principal.scopes:
-            return True
-        granted = set(principal.scopes)
-        pending = list(granted)
-        while pending:  # the closure under scope_hierarchy
-            for implied in self.hierarchy.get(pending.pop(), ()):
-                if implied not in granted:
-                    granted.add(implied)
-                    pending.append(implied)
-        return needed <= granted
+        return self.granted(principal).has_scopes(needed)
 
     # ------------------------------------------------------------------ answers
     async def _challenge(

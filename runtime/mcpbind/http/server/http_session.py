@@ -160,7 +160,9 @@ class HttpSession:
         self._by_request: dict[int | str, Stream] = {}
         #: The headers of the POST that carried each request not yet started (read once).
         self._headers: dict[int | str, Mapping[str, str]] = {}
-        self.server_session = ServerSession(server, _Transport(self), options=options)
+        self.server_session = ServerSession(
+            server, _Transport(self), options=options, transport_name="http"
+        )
         # Not a bound method: the session must not hold itself (freed by refcount alone).
         self.server_session.request_headers = functools.partial(_headers_of, self._headers)
         self.task: asyncio.Task[None] | None = None
