@@ -82,13 +82,29 @@ async def test_declared_scopes_hide_an_item_from_callers_without_them() -> None:
     assert await _list(server, "tools/list", admin) == [
         *("open1", "secret1", "open2", "secret2", "open3", "beta")
     ]
-    assert await _list(server, "tools/list", _ctx(None)) == ["open1", "open2", "open3", "beta"]
     assert await _list(server, "resources/list", alice) == ["notes://open"]
     assert await _list(server, "resources/list", admin) == ["notes://open", "notes://admin"]
     assert await _list(server, "resources/templates/list", alice) == []
     assert await _list(server, "resources/templates/list", admin) == ["files://{name}"]
     assert await _list(server, "prompts/list", alice) == ["greet"]
     assert await _list(server, "prompts/list", admin) == ["greet", "audit"]
+
+
+async def test_without_an_auth_layer_scoped_items_are_listed_as_they_are_callable() -> None:
+    """No principal: no auth layer admitted the request (stdio, HTTP without one) and none
+    refuses a scoped call, so the listing shows the scoped items too: a listing shows what
+    the caller can call (2025-11-25 basic/authorization.mdx: authorization is optional, and
+    stdio takes its credentials from the environment)."""
+    server = _server()
+    anonymous = _ctx(None)
+    assert await _list(server, "tools/list", anonymous) == [
+        *("open1", "secret1", "open2", "secret2", "open3", "beta")
+    ]
+    assert await _list(server, "prompts/list", anonymous) == ["greet", "audit"]
+    called = await server.handlers["tools/call"](
+        t.CallToolRequestParams(name="secret1", arguments={"text": "hi"}), anonymous
+    )
+    assert called.is_error is not True
 
 
 async def test_without_hide_ungranted_declared_scopes_only_guard_the_call() -> None:
@@ -209,7 +225,9 @@ async def test_each_switch_sends_list_changed_once_debounced() -> None:
             await changed.wait()
         await anyio.sleep(0.2)
         assert seen == ["notifications/tools/list_changed"]
-        assert [tool.name async for tool in client.iter_tools()] == ["open2", "open3"]
+        # (no auth layer in memory: the scoped tools are listed, as they are callable)
+        expected = ["secret1", "open2", "secret2", "open3"]
+        assert [tool.name async for tool in client.iter_tools()] == expected
         server.disable(tag="beta")  # already off: no change, no notification
         await anyio.sleep(0.2)
         assert seen == ["notifications/tools/list_changed"]

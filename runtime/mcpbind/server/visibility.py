@@ -8,7 +8,8 @@ call of an item the caller cannot see is refused as for an unknown one. Declared
 an item from the listings of callers whose principal lacks them (``Principal.has_scopes``,
 the auth layer's own check, scopes implied by a ``scope_hierarchy`` included), unless
 ``Server(hide_ungranted=False)``; a call without them is refused 403 by the auth layer either
-way (``mcpbind.auth.server``).
+way (``mcpbind.auth.server``). A request no auth layer admitted has no principal, and nothing
+refuses its calls: it sees scoped items listed, as it can call them.
 
 Cursors of a filtered listing are positions in the server's whole list, not in the caller's
 view: a page resumes after the last item the previous one looked at, so no item is skipped
@@ -67,8 +68,10 @@ def shown(
     if rule.tags and not rule.tags.isdisjoint(switches.tags):
         return False
     if by_scopes and rule.scopes:
+        # No principal: no auth layer admitted this request (stdio, HTTP without one), and
+        # none refuses its call either; the listing shows what the caller can call.
         principal = ctx.principal
-        if principal is None or not principal.has_scopes(rule.scopes):
+        if principal is not None and not principal.has_scopes(rule.scopes):
             return False
     return rule.visible is None or bool(rule.visible(ctx))
 
