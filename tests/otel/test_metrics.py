@@ -111,6 +111,37 @@ async def test_both_sides_record_the_same_request_instruments() -> None:
         assert in_flight == [0]
 
 
+def _in_flight(points: list[dict[str, Any]], side: str) -> list[Any]:
+    return [
+        p["value"]
+        for p in points
+        if p["name"] == f"mcp.{side}.active_requests"
+        and p["attributes"]["mcp.method.name"] == "tools/call"
+    ]
+
+
+async def test_requests_in_flight_are_read_while_they_run() -> None:
+    """``active_requests`` is read when the meter collects: 1 on each side while a call
+    runs, 0 after; two telemetry layers on one meter count into one table."""
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    twice = [ServerTelemetry(meter_provider=meters), ServerTelemetry(meter_provider=meters)]
+    server = Server("metered", middleware=twice)
+    during: list[list[Any]] = []
+
+    @server.tool()
+    def look() -> str:
+        points = _points(reader)
+        during.append(_in_flight(points, "server") + _in_flight(points, "client"))
+        return "ok"
+
+    async with Client(server, middleware=[ClientTelemetry(meter_provider=meters)]) as client:
+        await client.call("look", {})
+    assert during == [[2, 1]]  # the call passed both server layers, one client layer
+    points = _points(reader)
+    assert (_in_flight(points, "server"), _in_flight(points, "client")) == ([0], [0])
+
+
 async def test_an_http_session_is_counted_open_then_measured() -> None:
     reader = InMemoryMetricReader()
     server = Server(
