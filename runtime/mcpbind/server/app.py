@@ -629,6 +629,18 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
                 return entry, inner
         return None
 
+    def mounted_tool(self, name: str) -> _Tool | None:
+        """The registered tool a call of ``name`` reaches through in-process mounts whose
+        servers all answer ``tools/call`` themselves (no middleware, no wrapper), else
+        ``None``: ``mcpbind.server.dispatch`` then runs the call as it runs an own tool's."""
+        routed = self._route_name(name) if self.mounted else None
+        if routed is None or not isinstance(source := routed[0].source, ServerSource):
+            return None
+        inner = source.server
+        if not inner.own_tool_calls:
+            return None
+        return inner.tools.get(routed[1]) or inner.mounted_tool(routed[1])
+
     def _route_uri(self, uri: str) -> tuple[Mount, str] | None:
         """The mount serving resource ``uri``, with the source's own URI."""
         for entry in self.mounted.values():
@@ -637,8 +649,9 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
                 return entry, inner
         return None
 
-    def _switched_off(self, key: str) -> bool:
-        return key in self.switches.keys
+    def _switched_off(self, kind: str, name: str) -> bool:
+        keys = self.switches.keys
+        return bool(keys) and f"{kind} {name}" in keys
 
     def declared_scopes(self, method: str, target: str) -> frozenset[str]:
         """The OAuth scopes declared for ``method`` (``tools/call``, ``prompts/get``,
@@ -690,7 +703,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     async def _call_mounted(self, params: Any, ctx: Context) -> Any:
         name = params.name
         routed = self._route_name(name)
-        if routed is None or self._switched_off(f"tools/call {name}"):
+        if routed is None or self._switched_off("tools/call", name):
             raise unknown("tools", name)
         entry, inner = routed
         if isinstance(params, t.CallToolRequestParams):
@@ -707,7 +720,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     async def _get_mounted(self, params: t.GetPromptRequestParams, ctx: Context) -> Any:
         name = params.name
         routed = self._route_name(name)
-        if routed is None or self._switched_off(f"prompts/get {name}"):
+        if routed is None or self._switched_off("prompts/get", name):
             raise unknown("prompts", name)
         entry, inner = routed
         try:
@@ -721,7 +734,7 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         self, entry: Mount, inner: str, params: t.ReadResourceRequestParams, ctx: Context
     ) -> Any:
         uri = params.uri
-        if self._switched_off(f"resources/read {uri}"):
+        if self._switched_off("resources/read", uri):
             raise unknown("resources", uri)
         try:
             result = await entry.source.read_resource(

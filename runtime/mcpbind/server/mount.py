@@ -22,7 +22,7 @@ the way. A source reaching a remote server through a ``Client`` implements the s
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -95,13 +95,22 @@ class Source(Protocol):
         depends on the caller (2026-07-28 ``cacheScope: "private"``)."""
         ...
 
-    async def call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> Any: ...
+    def call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> Awaitable[Any]:
+        """The ``tools/call`` result (or the ``McpError``) of the source's tool ``params.name``;
+        ``Unknown tool: <name>`` (-32602) when it has none."""
+        ...
 
-    async def read_resource(self, params: t.ReadResourceRequestParams, ctx: Context) -> Any: ...
+    def read_resource(self, params: t.ReadResourceRequestParams, ctx: Context) -> Awaitable[Any]:
+        """As :meth:`call_tool`, for ``resources/read`` (-32002 for an unknown URI)."""
+        ...
 
-    async def get_prompt(self, params: t.GetPromptRequestParams, ctx: Context) -> Any: ...
+    def get_prompt(self, params: t.GetPromptRequestParams, ctx: Context) -> Awaitable[Any]:
+        """As :meth:`call_tool`, for ``prompts/get`` (``Unknown prompt: <name>``)."""
+        ...
 
-    async def complete(self, params: t.CompleteRequestParams, ctx: Context) -> Any: ...
+    def complete(self, params: t.CompleteRequestParams, ctx: Context) -> Awaitable[Any]:
+        """As :meth:`call_tool`, for ``completion/complete``."""
+        ...
 
     def declared_scopes(self, method: str, target: str) -> frozenset[str]:
         """The OAuth scopes it declares for ``method`` on ``target`` (a tool or prompt name,
@@ -208,17 +217,18 @@ class ServerSource:
                 return items, private
             params = t.PaginatedRequestParams(cursor=cursor)
 
-    async def call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> Any:
-        return await self.server.handlers["tools/call"](params, self._context(ctx))
+    # The handler's own coroutine is handed over (none of its own: one frame less per call).
+    def call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> Awaitable[Any]:
+        return self.server.handlers["tools/call"](params, self._context(ctx))
 
-    async def read_resource(self, params: t.ReadResourceRequestParams, ctx: Context) -> Any:
-        return await self.server.handlers["resources/read"](params, self._context(ctx))
+    def read_resource(self, params: t.ReadResourceRequestParams, ctx: Context) -> Awaitable[Any]:
+        return self.server.handlers["resources/read"](params, self._context(ctx))
 
-    async def get_prompt(self, params: t.GetPromptRequestParams, ctx: Context) -> Any:
-        return await self.server.handlers["prompts/get"](params, self._context(ctx))
+    def get_prompt(self, params: t.GetPromptRequestParams, ctx: Context) -> Awaitable[Any]:
+        return self.server.handlers["prompts/get"](params, self._context(ctx))
 
-    async def complete(self, params: t.CompleteRequestParams, ctx: Context) -> Any:
-        return await self.server.handlers["completion/complete"](params, self._context(ctx))
+    def complete(self, params: t.CompleteRequestParams, ctx: Context) -> Awaitable[Any]:
+        return self.server.handlers["completion/complete"](params, self._context(ctx))
 
     def declared_scopes(self, method: str, target: str) -> frozenset[str]:
         return self.server.declared_scopes(method, target)
