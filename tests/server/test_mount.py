@@ -534,7 +534,12 @@ async def test_a_server_mounted_while_serving_has_its_lifespan_started_and_stopp
         assert _text(await client.call("late_state")) == "late state"
         parent.unmount("late")
         await _until(lambda: "late down" in events)
-    assert events == ["main up", "late up", "late down", "main down"]
+        again = Server("again", lifespan=_lifespan(events, "again"))
+        _state_tool(again)
+        parent.mount(again, prefix="late")  # the same prefix, another server
+        await _until(lambda: "again up" in events)
+        assert _text(await client.call("late_state")) == "again state"
+    assert events == ["main up", "late up", "late down", "again up", "main down", "again down"]
     events.clear()
     bare = Server("bare")
     bare.mount(late, prefix="late")

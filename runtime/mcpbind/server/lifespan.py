@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .app import Server
+    from .mount import Mount
 
 __all__ = ["Lifespan", "LifespanClaim", "LifespanError", "LifespanRun", "held"]
 
@@ -102,7 +103,7 @@ class LifespanRun:
     async def _run(self) -> None:
         ready, stop = self._ready, self._stop
         assert ready is not None and stop is not None
-        holds: dict[object, contextlib.AsyncExitStack] = {}
+        holds: dict[Mount, contextlib.AsyncExitStack] = {}
         try:
             await self._hold_mounted(holds, starting=True)
             own = self.lifespan(self.server) if self.lifespan is not None else _no_state()
@@ -133,15 +134,15 @@ class LifespanRun:
                 await _let_go(stack, self.server.name)
 
     async def _hold_mounted(
-        self, holds: dict[object, contextlib.AsyncExitStack], *, starting: bool
+        self, holds: dict[Mount, contextlib.AsyncExitStack], *, starting: bool
     ) -> None:
         """Hold the lifespans of what is mounted now and let go of what is not. At start a
         failure is the run's; later it is logged and the rest goes on."""
-        current = {id(entry): entry for entry in self.server.mounted.values()}
-        for key in [key for key in holds if key not in current]:
-            await _let_go(holds.pop(key), self.server.name)
-        for key, entry in current.items():
-            if key in holds:
+        current = list(self.server.mounted.values())  # each Mount by identity
+        for gone in [entry for entry in holds if entry not in current]:
+            await _let_go(holds.pop(gone), self.server.name)
+        for entry in current:
+            if entry in holds:
                 continue
             stack = contextlib.AsyncExitStack()
             try:
@@ -151,7 +152,7 @@ class LifespanRun:
                     raise
                 logger.error("%s (mounted under %r)", exc, entry.prefix)
                 continue
-            holds[key] = stack
+            holds[entry] = stack
 
 
 @contextlib.asynccontextmanager
