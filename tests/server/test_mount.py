@@ -185,6 +185,32 @@ async def test_prompts_and_their_completions_are_reached_under_the_prefix(era: s
             await client.get_prompt(t.GetPromptRequestParams(name="weather_nope"))
 
 
+@ERAS
+async def test_pages_run_through_the_own_items_then_the_mounted_ones(era: str) -> None:
+    """pagination.mdx: with pages of two, every item of the server and of its mount is
+    listed once, in order (own first), and the last page has no ``nextCursor``."""
+    child = Server("many")
+    for i in range(5):
+        child.tool(f"t{i}")(_weather().tools["forecast"].fn)
+    parent = _main()
+    parent.page_size = 2
+    parent.mount(child, prefix="m")
+    async with Client(parent, protocol_version=era, cache=False) as client:
+        names: list[str] = []
+        cursor: str | None = None
+        pages = 0
+        while True:
+            params = t.PaginatedRequestParams(cursor=cursor) if cursor else None
+            listed = await client.list_tools(params)
+            names += [tool.name for tool in listed.tools]
+            pages += 1
+            if not isinstance(listed.next_cursor, str):
+                break
+            cursor = listed.next_cursor
+    assert names == ["hello", "m_t0", "m_t1", "m_t2", "m_t3", "m_t4"]
+    assert pages == 3
+
+
 async def test_a_server_mounted_in_a_mounted_server_gets_both_prefixes() -> None:
     """Mounting nests: ``forecast`` of a server mounted as ``weather`` in one mounted as
     ``ext`` is ``ext_weather_forecast``; its resource ``data://ext/weather/config``."""
