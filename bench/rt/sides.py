@@ -12,6 +12,7 @@ runs of the same code count the same instructions, whatever else runs on the mac
     python bench/rt/sides.py server --protocol 2026-07-28            # microseconds per call
     python bench/rt/sides.py client --mode conc --callgrind          # instructions per call
     python bench/rt/sides.py server --tool def --callgrind           # the plain def tool
+    python bench/rt/sides.py server --mounted --callgrind            # through Server.mount
 
 ``--callgrind`` runs the side twice under ``valgrind --tool=callgrind`` (``--calls`` and six
 times as many) and prints the instructions per call of the difference: start-up cancels out.
@@ -36,7 +37,7 @@ from pathlib import Path
 
 import anyio
 
-from mcpbind import Client, types
+from mcpbind import Client, Server, types
 from mcpbind.server.session import ServerSession
 from mcpbind.transports import MessagePump, TransportClosed
 
@@ -131,8 +132,8 @@ class CannedClient(MessagePump):
     """The server's peer: the opening messages, then ``calls`` requests, ``inflight`` of them
     outstanding (the next one is handed over as a response is written)."""
 
-    def __init__(self, version: str, calls: int, inflight: int) -> None:
-        self._request = REQUESTS[version]
+    def __init__(self, version: str, calls: int, inflight: int, tool: bytes = b"echo") -> None:
+        self._request = REQUESTS[version].replace(b'"name":"echo"', b'"name":"%s"' % tool)
         self._queue = list(_HELLO[version])
         self._calls, self._inflight = calls, inflight
         self._sent = self._answered = 0
@@ -211,22 +212,32 @@ async def run_client(version: str, mode: str, calls: int) -> float:
         return time.perf_counter() - started
 
 
-async def run_server(version: str, mode: str, calls: int, tool: str) -> float:
-    peer = CannedClient(version, calls, 1 if mode == "seq" else 32)
+async def run_server(version: str, mode: str, calls: int, tool: str, mounted: bool) -> float:
+    server = build_server(tool)
+    if mounted:  # the echo server mounted in one with nothing of its own: "m_echo"
+        gateway = Server("mcpbind-echo-gateway", "1.0.0")
+        gateway.mount(server, prefix="m")
+        server = gateway
+    peer = CannedClient(
+        version, calls, 1 if mode == "seq" else 32, b"m_echo" if mounted else b"echo"
+    )
     started = time.perf_counter()
-    await ServerSession(build_server(tool), peer).run()
+    await ServerSession(server, peer).run()
     if not peer.done:
         raise RuntimeError("the server stopped before answering every call")
     return time.perf_counter() - started
 
 
-def measure(side: str, version: str, mode: str, calls: int, tool: str = "async") -> float:
+def measure(
+    side: str, version: str, mode: str, calls: int, tool: str = "async", mounted: bool = False
+) -> float:
     """Seconds for ``calls`` calls of one side (after the era's opening exchange); ``tool``
-    picks the server's echo tool (``async`` or ``def``, as ``echo_server.py --tool``)."""
+    picks the server's echo tool (``async`` or ``def``, as ``echo_server.py --tool``);
+    ``mounted``: the echo server is mounted in another (``Server.mount``) and called there."""
     if side == "client":
         return anyio.run(run_client, version, mode, calls)
     uvloop = {"use_uvloop": True} if _has_uvloop() else {}
-    return anyio.run(run_server, version, mode, calls, tool, backend_options=uvloop)
+    return anyio.run(run_server, version, mode, calls, tool, mounted, backend_options=uvloop)
 
 
 def _has_uvloop() -> bool:
@@ -245,7 +256,7 @@ def instructions_per_call(args: argparse.Namespace) -> int:
             out = os.path.join(tmp, "callgrind.out")
             valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
             side = [args.side, "--protocol", args.protocol, "--mode", args.mode]
-            side += ["--tool", args.tool]
+            side += ["--tool", args.tool, *(["--mounted"] if args.mounted else [])]
             subprocess.run(
                 [*valgrind, sys.executable, sys.argv[0], *side, "--calls", str(calls)],
                 check=True,
@@ -269,6 +280,9 @@ def main() -> None:
         default="async",
         help="the server's echo tool: async def -> TextContent, or a plain def -> str",
     )
+    parser.add_argument(
+        "--mounted", action="store_true", help="the server's echo tool through Server.mount"
+    )
     parser.add_argument("--callgrind", action="store_true", help="instructions per call")
     args = parser.parse_args()
     if args.callgrind:
@@ -276,9 +290,9 @@ def main() -> None:
         value: dict[str, object] = {"instructions_per_call": instructions_per_call(args)}
     else:
         args.calls = args.calls or 5000
-        seconds = measure(args.side, args.protocol, args.mode, args.calls, args.tool)
+        seconds = measure(args.side, args.protocol, args.mode, args.calls, args.tool, args.mounted)
         value = {"us_per_call": round(seconds / args.calls * 1e6, 2)}
-    tool = {"tool": args.tool} if args.side == "server" else {}
+    tool = {"tool": args.tool, "mounted": args.mounted} if args.side == "server" else {}
     print(
         json.dumps(
             {"side": args.side, "protocol": args.protocol, "mode": args.mode, **tool, **value}

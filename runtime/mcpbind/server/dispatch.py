@@ -343,7 +343,10 @@ async def run_request(
                 and custom is None
                 and server.own_tool_calls
                 and not isinstance(view.request_state, str)
-                and (entry := server.tools.get(view.name)) is not None
+                and (
+                    (entry := server.tools.get(view.name) or server.mounted_tool(view.name))
+                    is not None
+                )
                 and not entry.signature.skipped
                 and (
                     view.arguments is msgspec.UNSET or memoryview(view.arguments)[0] == _OPEN_BRACE
@@ -352,7 +355,8 @@ async def run_request(
                 # The server's own tools/call reads the view (no requestState, arguments an
                 # object or absent: the others are refused by the real params type, after
                 # materialize), and its tool has no context parameter (it cannot ask):
-                # nothing it runs reaches the context's peer or _meta.
+                # nothing it runs reaches the context's peer or _meta. So does a mounted
+                # server's, through mounts that answer tools/call themselves (mounted_tool).
                 ctx = Context(
                     peer=_UNREACHED,
                     protocol_version=meta.protocol_version,
@@ -473,7 +477,7 @@ def _cannot_ask(server: Server, params: Any) -> bool:
     function without a context parameter: it has no way to ask for input."""
     kind = type(params)
     if kind is t.CallToolRequestParams:
-        return _unasking(server.tools.get(params.name))
+        return _unasking(server.tools.get(params.name) or server.mounted_tool(params.name))
     if kind is t.GetPromptRequestParams:
         return _unasking(server.prompts.get(params.name))
     return False  # resources/read: the matching template is only known inside
