@@ -138,6 +138,10 @@ class Gate:
             subject = getattr(params, "message", "")[:80]
             try:
                 result = await hook(name, params)
+            except McpError as exc:  # a refusal the server is to hear (a gateway's client
+                # cannot be asked): recorded, and answered as that error
+                self._record("elicitation", name, subject, "refuse", describe(exc))
+                raise
             except Exception as exc:
                 result = t.ElicitResult(action="cancel")
                 self._record("elicitation", name, subject, "cancel", describe(exc))

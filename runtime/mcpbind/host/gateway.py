@@ -1,0 +1,317 @@
+"""The Host as a gateway: one MCP server in front of all of the Host's servers.
+
+``Host.as_server()`` gives a mcpbind ``Server`` that serves the Host's aggregated catalog on
+both eras and every transport (stdio, in memory, Streamable HTTP):
+
+* ``tools/list``, ``prompts/list``: under the Host's collision-safe names (:mod:`.naming`);
+  ``resources/list`` and ``resources/templates/list``: URIs as the servers list them (a URI
+  means the same everywhere, :mod:`.catalog`). Pages follow ``nextCursor``.
+* ``tools/call``, ``prompts/get``, ``resources/read``: routed to the owning server by the
+  Host (``Host.authorize_tool_call``, ``get_prompt``, ``read_resource``), so its approval
+  policy applies; an ``ask`` verdict becomes an elicitation to the calling client
+  (:meth:`.relay.Relay.approve`). Progress of the upstream call goes to the caller's progress
+  token; cancelling the downstream request cancels the upstream one (the handler's task is
+  cancelled, and the Host's client sends ``notifications/cancelled``,
+  basic/utilities/cancellation.mdx); an upstream error is answered with its code, message
+  and data.
+* A change of the catalog (an upstream ``list_changed``, a server starting or going away) is
+  announced as ``notifications/<kind>/list_changed`` (a listen stream's on 2026-07-28); an
+  upstream ``notifications/resources/updated`` reaches the downstream sessions subscribed to
+  the URI, and a downstream ``resources/subscribe`` subscribes at the servers that serve it.
+* Sampling, elicitation and log messages of an upstream server go to the client of the call
+  that caused them (:mod:`.relay`), after the Host's review (:class:`~.gate.Gate`).
+
+Credentials stay upstream: each server's headers and tokens live in its own client
+(:mod:`.auth`), and nothing the gateway sends downstream carries them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
+
+from mcpbind_types import unified as t
+from mcpbind_types._common import RequestOptions
+
+from ..peer_errors import ConnectionClosed, RequestTimeout
+from ..protocol import INTERNAL_ERROR, RESOURCE_NOT_FOUND, McpError
+from ..protocol.cursor import decode_cursor, encode_cursor
+from ..server import Server
+from ..server.context import Context
+from ..server.middleware import IncomingCall, Next
+from .approval import approve_all
+from .catalog import Catalog
+from .relay import Relay
+from .state import AmbiguousResource, HostError, UnknownName
+
+if TYPE_CHECKING:
+    from .host import Host
+
+__all__ = ["Gateway"]
+
+ResultT = TypeVar("ResultT")
+
+_KINDS = ("tools", "resources", "prompts")
+
+
+class Gateway:
+    """The server face of one ``Host`` (made by :meth:`Host.as_server`): ``server`` is the
+    ``Server`` to serve; ``relay`` takes upstream asks to the downstream caller.
+
+    Made before the Host is entered, so its servers' clients declare sampling and
+    elicitation: the Host's ``sampler`` and ``elicit`` become the relay's, its ``approve``
+    asks the calling client, and a Host without ``review_sampling`` approves every sampling
+    request on its way down (the downstream client is the human in the loop there,
+    client/sampling.mdx §User Interaction Model). ``run_host``: the server's lifespan enters
+    and leaves the host, so serving it (``serve_stdio``, ``serve_http``) runs the host."""
+
+    def __init__(
+        self,
+        host: Host,
+        *,
+        name: str = "mcpbind-gateway",
+        version: str = "0.1.0",
+        run_host: bool = False,
+    ) -> None:
+        if host.supervisor.handles:
+            raise RuntimeError("make the gateway before entering the host (as_server() first)")
+        self.host = host
+        self.relay = Relay(fallback_approver=host.approve)
+        host.approve = self.relay.approve
+        host.sampler = self.relay.sample
+        host.elicit = self.relay.elicit
+        if host.review_sampling is None:
+            host.review_sampling = approve_all
+        self.server = server = Server(name, version=version)
+        if run_host:  # the host runs while the server is served (serve_stdio, serve_http)
+            server.lifespan = self._running
+        server.extensions.append(_Capabilities())
+        for method, handler in (
+            ("tools/list", self._list_tools),
+            ("tools/call", self._call_tool),
+            ("resources/list", self._list_resources),
+            ("resources/templates/list", self._list_templates),
+            ("resources/read", self._read_resource),
+            ("prompts/list", self._list_prompts),
+            ("prompts/get", self._get_prompt),
+        ):
+            server.wrap(method, _replacing(handler))
+        server.add_middleware(self._subscriptions)
+        #: Downstream subscriptions by URI (how many sessions), for the upstream ones.
+        self.subscribed: dict[str, int] = {}
+        self._listed: dict[str, list[Any]] = {}
+        host.supervisor.catalog_listeners.append(self._catalog_changed)
+        host.supervisor.notification_listeners.append(self._upstream_notification)
+
+    @contextlib.asynccontextmanager
+    async def _running(self, _server: Server) -> AsyncIterator[Host]:
+        async with self.host:
+            yield self.host
+
+    # ------------------------------------------------------------------ lists
+    def _items(self, kind: str) -> list[Any]:
+        """One kind's downstream items, built once per catalog."""
+        found = self._listed.get(kind)
+        if found is None:
+            catalog = self.host.catalog
+            if kind == "tools":
+                found = [
+                    msgspec.structs.replace(e.tool, name=e.name) for e in catalog.tools.values()
+                ]
+            elif kind == "prompts":
+                found = [
+                    msgspec.structs.replace(e.prompt, name=e.name) for e in catalog.prompts.values()
+                ]
+            elif kind == "resources":
+                found = list(_unique((e.resource for e in catalog.resources), "uri"))
+            else:
+                found = list(_unique((e.template for e in catalog.templates), "uri_template"))
+            self._listed[kind] = found
+        return found
+
+    def _page(self, kind: str, params: Any) -> tuple[list[Any], str | None]:
+        items = self._items(kind)
+        cursor = getattr(params, "cursor", None) if params is not None else None
+        start = decode_cursor(cursor) if isinstance(cursor, str) else 0
+        end = start + self.server.page_size
+        return items[start:end], encode_cursor(end) if end < len(items) else None
+
+    async def _list_tools(self, params: Any, ctx: Context) -> t.ListToolsResult:
+        found, cursor = self._page("tools", params)
+        return _paged(t.ListToolsResult(tools=found), cursor)
+
+    async def _list_prompts(self, params: Any, ctx: Context) -> t.ListPromptsResult:
+        found, cursor = self._page("prompts", params)
+        return _paged(t.ListPromptsResult(prompts=found), cursor)
+
+    async def _list_resources(self, params: Any, ctx: Context) -> t.ListResourcesResult:
+        found, cursor = self._page("resources", params)
+        return _paged(t.ListResourcesResult(resources=found), cursor)
+
+    async def _list_templates(self, params: Any, ctx: Context) -> t.ListResourceTemplatesResult:
+        found, cursor = self._page("templates", params)
+        return _paged(t.ListResourceTemplatesResult(resource_templates=found), cursor)
+
+    # ------------------------------------------------------------------ routed requests
+    async def _call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> t.CallToolResult:
+        entry = self.host.catalog.tools.get(params.name)
+        if entry is None:
+            raise UnknownName("tool", params.name)
+        raw = params.arguments
+        arguments = None if isinstance(raw, msgspec.UnsetType) else msgspec.json.decode(raw)
+        with self.relay.serving(entry.server, ctx):
+            entry, client = await self.host.authorize_tool_call(params.name, arguments)
+            upstream = t.CallToolRequestParams(name=entry.tool.name)
+            if not isinstance(raw, msgspec.UnsetType):
+                upstream.arguments = raw  # the caller's JSON, passed on as it came
+            options = _forwarding(ctx)
+            with _upstream_errors(entry.server):
+                return await client.call_tool(upstream, options=options)
+
+    async def _get_prompt(
+        self, params: t.GetPromptRequestParams, ctx: Context
+    ) -> t.GetPromptResult:
+        entry = self.host.catalog.prompts.get(params.name)
+        if entry is None:
+            raise UnknownName("prompt", params.name)
+        arguments = None if isinstance(params.arguments, msgspec.UnsetType) else params.arguments
+        with self.relay.serving(entry.server, ctx), _upstream_errors(entry.server):
+            return await self.host.get_prompt(params.name, arguments)
+
+    async def _read_resource(
+        self, params: t.ReadResourceRequestParams, ctx: Context
+    ) -> t.ReadResourceResult:
+        uri = params.uri
+        try:
+            owner = self.host.resource_owner(uri)
+        except (UnknownName, AmbiguousResource) as exc:
+            # resources.mdx §Error Handling: -32002 for a resource not found.
+            raise McpError(RESOURCE_NOT_FOUND, exc.message, {"uri": uri}) from None
+        with self.relay.serving(owner, ctx), _upstream_errors(owner):
+            return await self.host.read_resource(uri, server=owner)
+
+    # ------------------------------------------------------------------ changes
+    def _catalog_changed(self, old: Catalog, new: Catalog) -> None:
+        self._listed.clear()
+        if old.tools != new.tools:
+            self.server.changed("tools")
+        if old.prompts != new.prompts:
+            self.server.changed("prompts")
+        if old.resources != new.resources or old.templates != new.templates:
+            self.server.changed("resources")
+
+    async def _upstream_notification(self, server: str, method: str, params: Any) -> None:
+        if method == "notifications/resources/updated":
+            self.server.resource_updated(params.uri)
+        elif method == "notifications/message":
+            with contextlib.suppress(McpError, ConnectionError):
+                await self.relay.log(server, params)
+
+    async def _subscriptions(self, call: IncomingCall, call_next: Next) -> Any:
+        """``resources/subscribe`` (and unsubscribe) of a downstream session: recorded by the
+        session, and passed on to the servers that serve the URI (resources.mdx
+        §Subscriptions) while any downstream session holds it."""
+        method = call.method
+        if method not in ("resources/subscribe", "resources/unsubscribe"):
+            return await call_next(call)
+        uri = call.params.uri
+        owners = self.host.resource_owners(uri)
+        if not owners:
+            raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+        result = await call_next(call)
+        count = self.subscribed.get(uri, 0)
+        if method == "resources/subscribe":
+            self.subscribed[uri] = count + 1
+            if count == 0:
+                await self._upstream_subscription(owners, uri, subscribe=True)
+        elif count > 0:
+            if count == 1:
+                del self.subscribed[uri]
+                await self._upstream_subscription(owners, uri, subscribe=False)
+            else:
+                self.subscribed[uri] = count - 1
+        return result
+
+    async def _upstream_subscription(
+        self, owners: Iterable[str], uri: str, *, subscribe: bool
+    ) -> None:
+        for owner in owners:
+            client = self.host.client(owner)
+            if not client.peer_has_capability(("resources", "subscribe")):
+                continue
+            with _upstream_errors(owner):
+                if subscribe:
+                    await client.subscribe(t.SubscribeRequestParams(uri=uri))
+                else:
+                    await client.unsubscribe(t.UnsubscribeRequestParams(uri=uri))
+
+
+class _Capabilities:
+    """Declares what the gateway serves, whatever the servers behind it offer at the moment
+    (they come and go; a client told of no tools at the handshake would never list them)."""
+
+    def capabilities(self, caps: t.ServerCapabilities, *, stateless: bool) -> None:
+        caps.tools = t.ServerCapabilitiesTools(list_changed=True)
+        caps.resources = t.ServerCapabilitiesResources(list_changed=True, subscribe=True)
+        caps.prompts = t.ServerCapabilitiesPrompts(list_changed=True)
+
+    def listen_filter(self, wanted: Any, client_capabilities: Any) -> dict[str, Any]:
+        return {}
+
+    async def notification(
+        self, what: str, detail: str | None, agreed: Any, principal: Any
+    ) -> tuple[str, dict[str, Any]] | None:
+        return None
+
+
+def _replacing(handler: Callable[[Any, Context], Any]) -> Callable[[Any], Any]:
+    """A ``Server.wrap`` wrapper that answers the method with ``handler`` instead."""
+    return lambda _inner: handler
+
+
+def _paged(result: ResultT, cursor: str | None) -> ResultT:
+    if cursor is not None:
+        result.next_cursor = cursor  # type: ignore[attr-defined]
+    return result
+
+
+def _unique(items: Iterable[Any], key: str) -> Iterable[Any]:
+    seen: set[str] = set()
+    for item in items:
+        value = getattr(item, key)
+        if value not in seen:
+            seen.add(value)
+            yield item
+
+
+def _forwarding(ctx: Context) -> RequestOptions | None:
+    """The upstream call's options: its progress goes to the caller's progress token."""
+    if ctx.progress_token is None:
+        return None
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        with contextlib.suppress(McpError, ConnectionError):
+            await ctx.report_progress(value, total, message)
+
+    return RequestOptions(on_progress=progress, reset_timeout_on_progress=True)
+
+
+@contextlib.contextmanager
+def _upstream_errors(server: str) -> Any:
+    """An upstream failure as the downstream client's error: a server's own error with its
+    code, message and data; a connection lost or a timeout as one line naming the server."""
+    try:
+        yield
+    except HostError:
+        raise
+    except ConnectionClosed as exc:
+        raise McpError(
+            INTERNAL_ERROR, f"server {server!r} closed the connection: {exc.message}"
+        ) from None
+    except RequestTimeout:
+        raise McpError(INTERNAL_ERROR, f"server {server!r} did not answer in time") from None
+    except McpError as exc:
+        raise McpError(exc.code, exc.message, exc.data) from None
