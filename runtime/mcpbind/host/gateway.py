@@ -48,6 +48,7 @@ from .relay import Relay
 from .state import AmbiguousResource, HostError, UnknownName
 
 if TYPE_CHECKING:
+    from ..client.subscription import Subscription
     from .host import Host
 
 __all__ = ["Gateway"]
@@ -100,8 +101,8 @@ class Gateway:
         ):
             server.wrap(method, _replacing(handler))
         server.add_middleware(self._subscriptions)
-        #: Downstream subscriptions by URI (how many sessions), for the upstream ones.
-        self.subscribed: dict[str, int] = {}
+        #: Downstream subscriptions by URI, with the upstream ones they opened.
+        self.subscribed: dict[str, _Held] = {}
         self._listed: dict[str, list[Any]] = {}
         host.supervisor.catalog_listeners.append(self._catalog_changed)
         host.supervisor.notification_listeners.append(self._upstream_notification)
@@ -213,7 +214,8 @@ class Gateway:
     async def _subscriptions(self, call: IncomingCall, call_next: Next) -> Any:
         """``resources/subscribe`` (and unsubscribe) of a downstream session: recorded by the
         session, and passed on to the servers that serve the URI (resources.mdx
-        §Subscriptions) while any downstream session holds it."""
+        §Subscriptions; a 2026-07-28 server's listen stream, subscriptions.mdx) while any
+        downstream session holds it."""
         method = call.method
         if method not in ("resources/subscribe", "resources/unsubscribe"):
             return await call_next(call)
@@ -222,31 +224,39 @@ class Gateway:
         if not owners:
             raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
         result = await call_next(call)
-        count = self.subscribed.get(uri, 0)
+        held = self.subscribed.get(uri)
         if method == "resources/subscribe":
-            self.subscribed[uri] = count + 1
-            if count == 0:
-                await self._upstream_subscription(owners, uri, subscribe=True)
-        elif count > 0:
-            if count == 1:
+            if held is None:
+                held = self.subscribed[uri] = _Held()
+                await held.open(self.host, owners, uri)
+            held.count += 1
+        elif held is not None:
+            held.count -= 1
+            if held.count <= 0:
                 del self.subscribed[uri]
-                await self._upstream_subscription(owners, uri, subscribe=False)
-            else:
-                self.subscribed[uri] = count - 1
+                await held.close()
         return result
 
-    async def _upstream_subscription(
-        self, owners: Iterable[str], uri: str, *, subscribe: bool
-    ) -> None:
+
+class _Held:
+    """One URI the downstream sessions subscribed to: how many, and the upstream
+    subscriptions that bring its updates."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.upstream: list[Subscription] = []
+
+    async def open(self, host: Host, owners: Iterable[str], uri: str) -> None:
         for owner in owners:
-            client = self.host.client(owner)
-            if not client.peer_has_capability(("resources", "subscribe")):
-                continue
-            with _upstream_errors(owner):
-                if subscribe:
-                    await client.subscribe(t.SubscribeRequestParams(uri=uri))
-                else:
-                    await client.unsubscribe(t.UnsubscribeRequestParams(uri=uri))
+            client = host.client(owner)
+            if client.peer_has_capability(("resources", "subscribe")):
+                with _upstream_errors(owner):
+                    self.upstream.append(await client.listen(resource_uris=[uri]))
+
+    async def close(self) -> None:
+        for subscription in self.upstream:
+            with contextlib.suppress(McpError):
+                await subscription.close()
 
 
 class _Capabilities:
