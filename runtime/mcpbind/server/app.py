@@ -30,6 +30,17 @@ from .extension import ServerExtension
 from .layers import layers_for
 from .limits import server_inflight_limit
 from .middleware import Middleware, compose
+from .mount import (
+    Mount,
+    ServerSource,
+    Source,
+    check_prefix,
+    prefixed_name,
+    prefixed_uri,
+    unknown,
+    unprefixed_name,
+    unprefixed_uri,
+)
 from .options import StatelessOptions
 from .results import prompt_result, resource_contents, returns_content, tool_result
 from .signature import ToolArgumentsError, ToolSignature, is_valid_tool_name
@@ -63,6 +74,14 @@ Wrapper = Callable[[Handler], Handler]
 
 
 _RESOURCE_NOT_FOUND = -32002
+
+_SINGULAR = {
+    "tools": "tool",
+    "prompts": "prompt",
+    "resources": "resource",
+    "templates": "resource template",
+    "uris": "resource",
+}
 
 
 class ToolCall(Protocol):
@@ -177,6 +196,9 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     #: The running lifespan's value (``None`` while none runs) and its run.
     lifespan_state: Any = None
     lifespan_run: LifespanRun | None = None
+    mounted: dict[str, Mount] = msgspec.field(default_factory=dict)
+    """What :meth:`mount` put inside this server, by prefix (read it; change it with
+    :meth:`mount` and :meth:`unmount`)."""
     #: What ``mcpbind.server.dispatch`` encodes of this server once per change (its identity,
     #: 2026-07-28 capabilities and method table); ``None`` until first needed.
     encoded_state: Any = None
@@ -237,6 +259,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
             if task is not None:
                 tool.execution = t.ToolExecution(task_support=task)
             in_thread = not inspect.iscoroutinefunction(fn) if thread is None else thread
+            if self.mounted:
+                self._refuse_mounted("tools", tool_name)
             self.tools[tool_name] = _Tool(tool, fn, sig, in_thread)
             self._require(f"tools/call {tool_name}", scopes, visible, tags)
             self._changed("tools")
@@ -283,6 +307,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
             _set_optional(
                 res, title=title, mime_type=mime_type, description=description or _doc(fn)
             )
+            if self.mounted:
+                self._refuse_mounted("resources", uri)
             self.resources[uri] = _Resource(res, _Call(fn))
             self._require(f"resources/read {uri}", scopes, visible, tags)
             self._changed("resources")
@@ -314,6 +340,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
             _set_optional(
                 tpl, title=title, mime_type=mime_type, description=description or _doc(fn)
             )
+            if self.mounted:
+                self._refuse_mounted("templates", uri_template)
             self.templates[uri_template] = _Template(tpl, matcher, _Call(fn))
             self._require(f"resources/read {uri_template}", scopes, visible, tags)
             self._changed("resources")
@@ -345,6 +373,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
                 args.append(arg)
             p = t.Prompt(name=name or sig.name, arguments=args)
             _set_optional(p, title=title, description=description or sig.description)
+            if self.mounted:
+                self._refuse_mounted("prompts", p.name)
             self.prompts[p.name] = _Prompt(p, fn, sig)
             self._require(f"prompts/get {p.name}", scopes, visible, tags)
             self._changed("prompts")
@@ -463,17 +493,278 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         """Whether the caller may use the item ``key`` (its scopes are the auth layer's)."""
         return shown(self.rules.get(key), key, ctx, self.switches, by_scopes=False)
 
+    # ------------------------------------------------------------------ composition
+    def mount(self, other: Server | Source, prefix: str) -> None:
+        """Serve ``other``'s tools, resources, resource templates and prompts inside this
+        server under ``prefix`` (``mcpbind.server.mount``: a tool ``x`` becomes
+        ``<prefix>_x``, a URI ``s://x`` becomes ``s://<prefix>/x``). ``other`` keeps its
+        middleware, visibility rules, scopes and switches; its lifespan runs with this
+        server's; its list changes reach this server's clients. A call reaches ``other``'s
+        handler with the caller's context and params as they are (nothing is serialised).
+
+        Refused (``ValueError``, one line) when a prefix is invalid or already used (or one
+        prefix would shadow another's names), when a name or URI collides with one this
+        server already has, or when mounting would make a cycle."""
+        source: Source = ServerSource(other) if isinstance(other, Server) else other
+        check_prefix(prefix)
+        if isinstance(other, Server) and (other is self or self._inside(other)):
+            raise ValueError(f"cannot mount server {other.name!r} inside itself")
+        for taken in self.mounted:
+            if taken == prefix:
+                raise ValueError(
+                    f"the prefix {prefix!r} is already mounted "
+                    f"(server {self.mounted[taken].source.label!r}); unmount it first"
+                )
+            if prefix.startswith(taken + "_") or taken.startswith(prefix + "_"):
+                raise ValueError(
+                    f"the prefix {prefix!r} would share names with the mounted prefix {taken!r}"
+                )
+        mine = {kind: set(self._own_names(kind)) for kind in ("tools", "prompts", "uris")}
+        for kind in ("tools", "prompts", "resources", "templates"):
+            for name in source.names(kind):
+                if kind in ("tools", "prompts"):
+                    outer, known = prefixed_name(prefix, name), mine[kind]
+                else:
+                    outer, known = prefixed_uri(prefix, name), mine["uris"]
+                if kind == "tools" and not is_valid_tool_name(outer):
+                    raise ValueError(
+                        f"the mounted tool name {outer!r} is invalid (1-128 of A-Z a-z 0-9 _ - .)"
+                    )
+                if outer in known:
+                    raise ValueError(
+                        f"{_SINGULAR[kind]} {outer!r} of mounted server {source.label!r} "
+                        f"collides with one of server {self.name!r}"
+                    )
+        entry = Mount(prefix, source)
+        entry.unsubscribe = source.on_change(functools.partial(self._mount_changed, entry))
+        self.mounted[prefix] = entry
+        self._mounts_changed(source.kinds())
+
+    def unmount(self, prefix: str) -> None:
+        """Take out what :meth:`mount` put under ``prefix`` (``KeyError`` if nothing is)."""
+        if prefix not in self.mounted:
+            raise KeyError(f"nothing is mounted under the prefix {prefix!r}")
+        entry = self.mounted.pop(prefix)
+        entry.unsubscribe()
+        self._mounts_changed(entry.source.kinds())
+
+    def _inside(self, other: Server) -> bool:
+        """Whether this server is mounted somewhere inside ``other`` (a cycle if mounted)."""
+        for entry in other.mounted.values():
+            source = entry.source
+            if isinstance(source, ServerSource) and (
+                source.server is self or self._inside(source.server)
+            ):
+                return True
+        return False
+
+    def _own_names(self, kind: str) -> list[str]:
+        """This server's names of ``kind`` (``uris``: resources and templates), mounted ones
+        included."""
+        if kind == "uris":
+            names = [*self.resources, *self.templates]
+            kinds: tuple[str, ...] = ("resources", "templates")
+        else:
+            names, kinds = list(getattr(self, kind)), (kind,)
+        for entry in self.mounted.values():
+            for inner in kinds:
+                for name in entry.source.names(inner):
+                    names.append(
+                        prefixed_name(entry.prefix, name)
+                        if inner in ("tools", "prompts")
+                        else prefixed_uri(entry.prefix, name)
+                    )
+        return names
+
+    def _refuse_mounted(self, kind: str, name: str) -> None:
+        """A name registered here that a mount already serves is refused (one clear line)."""
+        for entry in self.mounted.values():
+            if kind in ("tools", "prompts"):
+                inner = unprefixed_name(entry.prefix, name)
+                kinds: tuple[str, ...] = (kind,)
+            else:
+                inner, kinds = unprefixed_uri(entry.prefix, name), ("resources", "templates")
+            if inner is not None and any(inner in entry.source.names(k) for k in kinds):
+                raise ValueError(
+                    f"{_SINGULAR[kind]} {name!r} collides with one of mounted server "
+                    f"{entry.source.label!r}"
+                )
+
+    def _mounts_changed(self, kinds: frozenset[str]) -> None:
+        self.encoded_state = None  # the capabilities may differ (dispatch.encoded)
+        run = self.lifespan_run
+        if run is not None:
+            run.sources_changed()
+        for kind in ("tools", "prompts", "resources"):
+            if kind in kinds:
+                self._changed(kind)
+
+    def _mount_changed(self, entry: Mount, what: str, uri: str | None) -> None:
+        """A change a mounted source announced, as this server's."""
+        if self.mounted.get(entry.prefix) is not entry:
+            return  # unmounted meanwhile
+        if what == "updated":
+            if uri is not None:
+                self._changed("updated", prefixed_uri(entry.prefix, uri))
+        elif what in ("tools", "prompts", "resources"):
+            entry.forget()
+            self.encoded_state = None  # a first tool, prompt or resource: new capabilities
+            self._changed(what)
+
+    def _route_name(self, name: str) -> tuple[Mount, str] | None:
+        """The mount serving tool or prompt ``name``, with the source's own name."""
+        for entry in self.mounted.values():
+            inner = unprefixed_name(entry.prefix, name)
+            if inner is not None:
+                return entry, inner
+        return None
+
+    def _route_uri(self, uri: str) -> tuple[Mount, str] | None:
+        """The mount serving resource ``uri``, with the source's own URI."""
+        for entry in self.mounted.values():
+            inner = unprefixed_uri(entry.prefix, uri)
+            if inner is not None:
+                return entry, inner
+        return None
+
+    def _switched_off(self, key: str) -> bool:
+        return key in self.switches.keys
+
+    def declared_scopes(self, method: str, target: str) -> frozenset[str]:
+        """The OAuth scopes declared for ``method`` (``tools/call``, ``prompts/get``,
+        ``resources/read``) on ``target`` (a name, a URI: the template serving it counts),
+        mounted servers' included; read by the auth layer (``mcpbind.auth.server``)."""
+        found = self.scopes.get(f"{method} {target}")
+        if found is not None:
+            return found
+        if method == "resources/read":
+            if target in self.resources:
+                return frozenset()
+            routed = self._route_uri(target) if self.mounted else None
+            if routed is not None:
+                return routed[0].source.declared_scopes(method, routed[1])
+            for uri_template, entry in self.templates.items():  # the first match serves it
+                if entry.matcher.match(target) is not None:
+                    return self.scopes.get(f"{method} {uri_template}", frozenset())
+            return frozenset()
+        own = self.tools if method == "tools/call" else self.prompts
+        if self.mounted and target not in own:
+            routed = self._route_name(target)
+            if routed is not None:
+                return routed[0].source.declared_scopes(method, routed[1])
+        return frozenset()
+
+    async def _listed_with_mounts(self, kind: str, listed: _Listed, ctx: Context) -> _Listed:
+        """``listed`` (this server's own) followed by what each mount lists for this caller,
+        renamed; an own name shadows a mounted one. ``predicates`` marks a listing that
+        depends on the caller."""
+        items, keys = list(listed.items), list(listed.keys)
+        method = _KEY_OF[kind]
+        field = "uri_template" if kind == "templates" else "uri" if kind == "resources" else "name"
+        own = {getattr(item, field) for item in items}
+        per_caller = listed.predicates
+        for entry in list(self.mounted.values()):
+            found, private = await entry.source.list(kind, ctx)
+            per_caller = per_caller or private
+            for item in found:
+                copy = entry.renamed(kind, item)
+                name = getattr(copy, field)
+                if name not in own:
+                    items.append(copy)
+                    keys.append(f"{method} {name}")
+        rules = listed.rules
+        if rules is not None:
+            rules = rules + [None] * (len(items) - len(rules))
+        return _Listed(items, keys, rules, per_caller, listed.scoped)
+
+    async def _call_mounted(self, params: ToolCall, ctx: Context) -> Any:
+        name = params.name
+        routed = self._route_name(name)
+        if routed is None or self._switched_off(f"tools/call {name}"):
+            raise unknown("tools", name)
+        entry, inner = routed
+        call = msgspec.structs.replace(params, name=inner)  # type: ignore[type-var]
+        try:
+            return await entry.source.call_tool(call, ctx)
+        except McpError as exc:
+            if exc.code == INVALID_PARAMS and str(exc.message) == f"Unknown tool: {inner}":
+                raise unknown("tools", name) from None
+            raise
+
+    async def _get_mounted(self, params: t.GetPromptRequestParams, ctx: Context) -> Any:
+        name = params.name
+        routed = self._route_name(name)
+        if routed is None or self._switched_off(f"prompts/get {name}"):
+            raise unknown("prompts", name)
+        entry, inner = routed
+        try:
+            return await entry.source.get_prompt(msgspec.structs.replace(params, name=inner), ctx)
+        except McpError as exc:
+            if exc.code == INVALID_PARAMS and str(exc.message) == f"Unknown prompt: {inner}":
+                raise unknown("prompts", name) from None
+            raise
+
+    async def _read_mounted(
+        self, entry: Mount, inner: str, params: t.ReadResourceRequestParams, ctx: Context
+    ) -> Any:
+        uri = params.uri
+        if self._switched_off(f"resources/read {uri}"):
+            raise unknown("resources", uri)
+        try:
+            result = await entry.source.read_resource(
+                msgspec.structs.replace(params, uri=inner), ctx
+            )
+        except McpError as exc:
+            if exc.code == _RESOURCE_NOT_FOUND:
+                raise unknown("resources", uri) from None
+            raise
+        if isinstance(result, t.ReadResourceResult):  # its contents name the URIs read
+            prefix = entry.prefix
+            contents = [
+                msgspec.structs.replace(c, uri=prefixed_uri(prefix, c.uri))
+                if isinstance(c, (t.TextResourceContents, t.BlobResourceContents))
+                else c
+                for c in result.contents
+            ]
+            result = msgspec.structs.replace(result, contents=contents)
+        return result
+
+    async def _complete_mounted(self, params: t.CompleteRequestParams, ctx: Context) -> Any:
+        """``completion/complete`` of a mounted prompt or resource template, or ``None``."""
+        ref = params.ref
+        if isinstance(ref, t.PromptReference):
+            routed = self._route_name(ref.name)
+            inner_ref: Any = (
+                msgspec.structs.replace(ref, name=routed[1]) if routed is not None else None
+            )
+        elif isinstance(ref, t.ResourceTemplateReference):
+            routed = self._route_uri(ref.uri)
+            inner_ref = msgspec.structs.replace(ref, uri=routed[1]) if routed is not None else None
+        else:
+            routed = None
+        if routed is None or "completions" not in routed[0].source.kinds():
+            return None
+        return await routed[0].source.complete(msgspec.structs.replace(params, ref=inner_ref), ctx)
+
+    def _mounted_kinds(self) -> frozenset[str]:
+        kinds: set[str] = set()
+        for entry in self.mounted.values():
+            kinds.update(entry.source.kinds())
+        return frozenset(kinds)
+
     # ------------------------------------------------------------------ capabilities
     def capabilities(self, *, stateless: bool = False) -> t.ServerCapabilities:
-        """What the server declares; ``stateless``: as protocol 2026-07-28 sees it."""
+        """What the server declares; ``stateless``: as protocol 2026-07-28 sees it. What a
+        mounted server offers counts as this server's."""
         caps = t.ServerCapabilities(logging={})
-        if self.tools:
+        mounted = self._mounted_kinds() if self.mounted else frozenset()
+        if self.tools or "tools" in mounted:
             caps.tools = t.ServerCapabilitiesTools(list_changed=True)
-        if self.resources or self.templates:
+        if self.resources or self.templates or "resources" in mounted:
             caps.resources = t.ServerCapabilitiesResources(list_changed=True, subscribe=True)
-        if self.prompts:
+        if self.prompts or "prompts" in mounted:
             caps.prompts = t.ServerCapabilitiesPrompts(list_changed=True)
-        if self.completion_handler is not None:
+        if self.completion_handler is not None or "completions" in mounted:
             caps.completions = {}
         for extension in self.extensions:
             extension.capabilities(caps, stateless=stateless)
@@ -547,6 +838,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
 
     async def _list_tools(self, params: Any, ctx: Context) -> t.ListToolsResult:
         listed = self._listed("tools", self.tools, "tool")
+        if self.mounted:
+            listed = await self._listed_with_mounts("tools", listed, ctx)
         return self._listing(lambda page: t.ListToolsResult(tools=page), listed, params, ctx)
 
     async def _call_tool(self, params: ToolCall, ctx: Context) -> t.CallToolResult:
@@ -557,6 +850,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
             (self.rules or self.switches.keys)
             and not self._usable(f"tools/call {params.name}", ctx)
         ):  # one the caller cannot see is unknown to it
+            if entry is None and self.mounted:
+                return await self._call_mounted(params, ctx)  # type: ignore[no-any-return]
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
         args = params.arguments
         signature = entry.signature
@@ -590,12 +885,16 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
 
     async def _list_resources(self, params: Any, ctx: Context) -> t.ListResourcesResult:
         listed = self._listed("resources", self.resources, "resource")
+        if self.mounted:
+            listed = await self._listed_with_mounts("resources", listed, ctx)
         return self._listing(
             lambda page: t.ListResourcesResult(resources=page), listed, params, ctx
         )
 
     async def _list_templates(self, params: Any, ctx: Context) -> t.ListResourceTemplatesResult:
         listed = self._listed("templates", self.templates, "template")
+        if self.mounted:
+            listed = await self._listed_with_mounts("templates", listed, ctx)
         return self._listing(
             lambda page: t.ListResourceTemplatesResult(resource_templates=page), listed, params, ctx
         )
@@ -612,6 +911,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
             value = await _maybe_await(fixed.call({}, ctx))
             mime = fixed.resource.mime_type
             return t.ReadResourceResult(contents=resource_contents(uri, value, mime))
+        if self.mounted and (routed := self._route_uri(uri)) is not None:
+            return await self._read_mounted(routed[0], routed[1], params, ctx)  # type: ignore[no-any-return]
         for uri_template, tpl in self.templates.items():
             match = tpl.matcher.match(uri)
             if match is not None:
@@ -625,6 +926,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
 
     async def _list_prompts(self, params: Any, ctx: Context) -> t.ListPromptsResult:
         listed = self._listed("prompts", self.prompts, "prompt")
+        if self.mounted:
+            listed = await self._listed_with_mounts("prompts", listed, ctx)
         return self._listing(lambda page: t.ListPromptsResult(prompts=page), listed, params, ctx)
 
     async def _get_prompt(
@@ -635,6 +938,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
             (self.rules or self.switches.keys)
             and not self._usable(f"prompts/get {params.name}", ctx)
         ):
+            if entry is None and self.mounted:
+                return await self._get_mounted(params, ctx)  # type: ignore[no-any-return]
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
         args = params.arguments
         signature = entry.signature
@@ -649,6 +954,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         return prompt_result(value, entry.prompt)
 
     async def _complete(self, params: t.CompleteRequestParams, ctx: Context) -> t.CompleteResult:
+        if self.mounted and (found := await self._complete_mounted(params, ctx)) is not None:
+            return found  # type: ignore[no-any-return]
         if self.completion_handler is None:
             raise McpError(-32601, "Method not found: completion/complete")
         context = (
@@ -694,6 +1001,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         if rules is None and not switches.keys:
             found, cursor = self._page(listed.items, params)
             result = make(found)
+            if listed.predicates and era_of(ctx.protocol_version).stateless:
+                result.cache_scope = "private"  # a mounted server's listing for this caller
         else:
             keys, by_scopes = listed.keys, self.hide_ungranted
 

@@ -8,6 +8,12 @@ and ``serve_stdio``, ``serve_http`` (before it listens), an ASGI server's lifesp
 first request of an app mounted where no lifespan event reaches it, an in-memory client.
 Each of these holds it while it runs; it stops when the last one lets go.
 
+The servers mounted inside a server (``Server.mount``) are held by its run: their lifespans
+start before its own and stop after it; one mounted while the run is going is started then,
+one unmounted is let go. (A server with neither a lifespan nor a mount when serving starts
+has no run: a server mounted into it later has its lifespan started by nothing but its own
+serving.)
+
 A failure at start is a :class:`LifespanError` with one line saying what failed; ``serve_stdio``
 and ``serve_http`` print it and exit with status 3 (docs/snippets/exit-codes.md: could not
 start the server).
@@ -44,13 +50,21 @@ class LifespanError(Exception):
 class LifespanRun:
     """One server's lifespan, run in a task of its own while anything holds it."""
 
-    def __init__(self, server: Server, lifespan: Lifespan) -> None:
+    def __init__(self, server: Server, lifespan: Lifespan | None) -> None:
         self.server = server
         self.lifespan = lifespan
         self.holders = 0
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
+        #: Set to stop, or to look at the server's mounts again (``_stopping`` tells which).
         self._stop: asyncio.Event | None = None
+        self._stopping = False
+
+    def sources_changed(self) -> None:
+        """The server's mounts changed: while it runs, hold what was mounted, let go of what
+        was unmounted."""
+        if self._stop is not None and self._task is not None:
+            self._stop.set()
 
     async def acquire(self) -> None:
         """Hold it: started by the first holder; the others wait until it has. Raises
@@ -61,6 +75,7 @@ class LifespanRun:
                 loop = asyncio.get_running_loop()
                 self._ready = loop.create_future()
                 self._stop = asyncio.Event()
+                self._stopping = False
                 # A context of its own: not the request's that may start it (its principal,
                 # headers and trace are not the lifespan's, nor are they its tasks').
                 self._task = loop.create_task(self._run(), context=contextvars.Context())
@@ -80,31 +95,80 @@ class LifespanRun:
             return
         self._task = None
         assert self._stop is not None
+        self._stopping = True
         self._stop.set()
         await asyncio.gather(task, return_exceptions=True)
 
     async def _run(self) -> None:
         ready, stop = self._ready, self._stop
         assert ready is not None and stop is not None
+        holds: dict[object, contextlib.AsyncExitStack] = {}
         try:
-            async with self.lifespan(self.server) as state:
+            await self._hold_mounted(holds, starting=True)
+            own = self.lifespan(self.server) if self.lifespan is not None else _no_state()
+            async with own as state:
                 self.server.lifespan_state = state
                 ready.set_result(None)
-                await stop.wait()
+                while True:
+                    await stop.wait()
+                    if self._stopping:
+                        break
+                    stop.clear()
+                    await self._hold_mounted(holds, starting=False)
         except BaseException as exc:  # a start that raised, or a stop that did
             if not ready.done():
-                reason = " ".join(f"{type(exc).__name__}: {exc}".split())
-                message = f"the lifespan of server {self.server.name!r} failed to start: {reason}"
-                ready.set_exception(LifespanError(message))
+                if isinstance(exc, LifespanError):  # a mounted server's: it names that one
+                    ready.set_exception(LifespanError(str(exc)))
+                else:
+                    reason = " ".join(f"{type(exc).__name__}: {exc}".split())
+                    message = (
+                        f"the lifespan of server {self.server.name!r} failed to start: {reason}"
+                    )
+                    ready.set_exception(LifespanError(message))
             elif not isinstance(exc, asyncio.CancelledError):
                 logger.error("the lifespan of %s failed to stop", self.server.name, exc_info=exc)
         finally:
             self.server.lifespan_state = None
+            for stack in reversed(list(holds.values())):
+                await _let_go(stack, self.server.name)
+
+    async def _hold_mounted(
+        self, holds: dict[object, contextlib.AsyncExitStack], *, starting: bool
+    ) -> None:
+        """Hold the lifespans of what is mounted now and let go of what is not. At start a
+        failure is the run's; later it is logged and the rest goes on."""
+        current = {id(entry): entry for entry in self.server.mounted.values()}
+        for key in [key for key in holds if key not in current]:
+            await _let_go(holds.pop(key), self.server.name)
+        for key, entry in current.items():
+            if key in holds:
+                continue
+            stack = contextlib.AsyncExitStack()
+            try:
+                await stack.enter_async_context(entry.source.held())
+            except LifespanError as exc:
+                if starting:
+                    raise
+                logger.error("%s (mounted under %r)", exc, entry.prefix)
+                continue
+            holds[key] = stack
+
+
+@contextlib.asynccontextmanager
+async def _no_state() -> AsyncIterator[None]:
+    yield None
+
+
+async def _let_go(stack: contextlib.AsyncExitStack, name: str) -> None:
+    try:
+        await stack.aclose()
+    except Exception as exc:  # a mounted server's stop that failed: logged, the rest goes on
+        logger.error("a server mounted in %s failed to stop", name, exc_info=exc)
 
 
 def _run_of(server: Server) -> LifespanRun | None:
     lifespan = server.lifespan
-    if lifespan is None:
+    if lifespan is None and not server.mounted:
         return None
     run = server.lifespan_run
     if run is None or run.lifespan is not lifespan:

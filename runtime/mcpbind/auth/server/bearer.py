@@ -157,7 +157,7 @@ class ResourceServer:
         scope["mcp.principal"] = principal
         current_principal.set(principal)
         _refresh_session(app, scope, principal)
-        if not app.server.scopes or scope["method"] != "POST":
+        if not (app.server.scopes or app.server.mounted) or scope["method"] != "POST":
             return receive
         try:
             body = await read_body(receive, app.max_body_size, app.body_timeout)

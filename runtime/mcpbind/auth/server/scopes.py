@@ -54,7 +54,7 @@ def required_scopes(server: Server, body: bytes) -> frozenset[str]:
             continue
         for target_method, target in _targets(method, params):
             if isinstance(target, str):
-                needed |= _declared(server, target_method, target)
+                needed |= server.declared_scopes(target_method, target)
     return needed
 
 
@@ -72,13 +72,3 @@ def _targets(method: str, params: _Target) -> list[tuple[str, Any]]:
     wanted = params.notifications if isinstance(params.notifications, dict) else {}
     uris = wanted.get("resourceSubscriptions")
     return [("resources/read", uri) for uri in uris] if isinstance(uris, list) else []
-
-
-def _declared(server: Server, method: str, target: str) -> frozenset[str]:
-    found = server.scopes.get(f"{method} {target}")
-    if found is not None or method != "resources/read" or target in server.resources:
-        return found or frozenset()
-    for uri_template, entry in server.templates.items():  # the first match serves the read
-        if entry.matcher.match(target) is not None:
-            return server.scopes.get(f"{method} {uri_template}", frozenset())
-    return frozenset()
