@@ -269,3 +269,11 @@ async def test_the_arguments_reach_the_server_as_the_caller_sent_them() -> None:
         assert text_of(await client.call("s__echo", args)) == f"s: {args['text']}"
     sent = next(m for m in wire.received if m.get("method") == "tools/call")
     assert sent["params"] == {"name": "echo", "arguments": args}
+
+
+async def test_the_gateway_is_made_before_the_host_starts_its_servers() -> None:
+    """Made later, the servers' clients would have declared no sampling or elicitation: a
+    clear error instead of a gateway that cannot relay."""
+    async with Host({"a": normal("a")}) as host:
+        with pytest.raises(RuntimeError, match="before entering the host"):
+            host.as_server()

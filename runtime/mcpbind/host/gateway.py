@@ -34,18 +34,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 
 from mcpbind_types import unified as t
-from mcpbind_types._common import RequestOptions
 
-from ..peer_errors import ConnectionClosed, RequestTimeout
-from ..protocol import INTERNAL_ERROR, RESOURCE_NOT_FOUND, McpError
+from ..protocol import RESOURCE_NOT_FOUND, McpError
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..server import Server
 from ..server.context import Context
 from ..server.middleware import IncomingCall, Next
 from .approval import approve_all
 from .catalog import Catalog
+from .forwarding import progress_to, upstream_errors
 from .relay import Relay
-from .state import AmbiguousResource, HostError, UnknownName
+from .state import AmbiguousResource, UnknownName
 
 if TYPE_CHECKING:
     from ..client.subscription import Subscription
@@ -168,8 +167,8 @@ class Gateway:
             upstream = t.CallToolRequestParams(name=entry.tool.name)
             if not isinstance(raw, msgspec.UnsetType):
                 upstream.arguments = raw  # the caller's JSON, passed on as it came
-            options = _forwarding(ctx)
-            with _upstream_errors(entry.server):
+            options = progress_to(ctx)
+            with upstream_errors(entry.server):
                 return await client.call_tool(upstream, options=options)
 
     async def _get_prompt(
@@ -179,7 +178,7 @@ class Gateway:
         if entry is None:
             raise UnknownName("prompt", params.name)
         arguments = None if isinstance(params.arguments, msgspec.UnsetType) else params.arguments
-        with self.relay.serving(entry.server, ctx), _upstream_errors(entry.server):
+        with self.relay.serving(entry.server, ctx), upstream_errors(entry.server):
             return await self.host.get_prompt(params.name, arguments)
 
     async def _read_resource(
@@ -191,7 +190,7 @@ class Gateway:
         except (UnknownName, AmbiguousResource) as exc:
             # resources.mdx §Error Handling: -32002 for a resource not found.
             raise McpError(RESOURCE_NOT_FOUND, exc.message, {"uri": uri}) from None
-        with self.relay.serving(owner, ctx), _upstream_errors(owner):
+        with self.relay.serving(owner, ctx), upstream_errors(owner):
             return await self.host.read_resource(uri, server=owner)
 
     # ------------------------------------------------------------------ changes
@@ -250,7 +249,7 @@ class _Held:
         for owner in owners:
             client = host.client(owner)
             if client.peer_has_capability(("resources", "subscribe")):
-                with _upstream_errors(owner):
+                with upstream_errors(owner):
                     self.upstream.append(await client.listen(resource_uris=[uri]))
 
     async def close(self) -> None:
@@ -295,33 +294,3 @@ def _unique(items: Iterable[Any], key: str) -> Iterable[Any]:
         if value not in seen:
             seen.add(value)
             yield item
-
-
-def _forwarding(ctx: Context) -> RequestOptions | None:
-    """The upstream call's options: its progress goes to the caller's progress token."""
-    if ctx.progress_token is None:
-        return None
-
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        with contextlib.suppress(McpError, ConnectionError):
-            await ctx.report_progress(value, total, message)
-
-    return RequestOptions(on_progress=progress, reset_timeout_on_progress=True)
-
-
-@contextlib.contextmanager
-def _upstream_errors(server: str) -> Any:
-    """An upstream failure as the downstream client's error: a server's own error with its
-    code, message and data; a connection lost or a timeout as one line naming the server."""
-    try:
-        yield
-    except HostError:
-        raise
-    except ConnectionClosed as exc:
-        raise McpError(
-            INTERNAL_ERROR, f"server {server!r} closed the connection: {exc.message}"
-        ) from None
-    except RequestTimeout:
-        raise McpError(INTERNAL_ERROR, f"server {server!r} did not answer in time") from None
-    except McpError as exc:
-        raise McpError(exc.code, exc.message, exc.data) from None

@@ -74,8 +74,8 @@ class Relay:
             self.current.reset(token)
             record.ended.set()
             records.remove(record)
-            if not records:
-                self.inflight.pop(server, None)
+            if not records and self.inflight.get(server) is records:
+                del self.inflight[server]
 
     def newest(self, server: str) -> Downstream | None:
         """The newest downstream request in flight to ``server``."""
