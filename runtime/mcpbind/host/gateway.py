@@ -161,7 +161,7 @@ class Gateway:
         if entry is None:
             raise UnknownName("tool", params.name)
         raw = params.arguments
-        arguments = None if isinstance(raw, msgspec.UnsetType) else msgspec.json.decode(raw)
+        arguments = msgspec.json.decode(raw) if isinstance(raw, msgspec.Raw) else raw or None
         with self.relay.serving(entry.server, ctx):
             entry, client = await self.host.authorize_tool_call(params.name, arguments)
             upstream = t.CallToolRequestParams(name=entry.tool.name)
