@@ -277,3 +277,54 @@ async def test_the_gateway_is_made_before_the_host_starts_its_servers() -> None:
     async with Host({"a": normal("a")}) as host:
         with pytest.raises(RuntimeError, match="before entering the host"):
             host.as_server()
+
+
+def completing(name: str) -> Server:
+    """A prompt and a template whose arguments complete with the server's name in them."""
+    server = Server(name, version="1.0.0")
+
+    @server.prompt()
+    def greet(who: str) -> str:
+        return f"Hello {who}"
+
+    @server.resource_template(f"mem://{name}/users/{{user}}")
+    def user(user: str) -> str:
+        return user
+
+    @server.completion()
+    async def complete(ref: Any, argument: Any, context: dict[str, str] | None) -> list[str]:
+        kind = "prompt" if isinstance(ref, t.PromptReference) else "template"
+        target = ref.name if isinstance(ref, t.PromptReference) else ref.uri
+        return [f"{name} {kind} {target} {argument.name}={argument.value}"]
+
+    return server
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_completion_is_answered_by_the_server_that_owns_the_reference(
+    version: str,
+) -> None:
+    """server/utilities/completion.mdx: a prompt's argument (by its host name: the server
+    sees its own name) and a template's variable, completed by their server; a reference
+    nobody owns completes to nothing."""
+    servers = {"x": completing("x"), "y": completing("y")}
+    async with gateway(servers, version=version) as (_, client):
+        argument = t.CompleteRequestParamsArgument(name="who", value="A")
+        prompt = await client.complete(
+            t.CompleteRequestParams(ref=t.PromptReference(name="y__greet"), argument=argument)
+        )
+        assert prompt.completion.values == ["y prompt greet who=A"]
+        uri = "mem://x/users/{user}"
+        template = await client.complete(
+            t.CompleteRequestParams(
+                ref=t.ResourceTemplateReference(uri=uri),
+                argument=t.CompleteRequestParamsArgument(name="user", value="b"),
+            )
+        )
+        assert template.completion.values == [f"x template {uri} user=b"]
+        nobody = await client.complete(
+            t.CompleteRequestParams(
+                ref=t.ResourceTemplateReference(uri="mem://z/{q}"), argument=argument
+            )
+        )
+        assert nobody.completion.values == []

@@ -18,6 +18,8 @@ both eras and every transport (stdio, in memory, Streamable HTTP):
   announced as ``notifications/<kind>/list_changed`` (a listen stream's on 2026-07-28); an
   upstream ``notifications/resources/updated`` reaches the downstream sessions subscribed to
   the URI, and a downstream ``resources/subscribe`` subscribes at the servers that serve it.
+* ``completion/complete``: a prompt's argument (by host name) or a template's variable,
+  completed by the server that owns it.
 * Sampling, elicitation and log messages of an upstream server go to the client of the call
   that caused them (:mod:`.relay`), after the Host's review (:class:`~.gate.Gate`).
 
@@ -97,6 +99,7 @@ class Gateway:
             ("resources/read", self._read_resource),
             ("prompts/list", self._list_prompts),
             ("prompts/get", self._get_prompt),
+            ("completion/complete", self._complete),
         ):
             server.wrap(method, _replacing(handler))
         server.add_middleware(self._subscriptions)
@@ -193,6 +196,35 @@ class Gateway:
         with self.relay.serving(owner, ctx), upstream_errors(owner):
             return await self.host.read_resource(uri, server=owner)
 
+    async def _complete(self, params: t.CompleteRequestParams, ctx: Context) -> t.CompleteResult:
+        """server/utilities/completion.mdx: a prompt's argument (by host name) or a template's
+        variable, completed by the server that owns it; nothing to offer when it does not
+        complete (or nobody owns the reference)."""
+        ref = params.ref
+        owner: str | None = None
+        if isinstance(ref, t.PromptReference):
+            entry = self.host.catalog.prompts.get(ref.name)
+            if entry is None:
+                raise UnknownName("prompt", ref.name)
+            owner = entry.server
+            params = msgspec.structs.replace(
+                params, ref=msgspec.structs.replace(ref, name=entry.prompt.name)
+            )
+        else:
+            owners = {
+                e.server for e in self.host.catalog.templates if e.template.uri_template == ref.uri
+            }
+            owner = owners.pop() if len(owners) == 1 else None
+        client = self.host.client(owner) if owner is not None else None
+        if client is None or not client.peer_has_capability(("completions",)):
+            return t.CompleteResult(completion=t.CompleteResultCompletion(values=[]))
+        upstream = t.CompleteRequestParams(ref=params.ref, argument=params.argument)
+        if not isinstance(params.context, msgspec.UnsetType):
+            upstream.context = params.context
+        assert owner is not None
+        with upstream_errors(owner):
+            return await client.complete(upstream)
+
     # ------------------------------------------------------------------ changes
     def _catalog_changed(self, old: Catalog, new: Catalog) -> None:
         self._listed.clear()
@@ -266,6 +298,7 @@ class _Capabilities:
         caps.tools = t.ServerCapabilitiesTools(list_changed=True)
         caps.resources = t.ServerCapabilitiesResources(list_changed=True, subscribe=True)
         caps.prompts = t.ServerCapabilitiesPrompts(list_changed=True)
+        caps.completions = {}
 
     def listen_filter(self, wanted: Any, client_capabilities: Any) -> dict[str, Any]:
         return {}
