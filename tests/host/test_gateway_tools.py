@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 
 from mcpbind import Client, ClientHandlers, McpError, Server
@@ -24,6 +25,7 @@ from mcpbind.host import ApprovalPolicy, Host
 from mcpbind.host.relay import APPROVE_FIELD
 from mcpbind.protocol import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from mcpbind.server import ToolExecutionError
+from mcpbind.server.tasks import TaskContext, Tasks
 from mcpbind.versions import LATEST_HANDSHAKE, LATEST_STATELESS, era_of
 from mcpbind_types._common import RequestOptions
 
@@ -328,3 +330,42 @@ async def test_completion_is_answered_by_the_server_that_owns_the_reference(
             )
         )
         assert nobody.completion.values == []
+
+
+def tasked(ended: list[str]) -> Server:
+    """Tools its server runs only as tasks (tasks.mdx §Tool-Level Negotiation)."""
+    server = Server("jobs", version="1.0.0")
+    Tasks(server, poll_interval_ms=20)
+
+    @server.tool(task="required", annotations=READ_ONLY)
+    async def build(steps: int, task: TaskContext) -> str:
+        for step in range(1, steps + 1):
+            await task.status(f"step {step}")
+            await anyio.sleep(0.02)
+        return f"built in {steps} steps"
+
+    @server.tool(task="required", annotations=READ_ONLY)
+    async def forever(task: TaskContext) -> str:
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            ended.append("cancelled")
+            raise
+        return "never"
+
+    return server
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_a_task_required_tool_is_run_as_a_task_upstream(version: str) -> None:
+    """basic/utilities/tasks.mdx: the gateway calls it as a task, waits for the result and
+    answers the call with it; the client sees a plain tool. Cancelling the call cancels the
+    task (§Cancelling Tasks)."""
+    ended: list[str] = []
+    async with gateway({"j": tasked(ended)}, version=version) as (_, client):
+        listed = [tool async for tool in client.iter_tools() if tool.name == "j__build"].pop()
+        assert isinstance(listed.execution, msgspec.UnsetType)
+        assert text_of(await client.call("j__build", {"steps": 2})) == "built in 2 steps"
+        with anyio.move_on_after(0.3):
+            await client.call("j__forever", {})
+        await wait_for(lambda: ended == ["cancelled"])

@@ -18,6 +18,9 @@ both eras and every transport (stdio, in memory, Streamable HTTP):
   announced as ``notifications/<kind>/list_changed`` (a listen stream's on 2026-07-28); an
   upstream ``notifications/resources/updated`` reaches the downstream sessions subscribed to
   the URI, and a downstream ``resources/subscribe`` subscribes at the servers that serve it.
+* A tool its server runs only as a task (``taskSupport: required``) is called as a task
+  upstream and its result awaited (basic/utilities/tasks.mdx); the client calls it as any
+  other, and cancelling the call cancels the task.
 * ``completion/complete``: a prompt's argument (by host name) or a template's variable,
   completed by the server that owns it.
 * Sampling, elicitation and log messages of an upstream server go to the client of the call
@@ -33,10 +36,13 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
 import msgspec
 
 from mcpbind_types import unified as t
 
+from ..client import Client
+from ..client.tasks import start_task
 from ..protocol import RESOURCE_NOT_FOUND, McpError
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..server import Server
@@ -121,8 +127,13 @@ class Gateway:
         if found is None:
             catalog = self.host.catalog
             if kind == "tools":
+                # A tool its server runs as a task is run to the end by the gateway: the
+                # client calls it as any other (the gateway declares no tasks).
                 found = [
-                    msgspec.structs.replace(e.tool, name=e.name) for e in catalog.tools.values()
+                    msgspec.structs.replace(e.tool, name=e.name, execution=msgspec.UNSET)
+                    if _runs_as_task(e.tool)
+                    else msgspec.structs.replace(e.tool, name=e.name)
+                    for e in catalog.tools.values()
                 ]
             elif kind == "prompts":
                 found = [
@@ -170,9 +181,10 @@ class Gateway:
             upstream = t.CallToolRequestParams(name=entry.tool.name)
             if not isinstance(raw, msgspec.UnsetType):
                 upstream.arguments = raw  # the caller's JSON, passed on as it came
-            options = progress_to(ctx)
             with upstream_errors(entry.server):
-                return await client.call_tool(upstream, options=options)
+                if _runs_as_task(entry.tool):
+                    return await _as_task(client, entry.tool.name, arguments)
+                return await client.call_tool(upstream, options=progress_to(ctx))
 
     async def _get_prompt(
         self, params: t.GetPromptRequestParams, ctx: Context
@@ -327,3 +339,22 @@ def _unique(items: Iterable[Any], key: str) -> Iterable[Any]:
         if value not in seen:
             seen.add(value)
             yield item
+
+
+def _runs_as_task(tool: t.Tool) -> bool:
+    """tasks.mdx §Tool-Level Negotiation: a tool whose ``taskSupport`` is ``required``."""
+    execution = tool.execution
+    return isinstance(execution, t.ToolExecution) and execution.task_support == "required"
+
+
+async def _as_task(client: Client, name: str, arguments: dict[str, Any] | None) -> t.CallToolResult:
+    """Call ``name`` as a task upstream and wait for its result; a cancelled call cancels the
+    task (``tasks/cancel``, basic/utilities/tasks.mdx §Cancelling Tasks)."""
+    handle = await start_task(client, name, arguments)
+    try:
+        return await handle.result()
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+            with anyio.fail_after(5):
+                await handle.cancel()
+        raise
