@@ -130,8 +130,7 @@ class Relay:
             return await self.fallback_approver(request)
         if not context.client_supports("elicitation"):
             raise McpError(
-                METHOD_NOT_FOUND,
-                "the call needs approval and the client did not declare elicitation",
+                METHOD_NOT_FOUND, "the client did not declare elicitation, so it cannot approve"
             )
         arguments = json.dumps(request.arguments or {}, ensure_ascii=False, sort_keys=True)
         approve = t.BooleanSchema(
