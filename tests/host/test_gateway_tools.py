@@ -21,7 +21,7 @@ import pytest
 
 from mcpbind import Client, ClientHandlers, McpError, Server
 from mcpbind import types as t
-from mcpbind.host import ApprovalPolicy, Host
+from mcpbind.host import ApprovalPolicy, Backoff, Host
 from mcpbind.host.relay import APPROVE_FIELD
 from mcpbind.protocol import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from mcpbind.server import ToolExecutionError
@@ -29,7 +29,7 @@ from mcpbind.server.tasks import TaskContext, Tasks
 from mcpbind.versions import LATEST_HANDSHAKE, LATEST_STATELESS, era_of
 from mcpbind_types._common import RequestOptions
 
-from .helpers import recorded, text_of, wait_for
+from .helpers import recorded, stdio, text_of, wait_for
 from .servers import READ_ONLY, forms, legacy, modern, normal
 
 pytestmark = pytest.mark.anyio
@@ -372,3 +372,22 @@ async def test_a_task_required_tool_is_run_as_a_task_upstream(version: str) -> N
         with anyio.move_on_after(0.3):
             await client.call("j__forever", {})
         await wait_for(lambda: ended == ["cancelled"])
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_a_server_dying_mid_call_is_one_clear_error_and_the_gateway_serves_on(
+    version: str,
+) -> None:
+    """The upstream process exits during the call: the caller gets one line naming the
+    server (not a crash, not a hang); the other server still answers, and so does the same
+    server once the Host has restarted it."""
+    servers = {"c": stdio("crashy"), "a": normal("a")}
+    backoff = Backoff(initial=0.05, maximum=0.1)
+    async with gateway(servers, version=version, backoff=backoff) as (host, client):
+        with pytest.raises(McpError) as caught:
+            await client.call("c__crash", {})
+        assert caught.value.message.startswith("server 'c' closed the connection: ")
+        assert "\n" not in caught.value.message
+        assert text_of(await client.call("a__echo", {"text": "x"})) == "a: x"
+        await wait_for(lambda: host.supervisor.handle("c").status == "running", 30)
+        assert text_of(await client.call("c__echo", {"text": "y"})).startswith("crashy: y")
