@@ -124,8 +124,14 @@ class Tap:
 
 
 class Model:
+    """The downstream client's model (sampling), and the notifications it got."""
+
     def __init__(self) -> None:
         self.asked: list[str] = []
+        self.notes: list[str] = []
+
+    async def note(self, method: str, params: Any) -> None:
+        self.notes.append(method)
 
     async def __call__(self, params: t.CreateMessageRequestParams) -> t.CreateMessageResult:
         content = params.messages[-1].content
@@ -176,6 +182,16 @@ async def exercise(client: Client, model: Model, folder: Path) -> None:
     assert any("tides" in asked for asked in model.asked)
     # Approval by elicitation: the legacy server's ``write`` asks.
     assert text_of(await client.call("local__write", {"value": "v"})) == "wrote v"
+    # The official SDK's server asks for a sample in an input round (2026-07-28, mrtr.mdx).
+    official = await client.call("official__sample", {"prompt": "waves"})
+    assert text_of(official) == "gw-model: ANSWER to waves"
+    # tools.mdx §List Changed Notification: a tool added upstream is announced downstream
+    # (2026-07-28: on the listen stream the client opens, subscriptions.mdx).
+    listening = await client.listen(tools_list_changed=True)
+    assert text_of(await client.call("official__grow", {})) == "grown"
+    await wait_for(lambda: "notifications/tools/list_changed" in model.notes, 30)
+    assert "official__extra" in {tool.name async for tool in client.iter_tools()}
+    await listening.close()
     # cancellation.mdx: the client gives up on a call; the upstream's handler is cancelled.
     marker = folder / "wait"
     with anyio.move_on_after(30) as waited:
@@ -206,7 +222,7 @@ async def test_the_gateway_over_stdio(
         on_stderr=stderr.append,
     )
     model = Model()
-    handlers = ClientHandlers(sampling=model, elicitation=approve)
+    handlers = ClientHandlers(sampling=model, elicitation=approve, notification=model.note)
     async with spawning as transport:
         tap = Tap(transport)
         async with Client(tap, protocol_version=version, handlers=handlers, timeout=60) as client:
@@ -251,7 +267,7 @@ async def test_the_gateway_over_http(
     config = servers_json(tmp_path, url)
     with gateway_over_http(config, token) as gateway_url:
         model = Model()
-        handlers = ClientHandlers(sampling=model, elicitation=approve)
+        handlers = ClientHandlers(sampling=model, elicitation=approve, notification=model.note)
         async with Client(
             gateway_url, protocol_version=version, handlers=handlers, timeout=60
         ) as client:
