@@ -253,6 +253,9 @@ class Gateway:
         elif method == "notifications/message":
             with contextlib.suppress(McpError, ConnectionError):
                 await self.relay.log(server, params)
+        elif method == "notifications/elicitation/complete":
+            with contextlib.suppress(McpError, ConnectionError):
+                await self.relay.completed(server, params.elicitation_id)
 
     async def _subscriptions(self, call: IncomingCall, call_next: Next) -> Any:
         """``resources/subscribe`` (and unsubscribe) of a downstream session: recorded by the
