@@ -21,7 +21,7 @@ import shlex
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import click
@@ -34,6 +34,7 @@ from ..host import (
     AmbiguousResource,
     ConfigError,
     Host,
+    HostConfig,
     HostEvent,
     SamplingReview,
     ToolCallRequest,
@@ -43,7 +44,14 @@ from ..host import (
 )
 from ..protocol import McpError
 from ..versions import pinned_version
-from .errors import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_TOOL_ERROR, EXIT_USAGE, CliFailure
+from .errors import (
+    EXIT_CONNECTION,
+    EXIT_INTERRUPTED,
+    EXIT_TOOL_ERROR,
+    EXIT_USAGE,
+    CliFailure,
+    missing_dependency,
+)
 from .host_form import OMIT, fields_of, parse_answer
 from .host_inputs import input_asker
 from .host_tasks import TaskCommands, requires_task
@@ -469,22 +477,41 @@ def _print(term: Terminal, lines: Iterable[str]) -> None:
     show_default=True,
     help="Seconds to wait for servers to start.",
 )
+@click.option(
+    "--serve",
+    "serve_stdio",
+    is_flag=True,
+    help="Serve the servers as one MCP server (a gateway) over stdio instead of a shell.",
+)
+@click.option(
+    "--serve-http",
+    "serve_http",
+    metavar="HOST:PORT",
+    help="Serve them as one MCP server over Streamable HTTP at http://HOST:PORT/mcp.",
+)
 @protocol_version_option
 def host(
     config_path: str,
     commands: tuple[str, ...],
     answer: bool | None,
     startup_timeout: float,
+    serve_stdio: bool,
+    serve_http: str | None,
     protocol_version: str,
 ) -> None:
-    """Run an interactive host over the servers of an mcpServers configuration file.
+    """Run an interactive host over the servers of an mcpServers configuration file, or
+    serve them as one MCP server (a gateway: --serve, --serve-http).
 
     \b
     mcpbind host --config examples/mcp_servers.json
     mcpbind host -c servers.json --run tools --run 'call notes__search_notes {"query": "x"}'
+    mcpbind host -c servers.json --serve
+    mcpbind host -c servers.json --serve-http 127.0.0.1:8000
     """
+    address = _gateway_address(serve_stdio, serve_http, commands, answer)
     try:
-        config = load_config(config_path, ask=input_asker())
+        # stdin is the protocol's when serving over stdio: nothing can be asked there.
+        config = load_config(config_path, ask=None if address == "stdio" else input_asker())
     except ConfigError as exc:
         raise CliFailure(f"invalid configuration: {exc}", EXIT_USAGE) from None
     try:
@@ -494,6 +521,9 @@ def host(
     for server in config.mcp_servers.values():  # a server's own protocolVersion wins
         if server.protocol_version is None:
             server.protocol_version = protocol_version
+    if address is not None:
+        _serve_gateway(config, address, startup_timeout)
+        return
     # Host events are shown by the shell (on_event): keep the CLI's log handler and Python's
     # last-resort one from printing each one a second time.
     logging.getLogger("mcpbind.host").addHandler(logging.NullHandler())
@@ -540,3 +570,50 @@ def host(
         code = EXIT_INTERRUPTED
     if code:
         sys.exit(code)
+
+
+def _gateway_address(
+    stdio: bool, http: str | None, commands: tuple[str, ...], answer: bool | None
+) -> tuple[str, int] | Literal["stdio"] | None:
+    """Where to serve the gateway (``None``: run the shell); a usage error for options that
+    do not go together."""
+    if not stdio and http is None:
+        return None
+    if stdio and http is not None:
+        raise click.UsageError("--serve and --serve-http: choose one")
+    if commands or answer is not None:
+        raise click.UsageError(
+            "--run, --yes and --no are for the shell; the gateway asks its client"
+        )
+    if http is None:
+        return "stdio"
+    where, sep, port = http.rpartition(":")
+    if not sep or not where or not port.isdigit() or int(port) > 65535:
+        raise click.BadParameter(
+            f"expected HOST:PORT, such as 127.0.0.1:8000, not {http!r}", param_hint="--serve-http"
+        )
+    return where.strip("[]"), int(port)
+
+
+def _serve_gateway(
+    config: HostConfig, address: tuple[str, int] | Literal["stdio"], startup_timeout: float
+) -> None:
+    """Serve the configured servers as one MCP server until the client goes (stdio) or the
+    process is interrupted (HTTP); the host runs as the server's lifespan."""
+    from ..server.session import serve_stdio
+
+    server = Host(config, startup_timeout=startup_timeout).as_server(run_host=True)
+    if isinstance(address, str):  # "stdio"
+        serve_stdio(server)
+        return
+    try:
+        from ..http import serve_http
+    except ImportError as exc:
+        raise missing_dependency("--serve-http", exc, "http") from None
+    where, port = address
+    try:
+        serve_http(server, host=where, port=port)
+    except OSError as exc:
+        raise CliFailure(
+            f"cannot serve on {where}:{port}: {exc.strerror or exc}", EXIT_CONNECTION
+        ) from None

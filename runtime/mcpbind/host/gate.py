@@ -138,6 +138,10 @@ class Gate:
             subject = getattr(params, "message", "")[:80]
             try:
                 result = await hook(name, params)
+            except McpError as exc:  # a refusal the server is to hear (a gateway's client
+                # cannot be asked): recorded, and answered as that error
+                self._record("elicitation", name, subject, "refuse", describe(exc))
+                raise
             except Exception as exc:
                 result = t.ElicitResult(action="cancel")
                 self._record("elicitation", name, subject, "cancel", describe(exc))
@@ -175,10 +179,14 @@ class Gate:
             else:
                 try:
                     ok = await approve(request)
+                except McpError as exc:  # the approver could not ask anyone (a gateway's
+                    # client without elicitation): said as such, not as the user's answer
+                    verdict, reason = "deny", f"{reason}; not asked: {exc.message}"
                 except Exception as exc:
-                    ok, reason = False, f"{reason}; approver failed: {describe(exc)}"
-                verdict = "allow" if ok else "deny"
-                reason = f"{reason}; user {'approved' if ok else 'denied'}"
+                    verdict, reason = "deny", f"{reason}; approver failed: {describe(exc)}"
+                else:
+                    verdict = "allow" if ok else "deny"
+                    reason = f"{reason}; user {'approved' if ok else 'denied'}"
         self._record("tool", entry.server, entry.tool.name, verdict, reason)
         if verdict != "allow":
             raise ApprovalDenied(entry.name, reason)

@@ -17,7 +17,7 @@ import contextlib
 import os
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -60,6 +60,9 @@ from .state import (
 )
 from .supervisor import Supervisor
 from .telemetry import current_route, routing
+
+if TYPE_CHECKING:
+    from ..server import Server
 
 __all__ = ["Host"]
 
@@ -254,6 +257,19 @@ class Host:
         self.supervisor.add(handle)
         return handle
 
+    # ------------------------------------------------------------------ as a server
+    def as_server(
+        self, *, name: str = "mcpbind-gateway", version: str = "0.1.0", run_host: bool = False
+    ) -> Server:
+        """This host as one MCP server (a gateway, :mod:`mcpbind.host.gateway`): its catalog
+        under host names, each request routed to the server that owns it, the approval
+        policy asking the calling client (elicitation). Call it before ``async with host``
+        and serve the result as any ``Server`` while the host runs; with ``run_host`` the
+        server's lifespan runs the host (``serve_stdio(host.as_server(run_host=True))``)."""
+        from .gateway import Gateway
+
+        return Gateway(self, name=name, version=version, run_host=run_host).server
+
     # ------------------------------------------------------------------ host -> servers
     def servers(self) -> list[ServerState]:
         out = []
@@ -359,19 +375,24 @@ class Host:
         does not beat another server's template (a server could otherwise shadow a URI another
         one serves and learn what is read), so two candidates of any kind are refused."""
         if server is None:
-            owners = sorted(
-                set(self.catalog.servers_listing(uri)) | set(self._template_owners(uri))
-            )
-            if not owners:
-                raise UnknownName(
-                    "resource", uri, "; no server lists it or has a matching template"
-                )
-            if len(owners) > 1:
-                raise AmbiguousResource(uri, owners)
-            server = owners[0]
+            server = self.resource_owner(uri)
         with routing("resources/read", uri) as route:
             route.to(server, uri)
             return await self.client(server).read_resource(t.ReadResourceRequestParams(uri=uri))
+
+    def resource_owners(self, uri: str) -> list[str]:
+        """The servers that list ``uri`` or have a template matching it."""
+        return sorted(set(self.catalog.servers_listing(uri)) | set(self._template_owners(uri)))
+
+    def resource_owner(self, uri: str) -> str:
+        """The one server that could serve ``uri`` (:meth:`read_resource` reads from it);
+        raises :class:`UnknownName` (none) or :class:`AmbiguousResource` (more than one)."""
+        owners = self.resource_owners(uri)
+        if not owners:
+            raise UnknownName("resource", uri, "; no server lists it or has a matching template")
+        if len(owners) > 1:
+            raise AmbiguousResource(uri, owners)
+        return owners[0]
 
     def _template_owners(self, uri: str) -> list[str]:
         owners = set()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
@@ -73,6 +73,12 @@ class Supervisor:
         self.handles: dict[str, Handle] = {}
         self.catalog = Catalog()
         self.events: deque[HostEvent] = deque(maxlen=1000)
+        #: Told of every new catalog (``listener(old, new)``), e.g. a gateway's
+        #: ``list_changed`` (:mod:`.gateway`).
+        self.catalog_listeners: list[Callable[[Catalog, Catalog], object]] = []
+        #: Awaited for every notification of every server (``listener(server, method,
+        #: params)``): log messages, ``resources/updated``, list changes.
+        self.notification_listeners: list[Callable[[str, str, Any], Awaitable[None]]] = []
         self._tg: TaskGroup | None = None
 
     # ------------------------------------------------------------------ the servers' tasks
@@ -406,7 +412,9 @@ class Supervisor:
             for name, h in self.handles.items()
             if h.status == "running" and not h.stopping
         }
-        self.catalog = Catalog.build(lists)
+        old, self.catalog = self.catalog, Catalog.build(lists)
+        for listener in self.catalog_listeners:
+            listener(old, self.catalog)
         self.emit("catalog", "*", f"{len(self.catalog.tools)} tools", log=False)
 
     def emit(
@@ -440,6 +448,8 @@ class Supervisor:
                 if kind in ("tools", "resources", "prompts"):
                     handle.dirty.add(kind)
                     handle.dirty_event.set()
+            for listener in self.notification_listeners:
+                await listener(handle.name, method, params)
 
         return on_notification
 

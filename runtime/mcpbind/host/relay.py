@@ -1,0 +1,193 @@
+"""The gateway's relay: what an upstream server asks or says during a call, taken to the
+downstream client whose request that call serves.
+
+An upstream server's ``sampling/createMessage`` and ``elicitation/create`` (handshake era: a
+request on its own connection, not tied to one of ours on stdio) and its log messages belong
+to the downstream request its current call serves. The relay keeps, per upstream server, the
+downstream requests in flight to it (:meth:`Relay.serving`) and takes each ask to the newest
+one, for as long as that request runs (2025-11-25 client/sampling.mdx and
+client/elicitation.mdx: the client, here the downstream one, decides). A downstream client
+that did not declare the capability gets nothing: the upstream server gets a clear error.
+
+It also asks the downstream client for the Host's approvals (:meth:`Relay.approve`): a call
+the policy marks ``ask`` becomes a form elicitation to the client that made it, and is refused
+when that client did not declare elicitation.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import anyio
+
+from mcpbind_types import unified as t
+
+from ..protocol import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
+from ..server.context import Context
+from .approval import Approver, ToolCallRequest
+
+__all__ = ["APPROVE_FIELD", "MAX_PENDING_COMPLETIONS", "Downstream", "Relay"]
+
+R = TypeVar("R")
+
+#: URL-mode elicitations whose completion is still passed on (a server that never announces
+#: completions cannot grow the table without bound).
+MAX_PENDING_COMPLETIONS = 1000
+
+#: The boolean field of the approval form (accepted with it ``false``: denied).
+APPROVE_FIELD = "approve"
+
+
+class Downstream:
+    """One downstream request in flight to an upstream server: its handler context, and
+    whether it has ended."""
+
+    __slots__ = ("context", "ended")
+
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self.ended = anyio.Event()
+
+
+class Relay:
+    """The downstream requests in flight, by upstream server; the relays to them."""
+
+    def __init__(self, fallback_approver: Approver | None = None) -> None:
+        self.inflight: dict[str, list[Downstream]] = {}
+        #: Asked for a call that no downstream request made (``Host.call_tool`` from Python).
+        self.fallback_approver = fallback_approver
+        #: URL-mode elicitations passed down, by (server, elicitation id): how to announce
+        #: each one's completion to the client that was asked.
+        self.completions: dict[tuple[str, str], Callable[[], Awaitable[None]]] = {}
+        #: The downstream request whose handler is running (read by :meth:`approve`).
+        self.current: contextvars.ContextVar[Context | None] = contextvars.ContextVar(
+            "mcpbind_gateway_request", default=None
+        )
+
+    @contextmanager
+    def serving(self, server: str, context: Context) -> Iterator[Downstream]:
+        """While the block runs, what ``server`` asks or logs goes to ``context``'s client."""
+        record = Downstream(context)
+        records = self.inflight.setdefault(server, [])
+        records.append(record)
+        token = self.current.set(context)
+        try:
+            yield record
+        finally:
+            self.current.reset(token)
+            record.ended.set()
+            records.remove(record)
+            if not records and self.inflight.get(server) is records:
+                del self.inflight[server]
+
+    def newest(self, server: str) -> Downstream | None:
+        """The newest downstream request in flight to ``server``."""
+        records = self.inflight.get(server)
+        return records[-1] if records else None
+
+    # ------------------------------------------------------------------ upstream -> downstream
+    async def sample(
+        self, server: str, params: t.CreateMessageRequestParams
+    ) -> t.CreateMessageResult:
+        """``sampling/createMessage`` of ``server``, asked of the downstream client (after the
+        Host's review, :class:`~.gate.Gate`)."""
+        record = self._asked(server, "sampling", ("sampling",))
+        return await _within(record, lambda: record.context.sample(params))
+
+    async def elicit(self, server: str, params: Any) -> t.ElicitResult:
+        """``elicitation/create`` of ``server``, asked of the downstream client. A URL-mode
+        one's completion, announced later by the server, is passed on (:meth:`completed`)."""
+        url = isinstance(params, t.ElicitRequestURLParams)
+        record = self._asked(server, "elicitation", ("elicitation", "url") if url else ())
+        if url and isinstance(params.elicitation_id, str):
+            key = (server, params.elicitation_id)
+            self.completions[key] = record.context.elicitation_completion(params.elicitation_id)
+            while len(self.completions) > MAX_PENDING_COMPLETIONS:  # never completed: oldest go
+                del self.completions[next(iter(self.completions))]
+        return await _within(record, lambda: record.context.elicit(params))
+
+    async def completed(self, server: str, elicitation_id: str) -> None:
+        """``notifications/elicitation/complete`` of ``server``: to the client it asked
+        (elicitation.mdx §Completion Notifications for URL Mode Elicitation); an id it did
+        not send through here is ignored."""
+        complete = self.completions.pop((server, elicitation_id), None)
+        if complete is not None:
+            await complete()
+
+    async def log(self, server: str, params: t.LoggingMessageNotificationParams) -> None:
+        """A log message of ``server``, to the client of its newest call (at its level)."""
+        record = self.newest(server)
+        if record is None:
+            return  # no call of ours is running there: kept in Host.logs only
+        logger = params.logger if isinstance(params.logger, str) else server
+        await record.context.log(params.level, params.data, logger)
+
+    def _asked(self, server: str, what: str, path: tuple[str, ...]) -> Downstream:
+        record = self.newest(server)
+        if record is None:
+            raise McpError(
+                INTERNAL_ERROR, f"{what} refused: no request of the gateway's client is running"
+            )
+        context = record.context
+        if not context.client_supports(what) or (path and not context.client_supports(*path)):
+            detail = ".".join(path) if path else what
+            raise McpError(
+                METHOD_NOT_FOUND,
+                f"{what} refused: the gateway's client did not declare the {detail} capability",
+            )
+        return record
+
+    # ------------------------------------------------------------------ approvals
+    async def approve(self, request: ToolCallRequest) -> bool:
+        """The Host's approver: a form elicitation to the client whose call it is."""
+        context = self.current.get()
+        if context is None:
+            if self.fallback_approver is None:
+                raise LookupError("no client to ask: the call did not come through the gateway")
+            return await self.fallback_approver(request)
+        if not context.client_supports("elicitation"):
+            raise McpError(
+                METHOD_NOT_FOUND, "the client did not declare elicitation, so it cannot approve"
+            )
+        arguments = json.dumps(request.arguments or {}, ensure_ascii=False, sort_keys=True)
+        approve = t.BooleanSchema(
+            type="boolean",
+            title="Approve",
+            description=f"Run {request.tool} on {request.server}",
+            default=False,
+        )
+        params = t.ElicitRequestFormParams(
+            message=(
+                f"Allow the tool {request.tool} of server {request.server} with arguments "
+                f"{arguments[:500]}? ({request.reason})"
+            ),
+            requested_schema=t.ElicitRequestFormParamsRequestedSchema(
+                type="object", properties={APPROVE_FIELD: approve}, required=[APPROVE_FIELD]
+            ),
+        )
+        answer = await context.elicit(params, key=f"approve {request.host_name}")
+        if answer.action != "accept":
+            return False
+        content = answer.content if isinstance(answer.content, dict) else {}
+        return content.get(APPROVE_FIELD) is True
+
+
+async def _within(record: Downstream, ask: Callable[[], Awaitable[R]]) -> R:
+    """``ask()``, given up (an error for the upstream server) once the request ends."""
+    found: list[R] = []
+    async with anyio.create_task_group() as tg:
+
+        async def watch() -> None:
+            await record.ended.wait()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(watch)
+        found.append(await ask())
+        tg.cancel_scope.cancel()
+    if not found:
+        raise McpError(INTERNAL_ERROR, "the request this was asked for has ended")
+    return found[0]
