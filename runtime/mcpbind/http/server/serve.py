@@ -130,14 +130,30 @@ def serve_http(
     def run(index: int) -> None:
         listen = list(sockets or ())
         advertise = None
-        if url is not None and listen:
-            if workers > 1:  # the shared socket cannot name one worker: one of its own
-                listen.append(_bind(internal, 0))
-            advertise = _url(listen[-1], "http", path, internal)
-        _serve_one(
-            server, settings, listen or None, path, url, advertise, index == 0, legacy_sse, options
-        )
+        own: list[socket.socket] = []  # made here, closed here; the shared ones below
+        try:
+            if url is not None and listen:
+                if workers > 1:  # the shared socket cannot name one worker: one of its own
+                    own.append(_bind(internal, 0))
+                    listen += own
+                advertise = _url(listen[-1], "http", path, internal)
+            _serve_one(
+                server,
+                settings,
+                listen or None,
+                path,
+                url,
+                advertise,
+                index == 0,
+                legacy_sse,
+                options,
+            )
+        finally:
+            for sock in own:
+                sock.close()
 
+    # Every socket is closed by the code that opened it, once: the shared listening socket
+    # here, a worker's own in ``run``; ``_serve_one`` only serves on them.
     try:
         if workers == 1:
             run(0)
@@ -161,7 +177,8 @@ def _serve_one(
     legacy_sse: bool,
     options: dict[str, Any],
 ) -> None:
-    """Run one worker: the app (clustered through ``redis`` when given) under uvicorn."""
+    """Run one worker: the app (clustered through ``redis`` when given) under uvicorn, on
+    ``sockets`` (closed by their opener, not here)."""
     import uvicorn
 
     ready = None
@@ -204,11 +221,7 @@ def _serve_one(
             await super().shutdown(sockets)
             await lifespan.drop()
 
-    try:
-        AnnouncingServer(config).run(sockets)
-    finally:
-        for sock in sockets or ():
-            sock.close()
+    AnnouncingServer(config).run(sockets)
     if failed:  # one line, nothing served (docs/snippets/exit-codes.md)
         print(failed[0], file=sys.stderr, flush=True)
         sys.exit(STARTUP_FAILURE)
