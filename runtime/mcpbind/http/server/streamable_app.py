@@ -37,9 +37,9 @@ from ._asgi import (
     take_lifespan,
 )
 from .auth_hook import AuthHook, scope_principal
+from .endpoint_settings import EndpointSettings, SharedSettings
 from .events import EventStore, format_event_id, parse_event_id
 from .http_session import HttpSession, new_session_id
-from .proxies import TrustedProxies
 from .responses import (
     SESSION_NOT_FOUND,
     refuse_client_session,
@@ -48,7 +48,7 @@ from .responses import (
     reply_sse,
     sessions_of,
 )
-from .security import HostPolicy, refusal
+from .security import refusal
 from .streams import MAX_PENDING, Outbox, OutboxOnDemand, Stream
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ _SUPPORTED = frozenset(HANDSHAKE_VERSIONS)
 _JSON = b"application/json"
 
 
-class StreamableHTTPApp:
+class StreamableHTTPApp(SharedSettings):
     """Serve one ``mcpbind.Server`` over Streamable HTTP. See the module docstring.
 
     ``sessionless``: the 2025 revisions without sessions; each POST is served on its own (no
@@ -146,27 +146,27 @@ class StreamableHTTPApp:
         bus: NotificationBus | None = None,
         registry: SessionRegistry | None = None,
     ) -> None:
-        if max_body_size < 1 or max_sessions < 1:
-            raise ValueError("max_body_size and max_sessions must be positive")
+        self.settings = EndpointSettings.of(
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            trusted_proxies=trusted_proxies,
+            max_body_size=max_body_size,
+            max_sessions=max_sessions,
+            body_timeout=body_timeout,
+            sse_keepalive=sse_keepalive,
+            principal=principal,
+            session_options=session_options,
+            max_sessions_per_client=max_sessions_per_client,
+            init_timeout=init_timeout,
+            auth=auth,
+        )
         self.server = server
         self.sessionless = sessionless
-        self.policy = HostPolicy(allowed_hosts, allowed_origins)
-        self.max_body_size = max_body_size
-        self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.event_store = event_store
         self.json_response = json_response
         self.path = path.rstrip("/") or "/" if path is not None else None
-        self.body_timeout = body_timeout
         self.retry_ms = retry_ms
-        self.sse_keepalive = sse_keepalive
-        self.principal = principal
-        self.session_options = session_options
-        self.max_sessions_per_client = max_sessions_per_client
-        self.init_timeout = init_timeout
-        self._max_depth = (session_options or SessionOptions()).max_depth
-        self.auth = auth
-        self.proxies = None if trusted_proxies is None else TrustedProxies(trusted_proxies)
         self.bus = bus
         self.registry = registry
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
@@ -184,8 +184,7 @@ class StreamableHTTPApp:
         if kind == "http":
             if self.bus is not None and not self.bus.started:
                 await self.bus.start()
-            if self.proxies is not None:
-                self.proxies.rewrite(scope)
+            self.settings.admit(scope)
             if (
                 not self.lifespan.taken
                 and self.server.lifespan is not None
@@ -327,7 +326,7 @@ class StreamableHTTPApp:
         body = await receive_body(send, receive, headers, self.max_body_size, self.body_timeout)
         if body is None:
             return
-        classified = classify_body(body, self._max_depth)
+        classified = classify_body(body, self.settings.max_depth)
         if classified.error is not None:
             code, message = classified.error
             await send_error(send, 400, code, message)
