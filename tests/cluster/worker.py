@@ -2,7 +2,8 @@
 serves ``app.build()`` (APP-OPTIONS: ``StreamableHTTPApp`` keywords, and ``redis_events``:
 the URL of a Redis for a ``RedisEventStore``; ``redis_bus``: for a ``RedisNotificationBus``; ``redis_sessions``: for a
 ``RedisSessionRegistry`` advertising this worker's URL; ``redis_tasks`` with ``prefix``: for
-a ``RedisTaskStore``, and task tool ``nap``) over Streamable HTTP on a free 127.0.0.1 port
+a ``RedisTaskStore``, and task tool ``nap``; ``shutdown_timeout``: seconds the requests in flight
+get on SIGTERM) over Streamable HTTP on a free 127.0.0.1 port
 (printed as ``PORT n``), every response tagged ``x-test-worker: TAG``. Settings come from the
 environment (``MCPBIND_STATE_KEYS``, ...), as a deployed server's would. uvicorn's own
 ``X-Forwarded-For`` handling is off: what the app does with it is under test."""
@@ -20,6 +21,7 @@ if __name__ == "__main__":  # run as a script: make the test packages importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from mcpbind.http import StreamableHTTPApp
+from mcpbind.http.server.draining import DrainingServer
 from tests.cluster.app import Tagged, build
 
 if __name__ == "__main__":
@@ -48,9 +50,13 @@ if __name__ == "__main__":
         from mcpbind.http.server.redis_bus import RedisNotificationBus
 
         options["bus"] = RedisNotificationBus(server, options.pop("redis_bus"))
-    app = Tagged(StreamableHTTPApp(server, path="/mcp", **options), sys.argv[1])
+    grace = options.pop("shutdown_timeout", 1)
+    mcp = StreamableHTTPApp(server, path="/mcp", **options)
     print(f"PORT {port}", flush=True)
     config = uvicorn.Config(
-        app, log_level="critical", proxy_headers=False, timeout_graceful_shutdown=1
+        Tagged(mcp, sys.argv[1]),
+        log_level="critical",
+        proxy_headers=False,
+        timeout_graceful_shutdown=grace,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    DrainingServer(config, mcp).run(sockets=[sock])  # stops as serve_http's workers do

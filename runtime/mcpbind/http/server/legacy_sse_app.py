@@ -300,6 +300,11 @@ class WithLegacySSE:
         else:
             await self.app(scope, receive, send)
 
+    def hand_back(self) -> bool:
+        """``StreamableHTTPApp.hand_back`` (a legacy session is its stream: it ends with
+        :meth:`aclose`)."""
+        return self.app.hand_back()
+
     async def aclose(self) -> None:
         await self.legacy.aclose()
         await self.app.aclose()

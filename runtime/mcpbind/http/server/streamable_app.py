@@ -79,6 +79,11 @@ class SessionRegistry(Protocol):
 
     def release(self, session_id: str) -> None: ...
 
+    def hand_back(self) -> int:
+        """Shutdown: end the streams relayed through this worker (their clients resume
+        elsewhere); how many."""
+        ...
+
     async def forward(
         self, scope: Scope, receive: Receive, send: Send, session_id: str, body: bytes
     ) -> bool:
@@ -201,6 +206,25 @@ class StreamableHTTPApp(SharedSettings):
             await serve_lifespan(receive, send, self.aclose, self.lifespan.take)
         elif kind == "websocket":
             await send({"type": "websocket.close", "code": 1003})
+
+    def hand_back(self) -> bool:
+        """The first step of a clustered worker's graceful shutdown (no new connections come
+        now): end the long-lived streams so their clients reconnect through the balancer to
+        the other workers, and resume there: the ``GET`` streams of this worker's sessions
+        and those relayed through it (``Last-Event-ID`` replays from the shared event
+        store), and the 2026-07-28 listen streams, which end without their final result so
+        the client listens again. Sessions and requests in flight go on; :meth:`aclose` ends
+        them. ``False``, doing nothing, for a server that is not one of several workers (no
+        ``bus`` nor ``registry``): there the streams end with the sessions, as before."""
+        if self.bus is None and self.registry is None:
+            return False
+        for session in list(self.sessions.values()):
+            session.hand_back()
+        if self.registry is not None:
+            self.registry.hand_back()
+        if self._per_request is not None and self.bus is not None:
+            self._per_request.hand_back()
+        return True
 
     async def aclose(self) -> None:
         """Terminate every session (their handlers are cancelled); the app stays usable."""
