@@ -23,6 +23,7 @@ from .security import HostPolicy
 __all__ = ["EndpointSettings", "SharedSettings"]
 
 _T = TypeVar("_T")
+_DEFAULT_DEPTH = SessionOptions().max_depth
 
 
 def _any_host() -> HostPolicy:
@@ -66,7 +67,8 @@ class EndpointSettings:
     @property
     def max_depth(self) -> int:
         """How deeply a body may nest (``session_options.max_depth``)."""
-        return (self.session_options or SessionOptions()).max_depth
+        options = self.session_options
+        return _DEFAULT_DEPTH if options is None else options.max_depth
 
     def admit(self, scope: Scope) -> None:
         """Name the request's client by the address a trusted proxy forwarded, if any."""

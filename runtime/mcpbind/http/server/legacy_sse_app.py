@@ -157,7 +157,7 @@ class LegacySSEApp(SharedSettings):
                 and not await take_lifespan(self.lifespan, send)
             ):
                 return  # answered 503: the lifespan failed to start
-            auth = self.auth
+            auth = self.settings.auth
             if auth is not None:
                 checked = await auth(self, scope, receive, send)
                 if checked is None:
@@ -187,7 +187,7 @@ class LegacySSEApp(SharedSettings):
             await send_error(send, 404, INVALID_REQUEST, "Not Found")
             return
         headers = Headers(scope["headers"])
-        if (refused := refusal(self.policy, scope, headers)) is not None:
+        if (refused := refusal(self.settings.policy, scope, headers)) is not None:
             await send_error(send, refused[0], INVALID_REQUEST, refused[1])
             return
         if scope["method"] != endpoint_method:
@@ -201,11 +201,11 @@ class LegacySSEApp(SharedSettings):
 
     # ------------------------------------------------------------------ GET: the session
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if len(self.sessions) >= self.max_sessions:
+        if len(self.sessions) >= self.settings.max_sessions:
             await refuse_new_session(send)
             return
         address = client_address(scope)
-        cap = self.max_sessions_per_client
+        cap = self.settings.max_sessions_per_client
         if cap is not None and sessions_of(self.sessions.values(), address) >= cap:
             await refuse_client_session(send)
             return
@@ -215,8 +215,8 @@ class LegacySSEApp(SharedSettings):
         session = HttpSession(
             self.server,
             session_id,
-            principal=self.principal(scope),
-            options=self.session_options,
+            principal=self.settings.principal(scope),
+            options=self.settings.session_options,
         )
         session.client_address = address
         self.sessions[session_id] = session
@@ -225,9 +225,11 @@ class LegacySSEApp(SharedSettings):
         outbox = Outbox(MAX_PENDING)
         session.attach(session.standalone, outbox)
         unborn = None
-        if self.init_timeout is not None:  # no handshake by then: the stream (session) ends
+        if (
+            self.settings.init_timeout is not None
+        ):  # no handshake by then: the stream (session) ends
             loop = asyncio.get_running_loop()
-            unborn = loop.call_later(self.init_timeout, _end_unborn, session, outbox)
+            unborn = loop.call_later(self.settings.init_timeout, _end_unborn, session, outbox)
         try:
             await reply_sse(
                 session,
@@ -239,7 +241,7 @@ class LegacySSEApp(SharedSettings):
                 head=b"event: endpoint\ndata: %s\n\n" % endpoint.encode(),
                 last=0,
                 replay=(),
-                keepalive=self.sse_keepalive,
+                keepalive=self.settings.sse_keepalive,
             )
         finally:
             if unborn is not None:
@@ -258,7 +260,7 @@ class LegacySSEApp(SharedSettings):
             return
         session = self.session_of(scope)
         # Another principal's session is indistinguishable from an unknown one.
-        if session is None or session.closed or session.principal != self.principal(scope):
+        if session is None or session.closed or session.principal != self.settings.principal(scope):
             await send_error(send, 404, SESSION_NOT_FOUND, "Session not found")
             return
         if media_type(headers.get(b"content-type")) != "application/json":
@@ -266,7 +268,9 @@ class LegacySSEApp(SharedSettings):
                 send, 415, INVALID_REQUEST, "Unsupported Media Type: use application/json"
             )
             return
-        body = await receive_body(send, receive, headers, self.max_body_size, self.body_timeout)
+        body = await receive_body(
+            send, receive, headers, self.settings.max_body_size, self.settings.body_timeout
+        )
         if body is None:
             return
         classified = classify_body(body, self.settings.max_depth)

@@ -196,8 +196,8 @@ class StreamableHTTPApp(SharedSettings):
                 and not await take_lifespan(self.lifespan, send)
             ):
                 return  # answered 503: the lifespan failed to start
-            if self.auth is not None:
-                checked = await self.auth(self, scope, receive, send)
+            if self.settings.auth is not None:
+                checked = await self.settings.auth(self, scope, receive, send)
                 if checked is None:
                     return  # answered by the auth check (401, 403, the metadata)
                 receive = checked
@@ -258,7 +258,7 @@ class StreamableHTTPApp(SharedSettings):
             await send_error(send, 404, INVALID_REQUEST, "Not Found")
             return
         headers = Headers(scope["headers"])
-        if (refused := refusal(self.policy, scope, headers)) is not None:
+        if (refused := refusal(self.settings.policy, scope, headers)) is not None:
             await send_error(send, refused[0], INVALID_REQUEST, refused[1])
             return
         method = scope["method"]
@@ -306,7 +306,7 @@ class StreamableHTTPApp(SharedSettings):
             else:
                 self.registry.used(session_id.strip())
         # Another principal's session is indistinguishable from an unknown one.
-        if session is None or session.closed or session.principal != self.principal(scope):
+        if session is None or session.closed or session.principal != self.settings.principal(scope):
             await send_error(send, 404, SESSION_NOT_FOUND, "Session not found")
             return None
         version = headers.get(b"mcp-protocol-version")
@@ -347,7 +347,9 @@ class StreamableHTTPApp(SharedSettings):
                 "Not Acceptable: Accept must list application/json and text/event-stream",
             )
             return
-        body = await receive_body(send, receive, headers, self.max_body_size, self.body_timeout)
+        body = await receive_body(
+            send, receive, headers, self.settings.max_body_size, self.settings.body_timeout
+        )
         if body is None:
             return
         classified = classify_body(body, self.settings.max_depth)
@@ -370,11 +372,11 @@ class StreamableHTTPApp(SharedSettings):
                     send, 400, INVALID_REQUEST, "Bad Request: initialize must not carry a session"
                 )
                 return
-            if len(self.sessions) >= self.max_sessions:
+            if len(self.sessions) >= self.settings.max_sessions:
                 await refuse_new_session(send)
                 return
             address = client_address(scope)
-            cap = self.max_sessions_per_client
+            cap = self.settings.max_sessions_per_client
             if cap is not None and sessions_of(self.sessions.values(), address) >= cap:
                 await refuse_client_session(send)
                 return
@@ -408,15 +410,15 @@ class StreamableHTTPApp(SharedSettings):
         session = HttpSession(
             self.server,
             session_id,
-            principal=self.principal(scope),
+            principal=self.settings.principal(scope),
             event_store=self.event_store,
             retry_ms=self.retry_ms,
-            options=self.session_options,
+            options=self.settings.session_options,
         )
         self.sessions[session_id] = session
         task = session.start()
         task.add_done_callback(lambda _t: self._forget(session))
-        timed = self.idle_timeout is not None or self.init_timeout is not None
+        timed = self.idle_timeout is not None or self.settings.init_timeout is not None
         if timed and self._reaper is None:
             self._reaper = asyncio.get_running_loop().create_task(self._reap())
         return session
@@ -564,7 +566,7 @@ class StreamableHTTPApp(SharedSettings):
             head=head,
             last=last,
             replay=replay or (),
-            keepalive=self.sse_keepalive if stream.standalone else None,
+            keepalive=self.settings.sse_keepalive if stream.standalone else None,
         )
 
     async def _post_sessionless(
@@ -584,7 +586,7 @@ class StreamableHTTPApp(SharedSettings):
             await send_error(send, 400, INVALID_REQUEST, message)
             return
         era = self.per_request
-        await era.sessionless(receive, send, classified, version, self.session_options)
+        await era.sessionless(receive, send, classified, version, self.settings.session_options)
 
     @property
     def per_request(self) -> PerRequestEndpoint:
@@ -596,11 +598,11 @@ class StreamableHTTPApp(SharedSettings):
 
             era = self._per_request = PerRequestEndpoint(
                 self.server,
-                principal=self.principal,
+                principal=self.settings.principal,
                 json_response=self.json_response,
-                sse_keepalive=self.sse_keepalive,
-                max_listens_per_client=self.max_sessions_per_client,
-                options=self.session_options,
+                sse_keepalive=self.settings.sse_keepalive,
+                max_listens_per_client=self.settings.max_sessions_per_client,
+                options=self.settings.session_options,
             )
         return era
 
@@ -675,7 +677,7 @@ class StreamableHTTPApp(SharedSettings):
 
     # ------------------------------------------------------------------ idle sessions
     async def _reap(self) -> None:
-        timeouts = [t for t in (self.idle_timeout, self.init_timeout) if t is not None]
+        timeouts = [t for t in (self.idle_timeout, self.settings.init_timeout) if t is not None]
         period = max(0.05, min(min(timeouts) / 4, 30.0))
         while True:
             await asyncio.sleep(period)
@@ -686,7 +688,7 @@ class StreamableHTTPApp(SharedSettings):
         those without ``notifications/initialized`` ``init_timeout`` after they began."""
         now = asyncio.get_running_loop().time()
         idle = -1.0 if self.idle_timeout is None else now - self.idle_timeout
-        unborn = -1.0 if self.init_timeout is None else now - self.init_timeout
+        unborn = -1.0 if self.settings.init_timeout is None else now - self.settings.init_timeout
         stale = [
             s
             for s in self.sessions.values()
