@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -23,11 +24,14 @@ class Tags:
     def __init__(self) -> None:
         self.sent: list[list[str]] = []  # [method, worker]
         self.resumes: list[list[str]] = []  # those that carried Last-Event-ID
+        self.rpc: list[str] = []  # the JSON-RPC method each POST carried, "" for others
         self._pending: dict[int, list[str]] = {}
 
     async def request(self, request: httpx.Request) -> None:
         entry = [request.method, ""]
         self.sent.append(entry)
+        body = json.loads(request.content) if request.method == "POST" else {}
+        self.rpc.append(body.get("method", "") if isinstance(body, dict) else "")
         if "last-event-id" in request.headers:
             self.resumes.append(entry)
         self._pending[id(request)] = entry
@@ -49,18 +53,20 @@ async def _sample(params: t.CreateMessageRequestParams) -> t.CreateMessageResult
 
 @asynccontextmanager
 async def tagged_client(
-    url: str, version: str, tags: Tags, **handlers: Any
+    url: str, version: str, tags: Tags, log_level: str | None = None, **handlers: Any
 ) -> AsyncIterator[Client]:
     """mcpbind's ``Client`` at ``version``, its requests recorded in ``tags``; it answers
     elicitation (``name: Ada``) and sampling (``Paris``) requests."""
     hooks = {"request": [tags.request], "response": [tags.response]}
     async with (
         httpx.AsyncClient(event_hooks=hooks) as http,
+        StreamableHTTPTransport(url, client=http) as transport,
         Client(
-            StreamableHTTPTransport(url, client=http),
+            transport,
             protocol_version=version,
             handlers=ClientHandlers(elicitation=_elicit, sampling=_sample, **handlers),
             timeout=20,
+            log_level=log_level,
         ) as connected,
     ):
         yield connected

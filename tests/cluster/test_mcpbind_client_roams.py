@@ -76,7 +76,11 @@ async def test_a_2026_client_with_input_rounds_and_a_listen_stream(
             with anyio.fail_after(30):
                 before = len(tags.sent)
                 greeted = _text(await client.call("greet"))
-                rounds = tags.sent[before:]
+                rounds = [
+                    entry
+                    for entry, rpc in zip(tags.sent[before:], tags.rpc[before:], strict=True)
+                    if rpc == "tools/call"
+                ]
                 await client.listen(tools_list_changed=True, resource_uris=["mem://note"])
                 listening = int(tags.sent[-1][1].removeprefix("w"))
                 elsewhere = f"http://127.0.0.1:{ports[(listening + 1) % count]}/mcp"

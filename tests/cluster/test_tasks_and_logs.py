@@ -46,6 +46,8 @@ def _message(rid: int, method: str, params: dict[str, Any]) -> Any:
     headers = {**HEADERS, "mcp-method": method}
     if method == "tools/call":
         headers["mcp-name"] = params["name"]
+    elif "taskId" in params:
+        headers["mcp-name"] = params["taskId"]
     return body, headers
 
 
@@ -98,7 +100,7 @@ def test_without_the_bus_the_other_worker_never_hears(redis_url: str) -> None:
             body, headers = _message(3, "tasks/get", {"taskId": task_id})
             done = http.post(runs, json=body, headers=headers).json()
     assert [m["method"] for m in notes] == ["notifications/subscriptions/acknowledged"]
-    assert done["result"]["status"] == "completed"
+    assert done["result"]["status"] == "completed", done
 
 
 @pytest.mark.anyio
@@ -145,19 +147,21 @@ async def test_log_messages_reach_the_client_whichever_worker_runs_the_call(
         logged.append((params.level, params.data))
 
     with workers(2, options=options) as ports, haproxy(ports, tmp_path) as url:
-        async with tagged_client(url, version, tags, logging=on_log) as client:
+        level = None if version == "2025-11-25" else "info"  # 2026: on every request
+        async with tagged_client(url, version, tags, level, logging=on_log) as client:
             with anyio.fail_after(30):
-                await anyio.sleep(0.3)  # a 2025 client's GET stream opens first
-                await client.request("logging/setLevel", {"level": "info"})
-                answers = [await client.call("chatty") for _ in range(2)]
+                if level is None:
+                    await anyio.sleep(0.3)  # its GET stream opens first
+                    await client.request("logging/setLevel", {"level": "info"})
+                answers = [await client.call("chatty") for _ in range(3)]
     assert all(isinstance(a.content[0], t.TextContent) for a in answers)
-    assert [level for level, _ in logged] == ["info", "warning"] * 2
+    assert [level for level, _ in logged] == ["info", "warning"] * 3
     assert logged[0][1] == "starting" and isinstance(logged[1][1], dict)
     workers_seen = [worker for _, worker in tags.sent]
     assert set(workers_seen) == {"w0", "w1"}
     assert all(a != b for a, b in itertools.pairwise(workers_seen)), tags.sent
-    if version == "2025-11-25":
-        owner_pids = {data["worker"] for level, data in logged if level == "warning"}
-        assert len(owner_pids) == 1  # every call ran on the session's owner
-    else:  # the 2026 calls run where they land: both workers logged
-        assert len({data["worker"] for level, data in logged if level == "warning"}) == 2
+    calls_on = {w for (_, w), rpc in zip(tags.sent, tags.rpc, strict=True) if rpc == "tools/call"}
+    assert calls_on == {"w0", "w1"}, (tags.sent, tags.rpc)
+    ran_on = {data["worker"] for level, data in logged if level == "warning"}  # process ids
+    # 2025: every call ran on the session's owner; 2026: each where it landed
+    assert len(ran_on) == (1 if version == "2025-11-25" else 2)
