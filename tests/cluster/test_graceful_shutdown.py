@@ -56,6 +56,12 @@ class Notes:
 
 
 UPDATED = "notifications/resources/updated"
+#: How a worker stopped by SIGTERM exits: uvicorn re-raises the signal once it has shut down
+#: gracefully (0 with an older uvicorn); never a crash (1) nor SIGKILL.
+_STOPPED = (0, -signal.SIGTERM)
+#: Seconds a stopping worker gives the requests still running. A stream it did not hand back
+#: would hold it that long: one that stops well before has handed its streams back.
+GRACE = 8
 
 
 async def _in_flight(url: str, session: str) -> list[Any]:
@@ -85,7 +91,7 @@ async def test_a_relayed_get_stream_resumes_elsewhere_and_in_flight_calls_finish
     options = {
         "redis_sessions": redis_url,
         "redis_events": redis_url,
-        "shutdown_timeout": 5,
+        "shutdown_timeout": GRACE,
     }
     tags, notes = Tags(), Notes()
     with _workers(3, options) as procs, haproxy([p for p, _ in procs], tmp_path) as url:
@@ -101,7 +107,8 @@ async def test_a_relayed_get_stream_resumes_elsewhere_and_in_flight_calls_finish
             ) as client,
         ):
             with anyio.fail_after(40):
-                await anyio.sleep(0.5)  # its GET stream opens after the handshake
+                while not [w for m, w in tags.sent if m == "GET" and w]:  # noqa: ASYNC110
+                    await anyio.sleep(0.05)  # its GET stream opens after the handshake
                 owner = tags.sent[0][1]
                 (stream_on,) = [w for m, w in tags.sent if m == "GET"]
                 assert stream_on != owner  # relayed to the owner by another worker
@@ -122,19 +129,21 @@ async def test_a_relayed_get_stream_resumes_elsewhere_and_in_flight_calls_finish
                     tg.start_soon(in_flight)
                     await anyio.sleep(0.3)  # both calls are running
                     os.kill(stopping.pid, signal.SIGTERM)
-                    for _ in range(3):  # while the stream is away: kept in the event store
-                        await client.call("touch", {"uri": "mem://note"})
+                    killed = anyio.current_time()
+                await anyio.to_thread.run_sync(stopping.wait, GRACE + 5)  # drained, then gone
+                took = anyio.current_time() - killed
+                for _ in range(3):  # the stream was handed back: kept in the event store
+                    await client.call("touch", {"uri": "mem://note"})
                 await notes.wait_for(UPDATED, 6)
-                await anyio.to_thread.run_sync(stopping.wait, 10)
                 await anyio.sleep(0.5)  # room for a duplicate, if one were coming
     assert finished == [{"result": 40}, {"result": 40}]  # drained, not cancelled
-    assert stopping.returncode == 0
+    assert stopping.returncode in _STOPPED and took < GRACE / 2  # nothing held it
     assert notes.methods.count(UPDATED) == 6  # each event once
     assert tags.resumes and all(w not in ("", stream_on) for _, w in tags.resumes), tags.sent
 
 
 async def test_a_listen_stream_is_handed_to_another_worker(redis_url: str, tmp_path: Path) -> None:
-    options = {"redis_bus": redis_url, "shutdown_timeout": 3}
+    options = {"redis_bus": redis_url, "shutdown_timeout": GRACE}
     tags, notes = Tags(), Notes()
     acked = "notifications/subscriptions/acknowledged"
     with _workers(2, options) as procs, haproxy([p for p, _ in procs], tmp_path) as url:
@@ -145,13 +154,15 @@ async def test_a_listen_stream_is_handed_to_another_worker(redis_url: str, tmp_p
                 _, stopping = procs[int(first.removeprefix("w"))]
                 survivor, _ = procs[1 - int(first.removeprefix("w"))]
                 os.kill(stopping.pid, signal.SIGTERM)
+                killed = anyio.current_time()
                 await notes.wait_for(acked, 2)  # listening again
                 again = tags.sent[-1][1]
-                await anyio.to_thread.run_sync(stopping.wait, 10)
+                await anyio.to_thread.run_sync(stopping.wait, GRACE + 5)
+                took = anyio.current_time() - killed
                 elsewhere = f"http://127.0.0.1:{survivor}/mcp"
                 async with Client(elsewhere, protocol_version=VERSION) as actor:
                     await actor.call("touch", {"uri": "mem://note"})
                 await notes.wait_for(UPDATED, 1)
-    assert stopping.returncode == 0
-    assert again != first and subscription.reconnects == 1
-    assert subscription.active
+                still = subscription.active  # listening on the survivor
+    assert stopping.returncode in _STOPPED and took < GRACE / 2
+    assert again != first and subscription.reconnects == 1 and still
