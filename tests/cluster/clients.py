@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -35,6 +36,12 @@ class Tags:
         if "last-event-id" in request.headers:
             self.resumes.append(entry)
         self._pending[id(request)] = entry
+
+    def roamed(self) -> bool:
+        """Whether each request went to another worker than the one before (a request left
+        unanswered, a stream the client was reopening as it closed, compares with neither)."""
+        workers = [worker for _method, worker in self.sent]
+        return all(a != b for a, b in itertools.pairwise(workers) if a and b)
 
     async def response(self, response: httpx.Response) -> None:
         entry = self._pending.pop(id(response.request), None)
