@@ -213,7 +213,8 @@ class StreamableHTTPApp(SharedSettings):
         the other workers, and resume there: the ``GET`` streams of this worker's sessions
         and those relayed through it (``Last-Event-ID`` replays from the shared event
         store), and the 2026-07-28 listen streams, which end without their final result so
-        the client listens again. Sessions and requests in flight go on; :meth:`aclose` ends
+        the client listens again (with a ``bus``; without one they end with it: no other
+        worker would tell that client of this server's changes). Sessions and requests in flight go on; :meth:`aclose` ends
         them. ``False``, doing nothing, for a server that is not one of several workers (no
         ``bus`` nor ``registry``): there the streams end with the sessions, as before."""
         if self.bus is None and self.registry is None:
@@ -222,8 +223,11 @@ class StreamableHTTPApp(SharedSettings):
             session.hand_back()
         if self.registry is not None:
             self.registry.hand_back()
-        if self._per_request is not None and self.bus is not None:
-            self._per_request.hand_back()
+        if self._per_request is not None:
+            if self.bus is not None:
+                self._per_request.hand_back()
+            else:  # no other worker relays this server's changes: a graceful end, as alone
+                self._per_request.close()
         return True
 
     async def aclose(self) -> None:
