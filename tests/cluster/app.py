@@ -4,19 +4,32 @@ response with the worker that wrote it (a test-only header, ``x-test-worker``)."
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 from mcpbind import Context, Server
 from mcpbind import types as t
+from mcpbind.server.tasks import TaskContext, Tasks
+from mcpbind.tasks import TaskStore
 
 WORKER_HEADER = b"x-test-worker"
 
 
-def build(name: str = "cluster-app") -> Server:
+def build(name: str = "cluster-app", tasks: TaskStore | None = None) -> Server:
     """A server with a plain tool and one that asks the client a question (an input round on
     2026-07-28, an elicitation request on the handshake era). Its ``requestState`` keys come
-    from ``MCPBIND_STATE_KEYS`` (the default ``StatelessOptions``)."""
+    from ``MCPBIND_STATE_KEYS`` (the default ``StatelessOptions``). With a task ``tasks``
+    store, tool ``nap`` runs as a task."""
     server = Server(name, version="1.0.0")
+    if tasks is not None:
+        Tasks(server, tasks, poll_interval_ms=50)
+
+        @server.tool(task="optional")
+        async def nap(seconds: float, task: TaskContext) -> str:
+            """Sleep ``seconds`` (saying so in the task's status message)."""
+            await task.status("napping")
+            await asyncio.sleep(seconds)
+            return f"napped {seconds:g}s"
 
     @server.tool()
     def add(a: int, b: int) -> int:
@@ -42,13 +55,31 @@ def build(name: str = "cluster-app") -> Server:
         result = await ctx.sample(params, key="capital")
         return result.content.text if isinstance(result.content, t.TextContent) else "?"
 
+    cancelled: list[int] = []
+
     @server.tool()
     async def count(to: int, ctx: Context) -> int:
         """Report progress 1, 2, ... ``to``, 20 ms apart."""
-        for i in range(1, to + 1):
-            await ctx.report_progress(i, to)
-            await asyncio.sleep(0.02)
+        try:
+            for i in range(1, to + 1):
+                await ctx.report_progress(i, to)
+                await asyncio.sleep(0.02)
+        except asyncio.CancelledError:
+            cancelled.append(to)  # the client's notifications/cancelled stopped it here
+            raise
         return to
+
+    @server.tool()
+    def cancellations() -> list[int]:
+        """The ``to`` of each ``count`` call this worker stopped because it was cancelled."""
+        return cancelled
+
+    @server.tool()
+    async def chatty(ctx: Context) -> str:
+        """Log one message at each of ``info`` and ``warning`` (``notifications/message``)."""
+        await ctx.info("starting")
+        await ctx.warning({"worker": os.getpid()})
+        return "done"
 
     @server.resource("mem://note")
     def note() -> str:

@@ -83,6 +83,9 @@ defaults
     timeout server 30s
     timeout tunnel 60s
     option forwardfor
+    retries 3
+    option redispatch 1
+    retry-on conn-failure empty-response
 frontend mcp
     bind 127.0.0.1:{port}
     default_backend workers
@@ -95,7 +98,8 @@ backend workers
 @contextmanager
 def haproxy(ports: list[int], workdir: Path) -> Iterator[str]:
     """haproxy on a free port, round-robin over the workers at ``ports`` (each request to the
-    next one, ``X-Forwarded-For`` added); yield the MCP URL through it."""
+    next one, ``X-Forwarded-For`` added; a connection a stopped worker refuses is retried on
+    another, ``redispatch``); yield the MCP URL through it."""
     exe = shutil.which("haproxy")
     if exe is None:
         pytest.skip("haproxy is not installed (apt-get install haproxy); cluster not tested")

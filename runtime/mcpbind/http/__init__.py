@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .client import LegacyUnavailable as LegacyUnavailable
     from .client import StreamableHTTPTransport as StreamableHTTPTransport
     from .client import connect_http as connect_http
+    from .server import DrainingServer as DrainingServer
     from .server import EventStore as EventStore
     from .server import HostPolicy as HostPolicy
     from .server import HttpSession as HttpSession

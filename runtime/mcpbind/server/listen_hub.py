@@ -94,6 +94,8 @@ class ListenSubscription:
         #: extension's change is rendered when taken, so it shows the latest state).
         self._pending: set[str] = set()
         self.closed = False
+        #: Ended by :meth:`end` with ``graceful=False``: no final result is written.
+        self.handed_back = False
 
     def acknowledgement(self) -> bytes:
         """``notifications/subscriptions/acknowledged``: the first message on the stream."""
@@ -148,10 +150,14 @@ class ListenSubscription:
         data = encode_notification(entry[1], {"_meta": {SUBSCRIPTION_ID: self.id}})
         self._queue.put_nowait((what, data))
 
-    def end(self) -> None:
+    def end(self, *, graceful: bool = True) -> None:
         """The server ends the subscription: ``next()`` returns ``None`` once the queued
-        notifications are taken."""
+        notifications are taken. ``graceful=False``: this process hands the stream back
+        (one worker of several stops): the stream is to end without the final result, a
+        transport drop after which the client listens again, on another worker
+        (subscriptions.mdx, Graceful Closure)."""
         self.closed = True
+        self.handed_back = not graceful
         self._queue.put_nowait(None)
 
 
@@ -225,6 +231,14 @@ class ListenHub:
         """Server shutdown: every stream gets its final result, then ends."""
         for sub in list(self.subscriptions.values()):
             sub.end()
+
+    def hand_back_all(self) -> int:
+        """This worker stops while others serve on: every stream ends without its final
+        result, so each client listens again elsewhere. How many."""
+        subs = list(self.subscriptions.values())
+        for sub in subs:
+            sub.end(graceful=False)
+        return len(subs)
 
     def _changed(self, what: str, uri: str | None) -> None:
         for sub in list(self.subscriptions.values()):

@@ -344,3 +344,37 @@ async def test_serve_http_with_legacy_sse_ends_open_streams_on_sigterm() -> None
                     await anyio.sleep(0.05)
             # uvicorn re-raises the signal once it has shut down cleanly.
             assert process.returncode in (0, -signal.SIGTERM)
+
+
+async def test_both_endpoints_follow_one_settings_object_trusted_proxies_included() -> None:
+    """The legacy endpoint made ``beside`` a Streamable HTTP app holds that app's settings
+    object (``EndpointSettings``), not a copy: a setting changed on either applies to both,
+    and the trusted proxies name each stream's client by the ``X-Forwarded-For`` the proxy
+    (here the test, on 127.0.0.1) sent, so the per-client cap counts forwarded clients."""
+    combined = with_legacy_sse(
+        StreamableHTTPApp(make_server(), max_sessions_per_client=1, trusted_proxies=["127.0.0.1"])
+    )
+    assert combined.legacy.settings is combined.app.settings
+    combined.app.max_sessions_per_client = 2
+    assert combined.legacy.max_sessions_per_client == 2
+    combined.legacy.max_sessions_per_client = 1
+    assert combined.app.max_sessions_per_client == 1
+    live = LiveServer(combined)
+    live.server.config.proxy_headers = False  # what the app does with the header is tested
+    live.start()
+    base = f"http://127.0.0.1:{live.port}"
+    first, second = {"x-forwarded-for": "203.0.113.1"}, {"x-forwarded-for": "203.0.113.2"}
+    try:
+        async with (
+            httpx2.AsyncClient(timeout=TIMEOUT) as client,
+            open_stream(client, base, headers=first),
+            open_stream(client, base, headers=second),
+        ):
+            assert {s.client_address for s in combined.legacy.sessions.values()} == {
+                "203.0.113.1",
+                "203.0.113.2",
+            }
+            again = await client.get(base + "/sse", headers=first)
+            assert again.status_code == 503  # the same forwarded client, past its cap
+    finally:
+        live.stop()

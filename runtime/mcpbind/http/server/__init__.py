@@ -24,6 +24,7 @@ from .streamable_app import streamable_http_app as streamable_http_app
 
 if TYPE_CHECKING:  # imported on first use: the many-workers machinery (redis, on demand)
     from .cluster import RedisCluster as RedisCluster
+    from .draining import DrainingServer as DrainingServer
     from .redis_bus import RedisNotificationBus as RedisNotificationBus
     from .redis_events import RedisEventStore as RedisEventStore
     from .redis_sessions import RedisSessionRegistry as RedisSessionRegistry

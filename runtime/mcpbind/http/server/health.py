@@ -33,6 +33,13 @@ class WithHealth:
     def drain(self) -> None:
         self.draining = True
 
+    def hand_back(self) -> bool:
+        """Shutdown begins: not ready any more, and the app's streams are handed back
+        (``StreamableHTTPApp.hand_back``)."""
+        self.drain()
+        handed: bool = self.app.hand_back()
+        return handed
+
     async def aclose(self) -> None:
         self.drain()
         await self.app.aclose()

@@ -238,6 +238,17 @@ class HttpSession:
         self._streams.clear()
         self._finished.clear()
 
+    def hand_back(self) -> bool:
+        """End the connection of the standalone (``GET``) stream, if one is attached, with
+        the ``retry`` delay: the client reconnects and resumes with ``Last-Event-ID``; what
+        is sent meanwhile waits in the event store. The session goes on. Whether one was."""
+        outbox = self.standalone.outbox
+        if outbox is None:
+            return False
+        outbox.close(self.retry_ms)
+        self.standalone.outbox = None
+        return True
+
     def _shutdown(self) -> None:
         self.closed = True
         # JSON-mode streams are only in _by_request: their waiting responses must end too.

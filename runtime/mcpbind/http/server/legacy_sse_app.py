@@ -39,6 +39,7 @@ from ._asgi import (
     take_lifespan,
 )
 from .auth_hook import AuthHook
+from .endpoint_settings import EndpointSettings, SharedSettings
 from .http_session import HttpSession, new_session_id
 from .responses import (
     SESSION_NOT_FOUND,
@@ -47,7 +48,7 @@ from .responses import (
     reply_sse,
     sessions_of,
 )
-from .security import HostPolicy, refusal
+from .security import refusal
 from .streamable_app import StreamableHTTPApp, scope_principal
 from .streams import MAX_PENDING, Outbox
 
@@ -64,17 +65,20 @@ def _relative_path(scope: Scope) -> str:
     return path.rstrip("/")
 
 
-class LegacySSEApp:
+class LegacySSEApp(SharedSettings):
     """Serve one ``mcpbind.Server`` over the 2024-11-05 HTTP+SSE transport.
 
     ``sse_path``: where clients ``GET`` the stream; ``message_path``: where they ``POST``
     (both below the mount point, ``scope["root_path"]``). ``allowed_hosts``,
     ``allowed_origins``, ``max_body_size``, ``max_sessions``, ``body_timeout``,
     ``sse_keepalive``, ``principal``, ``session_options``, ``max_sessions_per_client``,
-    ``init_timeout`` (the stream ends if no handshake completed by then) and ``auth`` mean
-    what they mean
-    for ``StreamableHTTPApp``; :meth:`beside` copies them from one (and keeps following its
-    ``auth``: a hook set on that app later guards this endpoint too).
+    ``init_timeout`` (the stream ends if no handshake completed by then), ``auth`` and
+    ``trusted_proxies`` mean what they mean for ``StreamableHTTPApp``; they make up the
+    app's ``settings`` (:class:`~mcpbind.http.server.endpoint_settings.EndpointSettings`).
+    ``settings``: that object itself, which the keywords then do not build: :meth:`beside`
+    passes a ``StreamableHTTPApp``'s, so both endpoints follow one set of settings (an
+    ``auth`` hook set on either later guards both). A legacy session lives with its stream
+    on one worker: behind a balancer, route ``/sse`` and ``/messages/`` to one worker.
     """
 
     def __init__(
@@ -94,42 +98,32 @@ class LegacySSEApp:
         max_sessions_per_client: int | None = 100,
         init_timeout: float | None = 10.0,
         auth: AuthHook | None = None,
+        trusted_proxies: Iterable[str] | None = None,
+        settings: EndpointSettings | None = None,
     ) -> None:
-        if max_body_size < 1 or max_sessions < 1:
-            raise ValueError("max_body_size and max_sessions must be positive")
         if sse_path.rstrip("/") == message_path.rstrip("/"):
             raise ValueError("sse_path and message_path must differ")
+        self.settings = settings or EndpointSettings.of(
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            trusted_proxies=trusted_proxies,
+            max_body_size=max_body_size,
+            max_sessions=max_sessions,
+            body_timeout=body_timeout,
+            sse_keepalive=sse_keepalive,
+            principal=principal,
+            session_options=session_options,
+            max_sessions_per_client=max_sessions_per_client,
+            init_timeout=init_timeout,
+            auth=auth,
+        )
         self.server = server
         self.sse_path = sse_path
         self.message_path = message_path
-        self.policy = HostPolicy(allowed_hosts, allowed_origins)
-        self.max_body_size = max_body_size
-        self.max_sessions = max_sessions
-        self.body_timeout = body_timeout
-        self.sse_keepalive = sse_keepalive
-        self.principal = principal
-        self.session_options = session_options
-        self.max_sessions_per_client = max_sessions_per_client
-        self.init_timeout = init_timeout
-        self._auth = auth
-        #: The app whose settings :meth:`beside` copied; its ``auth`` is this one's.
-        self._beside: StreamableHTTPApp | None = None
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
         self.sessions: dict[str, HttpSession] = {}
         #: This app's hold on the server's lifespan (``mcpbind.server.lifespan``).
         self.lifespan = LifespanClaim(server)
-
-    @property
-    def auth(self) -> AuthHook | None:
-        """The check run first on every request (see ``StreamableHTTPApp``'s ``auth``)."""
-        return self._beside.auth if self._beside is not None else self._auth
-
-    @auth.setter
-    def auth(self, hook: AuthHook | None) -> None:
-        if self._beside is not None:
-            self._beside.auth = hook  # one check for both transports
-        else:
-            self._auth = hook
 
     def session_of(self, scope: Scope) -> HttpSession | None:
         """The live session the request's ``session_id`` query parameter names, if any."""
@@ -145,22 +139,7 @@ class LegacySSEApp:
         message_path: str = "/messages/",
     ) -> LegacySSEApp:
         """A legacy endpoint for ``app``'s server with ``app``'s limits and security settings."""
-        legacy = cls(
-            app.server,
-            sse_path=sse_path,
-            message_path=message_path,
-            max_body_size=app.max_body_size,
-            max_sessions=app.max_sessions,
-            body_timeout=app.body_timeout,
-            sse_keepalive=app.sse_keepalive,
-            principal=app.principal,
-            session_options=app.session_options,
-            max_sessions_per_client=app.max_sessions_per_client,
-            init_timeout=app.init_timeout,
-        )
-        legacy.policy = app.policy
-        legacy._beside = app
-        return legacy
+        return cls(app.server, sse_path=sse_path, message_path=message_path, settings=app.settings)
 
     def serves(self, scope: Scope) -> bool:
         """Whether a request's path is this transport's stream or message endpoint."""
@@ -171,13 +150,14 @@ class LegacySSEApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            self.settings.admit(scope)
             if (
                 not self.lifespan.taken
                 and self.server.lifespan is not None
                 and not await take_lifespan(self.lifespan, send)
             ):
                 return  # answered 503: the lifespan failed to start
-            auth = self.auth
+            auth = self.settings.auth
             if auth is not None:
                 checked = await auth(self, scope, receive, send)
                 if checked is None:
@@ -207,7 +187,7 @@ class LegacySSEApp:
             await send_error(send, 404, INVALID_REQUEST, "Not Found")
             return
         headers = Headers(scope["headers"])
-        if (refused := refusal(self.policy, scope, headers)) is not None:
+        if (refused := refusal(self.settings.policy, scope, headers)) is not None:
             await send_error(send, refused[0], INVALID_REQUEST, refused[1])
             return
         if scope["method"] != endpoint_method:
@@ -221,11 +201,11 @@ class LegacySSEApp:
 
     # ------------------------------------------------------------------ GET: the session
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if len(self.sessions) >= self.max_sessions:
+        if len(self.sessions) >= self.settings.max_sessions:
             await refuse_new_session(send)
             return
         address = client_address(scope)
-        cap = self.max_sessions_per_client
+        cap = self.settings.max_sessions_per_client
         if cap is not None and sessions_of(self.sessions.values(), address) >= cap:
             await refuse_client_session(send)
             return
@@ -235,8 +215,8 @@ class LegacySSEApp:
         session = HttpSession(
             self.server,
             session_id,
-            principal=self.principal(scope),
-            options=self.session_options,
+            principal=self.settings.principal(scope),
+            options=self.settings.session_options,
         )
         session.client_address = address
         self.sessions[session_id] = session
@@ -245,9 +225,11 @@ class LegacySSEApp:
         outbox = Outbox(MAX_PENDING)
         session.attach(session.standalone, outbox)
         unborn = None
-        if self.init_timeout is not None:  # no handshake by then: the stream (session) ends
+        if (
+            self.settings.init_timeout is not None
+        ):  # no handshake by then: the stream (session) ends
             loop = asyncio.get_running_loop()
-            unborn = loop.call_later(self.init_timeout, _end_unborn, session, outbox)
+            unborn = loop.call_later(self.settings.init_timeout, _end_unborn, session, outbox)
         try:
             await reply_sse(
                 session,
@@ -259,7 +241,7 @@ class LegacySSEApp:
                 head=b"event: endpoint\ndata: %s\n\n" % endpoint.encode(),
                 last=0,
                 replay=(),
-                keepalive=self.sse_keepalive,
+                keepalive=self.settings.sse_keepalive,
             )
         finally:
             if unborn is not None:
@@ -278,7 +260,7 @@ class LegacySSEApp:
             return
         session = self.session_of(scope)
         # Another principal's session is indistinguishable from an unknown one.
-        if session is None or session.closed or session.principal != self.principal(scope):
+        if session is None or session.closed or session.principal != self.settings.principal(scope):
             await send_error(send, 404, SESSION_NOT_FOUND, "Session not found")
             return
         if media_type(headers.get(b"content-type")) != "application/json":
@@ -286,10 +268,12 @@ class LegacySSEApp:
                 send, 415, INVALID_REQUEST, "Unsupported Media Type: use application/json"
             )
             return
-        body = await receive_body(send, receive, headers, self.max_body_size, self.body_timeout)
+        body = await receive_body(
+            send, receive, headers, self.settings.max_body_size, self.settings.body_timeout
+        )
         if body is None:
             return
-        classified = classify_body(body, (self.session_options or SessionOptions()).max_depth)
+        classified = classify_body(body, self.settings.max_depth)
         if classified.error is not None:
             code, message = classified.error
             await send_error(send, 400, code, message)
@@ -316,11 +300,14 @@ class WithLegacySSE:
         if scope["type"] == "lifespan":
             await serve_lifespan(receive, send, self.aclose, self.app.lifespan.take)
         elif scope["type"] == "http" and self.legacy.serves(scope):
-            if self.app.proxies is not None:  # the app applies them to its own requests
-                self.app.proxies.rewrite(scope)
             await self.legacy(scope, receive, send)
         else:
             await self.app(scope, receive, send)
+
+    def hand_back(self) -> bool:
+        """``StreamableHTTPApp.hand_back`` (a legacy session is its stream: it ends with
+        :meth:`aclose`)."""
+        return self.app.hand_back()
 
     async def aclose(self) -> None:
         await self.legacy.aclose()

@@ -115,6 +115,10 @@ class PerRequestEndpoint:
         if self._hub is not None:
             self._hub.close_all()
 
+    def hand_back(self) -> int:
+        """End every listen stream without its final result (see ``ListenHub.hand_back_all``)."""
+        return 0 if self._hub is None else self._hub.hand_back_all()
+
     def _mirrored_of(self, name: str) -> list[HeaderPath]:
         """The ``x-mcp-header`` parameters of the tool ``name`` (none if it is unknown)."""
         entry = self.server.tools.get(name)
@@ -291,8 +295,9 @@ class PerRequestEndpoint:
                     await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
                     continue
                 if message is None:
-                    # Graceful Closure: the response to the listen request ends the stream.
-                    chunk = _frame(sub.final_result())
+                    # Graceful Closure: the response to the listen request ends the stream;
+                    # handed back, it ends without one (the client listens again elsewhere).
+                    chunk = b"" if sub.handed_back else _frame(sub.final_result())
                     await send({"type": "http.response.body", "body": chunk, "more_body": False})
                     return
                 chunk = _frame(message)

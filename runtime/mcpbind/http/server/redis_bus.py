@@ -1,8 +1,9 @@
 """``RedisNotificationBus``: changes raised on one worker reach the clients of every worker.
 
-A server's changes (``list_changed`` of tools, prompts and resources, ``resources/updated``)
-go to everything listening to ``Server.on_change`` in its process: handshake-era sessions
-(their ``GET`` streams) and 2026-07-28 ``subscriptions/listen`` streams. The bus listens there
+A server's changes (``list_changed`` of tools, prompts and resources, ``resources/updated``,
+and a task's status, ``notifications/tasks`` on 2026-07-28) go to everything listening to
+``Server.on_change`` in its process: handshake-era sessions (their ``GET`` streams) and
+2026-07-28 ``subscriptions/listen`` streams. The bus listens there
 too, publishes each local change on a Redis pub/sub channel named after the server, and
 replays the changes other workers publish through ``Server.changed``, so each worker's own
 listeners send them to their own clients, in either era.
@@ -12,6 +13,12 @@ at most once to each worker, and kept nowhere; a client that was away gets what 
 from its own stream's event store. A stream would be a second, global copy nobody replays.
 
 While Redis is down, changes stay local (logged once per outage) and the bus reconnects.
+
+Not relayed, because they belong to one request or one session: progress and log messages
+(``notifications/message``: the 2026-07-28 logging.mdx makes it request-scoped, never on a
+listen stream; on the handshake era it goes to the session, whose requests are all served by
+its owner), and a handshake-era task's ``notifications/tasks/status`` (sent to the session that
+created the task, on its owner).
 """
 
 from __future__ import annotations
@@ -29,6 +36,12 @@ from ...server.app import Server
 __all__ = ["RedisNotificationBus"]
 
 logger = lazy_logger("mcpbind.http")
+
+_LISTS = frozenset({"tools", "prompts", "resources", "updated"})
+_RELAYED = _LISTS | {"task"}
+"""The changes relayed: the lists, a resource's content, a task's status (its id). A task's
+record lives in the shared task store (``RedisTaskStore``), so a worker that hears of the
+change renders the notification from there for its own listeners."""
 
 _MAX_OUTGOING = 10_000
 """Local changes waiting to be published; past it the oldest are dropped (and logged)."""
@@ -133,11 +146,15 @@ class RedisNotificationBus:
         except (ValueError, KeyError, TypeError):
             logger.warning("notification bus: ignored a malformed message on %s", self.channel)
             return
-        if origin == self.origin or what not in ("tools", "prompts", "resources", "updated"):
+        if origin == self.origin or what not in _RELAYED:
             return
+        detail = uri if isinstance(uri, str) else None
         self._relaying = True
         try:
-            self.server.changed(what, uri if isinstance(uri, str) else None)
+            if what in _LISTS:
+                self.server.changed(what, detail)
+            else:  # an extension's: a task's status changed (its id)
+                self.server.extension_changed(what, detail)
         finally:
             self._relaying = False
 

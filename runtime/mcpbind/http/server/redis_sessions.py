@@ -91,6 +91,8 @@ class RedisSessionRegistry:
         self._renewed: dict[str, float] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._http: httpx2.AsyncClient | None = None
+        #: The GET streams relayed through this worker now, each set to end it.
+        self._relayed_streams: set[asyncio.Event] = set()
 
     def _key(self, session_id: str) -> str:
         return f"{self._prefix}:session:{session_id}"
@@ -196,11 +198,21 @@ class RedisSessionRegistry:
             )
             copy = asyncio.ensure_future(self._copy(upstream, send))
             gone = asyncio.ensure_future(_disconnected(receive))
-            done, _ = await asyncio.wait((copy, gone), return_when=asyncio.FIRST_COMPLETED)
-            for task in (copy, gone):
-                task.cancel()
-            await asyncio.gather(copy, gone, return_exceptions=True)
-            if copy in done and copy.exception() is None:
+            waits: list[asyncio.Future[Any]] = [copy, gone]
+            handed = asyncio.Event()
+            if scope["method"] == "GET":  # a session's stream: handed back on shutdown
+                self._relayed_streams.add(handed)
+                waits.append(asyncio.ensure_future(handed.wait()))
+            try:
+                done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                self._relayed_streams.discard(handed)
+                for task in waits:
+                    task.cancel()
+                await asyncio.gather(*waits, return_exceptions=True)
+            if (copy in done and copy.exception() is None) or handed.is_set():
+                # Ended by the owner, or handed back: a clean end the client resumes from
+                # (Last-Event-ID), through whichever worker it reaches next.
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             await upstream.aclose()
@@ -209,6 +221,15 @@ class RedisSessionRegistry:
     async def _copy(upstream: httpx2.Response, send: Send) -> None:
         async for chunk in upstream.aiter_raw():
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+    def hand_back(self) -> int:
+        """Shutdown: end the ``GET`` streams relayed through this worker (each cleanly, so
+        its client reconnects through another worker and resumes with ``Last-Event-ID`` from
+        the owner's event store); requests relayed now run on to their answer. How many."""
+        streams = list(self._relayed_streams)
+        for handed in streams:
+            handed.set()
+        return len(streams)
 
     async def aclose(self) -> None:
         for task in list(self._background):

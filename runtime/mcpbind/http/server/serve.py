@@ -80,7 +80,11 @@ def serve_http(
     ``/readyz``. ``workers``: that many processes (forked; POSIX) share the listening socket,
     each also listening on a port of its own at ``advertise_host`` (default: ``host``, or
     127.0.0.1 for a wildcard) where the others forward its sessions' requests; more than one
-    needs ``redis``. SIGTERM to the parent stops every worker gracefully.
+    needs ``redis``. SIGTERM to the parent stops every worker gracefully. A worker of a
+    cluster stops by handing its streams back (``GET`` and listen streams end; their clients
+    reconnect to the other workers and resume there), then lets the requests in flight run
+    to their answers within ``shutdown_timeout``, then ends its sessions
+    (``mcpbind.http.server.draining``).
 
     Once listening it prints one line to stderr, ``serving NAME on URL`` (``port=0``: the
     port the system chose). An address it cannot listen on (a port in use) raises
@@ -130,14 +134,30 @@ def serve_http(
     def run(index: int) -> None:
         listen = list(sockets or ())
         advertise = None
-        if url is not None and listen:
-            if workers > 1:  # the shared socket cannot name one worker: one of its own
-                listen.append(_bind(internal, 0))
-            advertise = _url(listen[-1], "http", path, internal)
-        _serve_one(
-            server, settings, listen or None, path, url, advertise, index == 0, legacy_sse, options
-        )
+        own: list[socket.socket] = []  # made here, closed here; the shared ones below
+        try:
+            if url is not None and listen:
+                if workers > 1:  # the shared socket cannot name one worker: one of its own
+                    own.append(_bind(internal, 0))
+                    listen += own
+                advertise = _url(listen[-1], "http", path, internal)
+            _serve_one(
+                server,
+                settings,
+                listen or None,
+                path,
+                url,
+                advertise,
+                index == 0,
+                legacy_sse,
+                options,
+            )
+        finally:
+            for sock in own:
+                sock.close()
 
+    # Every socket is closed by the code that opened it, once: the shared listening socket
+    # here, a worker's own in ``run``; ``_serve_one`` only serves on them.
     try:
         if workers == 1:
             run(0)
@@ -161,8 +181,11 @@ def _serve_one(
     legacy_sse: bool,
     options: dict[str, Any],
 ) -> None:
-    """Run one worker: the app (clustered through ``redis`` when given) under uvicorn."""
+    """Run one worker: the app (clustered through ``redis`` when given) under uvicorn, on
+    ``sockets`` (closed by their opener, not here)."""
     import uvicorn
+
+    from .draining import DrainingServer
 
     ready = None
     if redis is not None:
@@ -181,7 +204,7 @@ def _serve_one(
     # app's own hold ends with its sessions, before uvicorn waits for those requests).
     lifespan = LifespanClaim(server)
 
-    class AnnouncingServer(uvicorn.Server):
+    class AnnouncingServer(DrainingServer):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             try:  # the server's lifespan before anything listens
                 await lifespan.take()
@@ -195,20 +218,11 @@ def _serve_one(
                 print(f"serving {server.name} on {url}", file=sys.stderr, flush=True)
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-            # uvicorn waits for running requests before the lifespan shutdown that would end
-            # the sessions, and an open SSE stream never finishes on its own: stop accepting,
-            # end the sessions (their streams close cleanly), then let uvicorn wait.
-            for listener in self.servers:
-                listener.close()
-            await app.aclose()
+            # Streams handed back or sessions ended first (see .draining), then uvicorn waits.
             await super().shutdown(sockets)
             await lifespan.drop()
 
-    try:
-        AnnouncingServer(config).run(sockets)
-    finally:
-        for sock in sockets or ():
-            sock.close()
+    AnnouncingServer(config, app).run(sockets)
     if failed:  # one line, nothing served (docs/snippets/exit-codes.md)
         print(failed[0], file=sys.stderr, flush=True)
         sys.exit(STARTUP_FAILURE)

@@ -37,9 +37,9 @@ from ._asgi import (
     take_lifespan,
 )
 from .auth_hook import AuthHook, scope_principal
+from .endpoint_settings import EndpointSettings, SharedSettings
 from .events import EventStore, format_event_id, parse_event_id
 from .http_session import HttpSession, new_session_id
-from .proxies import TrustedProxies
 from .responses import (
     SESSION_NOT_FOUND,
     refuse_client_session,
@@ -48,7 +48,7 @@ from .responses import (
     reply_sse,
     sessions_of,
 )
-from .security import HostPolicy, refusal
+from .security import refusal
 from .streams import MAX_PENDING, Outbox, OutboxOnDemand, Stream
 
 if TYPE_CHECKING:
@@ -79,6 +79,11 @@ class SessionRegistry(Protocol):
 
     def release(self, session_id: str) -> None: ...
 
+    def hand_back(self) -> int:
+        """Shutdown: end the streams relayed through this worker (their clients resume
+        elsewhere); how many."""
+        ...
+
     async def forward(
         self, scope: Scope, receive: Receive, send: Send, session_id: str, body: bytes
     ) -> bool:
@@ -94,7 +99,7 @@ _SUPPORTED = frozenset(HANDSHAKE_VERSIONS)
 _JSON = b"application/json"
 
 
-class StreamableHTTPApp:
+class StreamableHTTPApp(SharedSettings):
     """Serve one ``mcpbind.Server`` over Streamable HTTP. See the module docstring.
 
     ``sessionless``: the 2025 revisions without sessions; each POST is served on its own (no
@@ -146,27 +151,27 @@ class StreamableHTTPApp:
         bus: NotificationBus | None = None,
         registry: SessionRegistry | None = None,
     ) -> None:
-        if max_body_size < 1 or max_sessions < 1:
-            raise ValueError("max_body_size and max_sessions must be positive")
+        self.settings = EndpointSettings.of(
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            trusted_proxies=trusted_proxies,
+            max_body_size=max_body_size,
+            max_sessions=max_sessions,
+            body_timeout=body_timeout,
+            sse_keepalive=sse_keepalive,
+            principal=principal,
+            session_options=session_options,
+            max_sessions_per_client=max_sessions_per_client,
+            init_timeout=init_timeout,
+            auth=auth,
+        )
         self.server = server
         self.sessionless = sessionless
-        self.policy = HostPolicy(allowed_hosts, allowed_origins)
-        self.max_body_size = max_body_size
-        self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.event_store = event_store
         self.json_response = json_response
         self.path = path.rstrip("/") or "/" if path is not None else None
-        self.body_timeout = body_timeout
         self.retry_ms = retry_ms
-        self.sse_keepalive = sse_keepalive
-        self.principal = principal
-        self.session_options = session_options
-        self.max_sessions_per_client = max_sessions_per_client
-        self.init_timeout = init_timeout
-        self._max_depth = (session_options or SessionOptions()).max_depth
-        self.auth = auth
-        self.proxies = None if trusted_proxies is None else TrustedProxies(trusted_proxies)
         self.bus = bus
         self.registry = registry
         #: Live sessions by id. Public for inspection (tests, metrics); do not mutate.
@@ -184,16 +189,15 @@ class StreamableHTTPApp:
         if kind == "http":
             if self.bus is not None and not self.bus.started:
                 await self.bus.start()
-            if self.proxies is not None:
-                self.proxies.rewrite(scope)
+            self.settings.admit(scope)
             if (
                 not self.lifespan.taken
                 and self.server.lifespan is not None
                 and not await take_lifespan(self.lifespan, send)
             ):
                 return  # answered 503: the lifespan failed to start
-            if self.auth is not None:
-                checked = await self.auth(self, scope, receive, send)
+            if self.settings.auth is not None:
+                checked = await self.settings.auth(self, scope, receive, send)
                 if checked is None:
                     return  # answered by the auth check (401, 403, the metadata)
                 receive = checked
@@ -202,6 +206,29 @@ class StreamableHTTPApp:
             await serve_lifespan(receive, send, self.aclose, self.lifespan.take)
         elif kind == "websocket":
             await send({"type": "websocket.close", "code": 1003})
+
+    def hand_back(self) -> bool:
+        """The first step of a clustered worker's graceful shutdown (no new connections come
+        now): end the long-lived streams so their clients reconnect through the balancer to
+        the other workers, and resume there: the ``GET`` streams of this worker's sessions
+        and those relayed through it (``Last-Event-ID`` replays from the shared event
+        store), and the 2026-07-28 listen streams, which end without their final result so
+        the client listens again (with a ``bus``; without one they end with it: no other
+        worker would tell that client of this server's changes). Sessions and requests in flight go on; :meth:`aclose` ends
+        them. ``False``, doing nothing, for a server that is not one of several workers (no
+        ``bus`` nor ``registry``): there the streams end with the sessions, as before."""
+        if self.bus is None and self.registry is None:
+            return False
+        for session in list(self.sessions.values()):
+            session.hand_back()
+        if self.registry is not None:
+            self.registry.hand_back()
+        if self._per_request is not None:
+            if self.bus is not None:
+                self._per_request.hand_back()
+            else:  # no other worker relays this server's changes: a graceful end, as alone
+                self._per_request.close()
+        return True
 
     async def aclose(self) -> None:
         """Terminate every session (their handlers are cancelled); the app stays usable."""
@@ -235,7 +262,7 @@ class StreamableHTTPApp:
             await send_error(send, 404, INVALID_REQUEST, "Not Found")
             return
         headers = Headers(scope["headers"])
-        if (refused := refusal(self.policy, scope, headers)) is not None:
+        if (refused := refusal(self.settings.policy, scope, headers)) is not None:
             await send_error(send, refused[0], INVALID_REQUEST, refused[1])
             return
         method = scope["method"]
@@ -283,7 +310,7 @@ class StreamableHTTPApp:
             else:
                 self.registry.used(session_id.strip())
         # Another principal's session is indistinguishable from an unknown one.
-        if session is None or session.closed or session.principal != self.principal(scope):
+        if session is None or session.closed or session.principal != self.settings.principal(scope):
             await send_error(send, 404, SESSION_NOT_FOUND, "Session not found")
             return None
         version = headers.get(b"mcp-protocol-version")
@@ -324,10 +351,12 @@ class StreamableHTTPApp:
                 "Not Acceptable: Accept must list application/json and text/event-stream",
             )
             return
-        body = await receive_body(send, receive, headers, self.max_body_size, self.body_timeout)
+        body = await receive_body(
+            send, receive, headers, self.settings.max_body_size, self.settings.body_timeout
+        )
         if body is None:
             return
-        classified = classify_body(body, self._max_depth)
+        classified = classify_body(body, self.settings.max_depth)
         if classified.error is not None:
             code, message = classified.error
             await send_error(send, 400, code, message)
@@ -347,11 +376,11 @@ class StreamableHTTPApp:
                     send, 400, INVALID_REQUEST, "Bad Request: initialize must not carry a session"
                 )
                 return
-            if len(self.sessions) >= self.max_sessions:
+            if len(self.sessions) >= self.settings.max_sessions:
                 await refuse_new_session(send)
                 return
             address = client_address(scope)
-            cap = self.max_sessions_per_client
+            cap = self.settings.max_sessions_per_client
             if cap is not None and sessions_of(self.sessions.values(), address) >= cap:
                 await refuse_client_session(send)
                 return
@@ -385,15 +414,15 @@ class StreamableHTTPApp:
         session = HttpSession(
             self.server,
             session_id,
-            principal=self.principal(scope),
+            principal=self.settings.principal(scope),
             event_store=self.event_store,
             retry_ms=self.retry_ms,
-            options=self.session_options,
+            options=self.settings.session_options,
         )
         self.sessions[session_id] = session
         task = session.start()
         task.add_done_callback(lambda _t: self._forget(session))
-        timed = self.idle_timeout is not None or self.init_timeout is not None
+        timed = self.idle_timeout is not None or self.settings.init_timeout is not None
         if timed and self._reaper is None:
             self._reaper = asyncio.get_running_loop().create_task(self._reap())
         return session
@@ -541,7 +570,7 @@ class StreamableHTTPApp:
             head=head,
             last=last,
             replay=replay or (),
-            keepalive=self.sse_keepalive if stream.standalone else None,
+            keepalive=self.settings.sse_keepalive if stream.standalone else None,
         )
 
     async def _post_sessionless(
@@ -561,7 +590,7 @@ class StreamableHTTPApp:
             await send_error(send, 400, INVALID_REQUEST, message)
             return
         era = self.per_request
-        await era.sessionless(receive, send, classified, version, self.session_options)
+        await era.sessionless(receive, send, classified, version, self.settings.session_options)
 
     @property
     def per_request(self) -> PerRequestEndpoint:
@@ -573,11 +602,11 @@ class StreamableHTTPApp:
 
             era = self._per_request = PerRequestEndpoint(
                 self.server,
-                principal=self.principal,
+                principal=self.settings.principal,
                 json_response=self.json_response,
-                sse_keepalive=self.sse_keepalive,
-                max_listens_per_client=self.max_sessions_per_client,
-                options=self.session_options,
+                sse_keepalive=self.settings.sse_keepalive,
+                max_listens_per_client=self.settings.max_sessions_per_client,
+                options=self.settings.session_options,
             )
         return era
 
@@ -652,7 +681,7 @@ class StreamableHTTPApp:
 
     # ------------------------------------------------------------------ idle sessions
     async def _reap(self) -> None:
-        timeouts = [t for t in (self.idle_timeout, self.init_timeout) if t is not None]
+        timeouts = [t for t in (self.idle_timeout, self.settings.init_timeout) if t is not None]
         period = max(0.05, min(min(timeouts) / 4, 30.0))
         while True:
             await asyncio.sleep(period)
@@ -663,7 +692,7 @@ class StreamableHTTPApp:
         those without ``notifications/initialized`` ``init_timeout`` after they began."""
         now = asyncio.get_running_loop().time()
         idle = -1.0 if self.idle_timeout is None else now - self.idle_timeout
-        unborn = -1.0 if self.init_timeout is None else now - self.init_timeout
+        unborn = -1.0 if self.settings.init_timeout is None else now - self.settings.init_timeout
         stale = [
             s
             for s in self.sessions.values()
