@@ -1,0 +1,335 @@
+"""Real downstream clients of the Host as a gateway (issue 33, "What it must show" 1).
+
+The TypeScript SDK's client (``gateway_ts_client.mjs``, bench/rt/peers/ts), the official
+Python SDK's client (``gateway_official_client.py``) and mcpbind's own ``Client``
+(``gateway_mcpbind_client.py``) run one plan each, over stdio and over
+Streamable HTTP: list the tools (every page), call tools, receive progress
+(2025-11-25 basic/utilities/progress.mdx §Progress Flow), answer a sampling request a server
+sends while its tool runs (client/sampling.mdx §Creating Messages), cancel a call
+(basic/utilities/cancellation.mdx §Cancellation Flow: the server that runs the tool sees the
+cancel), accept the elicitation that approves one call and decline the one that would approve
+another (client/elicitation.mdx §Response Actions), and show that no upstream token reaches
+them (basic/authorization.mdx §Access Token Privilege Restriction: a server MUST NOT pass a
+token it received on). The MCP Inspector's CLI mode lists and calls tools over both.
+
+The targets: ``standin`` is a plain mcpbind server with the same surface (gateway_peers.py),
+so the harnesses are checked where no gateway runs; ``gateway`` is ``mcpbind host -c
+servers.json --serve`` / ``--serve-http`` over four upstreams: a 2026-07-28-only mcpbind server
+(stdio), one behind the OAuth resource-server check (HTTP, a bearer token from the
+environment), the official Python SDK's interop server (stdio) and the reference
+server-everything (stdio).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.live_server import free_port, listening_process, spawn_server
+
+from mcpbind.host import Host
+
+from ._support import OFFICIAL_SERVER
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+PEERS = str(HERE / "gateway_peers.py")
+TS_CLIENT = HERE / "gateway_ts_client.mjs"
+OFFICIAL_CLIENT = HERE / "gateway_official_client.py"
+MCPBIND_CLIENT = HERE / "gateway_mcpbind_client.py"
+TS_SDK = ROOT / "bench/rt/peers/ts/node_modules/@modelcontextprotocol/sdk"
+EVERYTHING = (
+    ROOT
+    / "tests/peers/server-everything/node_modules/@modelcontextprotocol/server-everything"
+    / "dist/index.js"
+)
+INSPECTOR_BIN = ROOT / "tests/peers/inspector/node_modules/.bin"
+TOKEN = "upstream-secret-7f3a9c0e5b1d"
+"""The protected upstream's bearer token: the gateway holds it, no downstream client may see it."""
+
+pytestmark = pytest.mark.interop
+
+has_gateway = hasattr(Host, "as_server")
+has_node = shutil.which("node") is not None
+
+
+def environment(**extra: str) -> dict[str, str]:
+    """This checkout's code first for every process started (stdio servers get a small
+    inherited environment otherwise)."""
+    return {"PYTHONPATH": os.environ.get("PYTHONPATH", ""), **extra}
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a downstream client connects, and the host names of what it calls."""
+
+    name: str
+    transport: dict[str, Any]
+    tools: dict[str, str]
+    """Role -> tool name: echo (one per upstream: echo, echo-official, ...), count, sample,
+    wait, write, wipe."""
+    echoes: dict[str, tuple[str, str]]
+    """Echo tool name -> its text argument's name, and the text its answer must contain."""
+
+
+def standin_tools() -> dict[str, str]:
+    return {role: role for role in ("count", "sample", "wait", "write", "wipe")}
+
+
+GATEWAY_TOOLS = {
+    "count": "modern__count",
+    "sample": "modern__sample",
+    "wait": "modern__wait",
+    "write": "modern__write",
+    "wipe": "modern__wipe",
+}
+GATEWAY_ECHOES = {
+    "modern__echo": ("text", "modern: through"),
+    "protected__echo": ("text", "protected: through"),
+    "official__echo": ("text", "through"),
+    "everything__echo": ("message", "Echo: through"),
+}
+
+
+def gateway_config(tmp_path: Path, protected_url: str) -> Path:
+    env = environment()
+    # modern: the default policy (auto: read-only tools run, write and wipe ask); the others'
+    # echo tools carry no read-only annotation, so they are allowed outright.
+    allow = {"approval": "allow"}
+    servers: dict[str, Any] = {
+        "modern": {"command": "python", "args": [PEERS, "modern"], "env": env},
+        "protected": {"url": protected_url, "bearerTokenEnv": "GATEWAY_UPSTREAM_TOKEN"},
+        "official": {"command": "python", "args": [OFFICIAL_SERVER], "env": env, **allow},
+        "everything": {"command": "node", "args": [str(EVERYTHING), "stdio"], **allow},
+    }
+    path = tmp_path / "servers.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+@contextmanager
+def protected_upstream() -> Iterator[str]:
+    os.environ["GATEWAY_UPSTREAM_TOKEN"] = TOKEN  # spawn_server's child inherits it
+    try:
+        with spawn_server(PEERS, "protected") as (_, base):
+            yield f"{base}/mcp"
+    finally:
+        del os.environ["GATEWAY_UPSTREAM_TOKEN"]
+
+
+@contextmanager
+def target(kind: str, transport: str, tmp_path: Path) -> Iterator[Target]:
+    if kind == "standin":
+        echoes = {"echo": ("text", "standin: through")}
+        if transport == "stdio":
+            command = {"command": sys.executable, "args": [PEERS, "standin", "stdio"]}
+            yield Target(kind, {**command, "env": environment()}, standin_tools(), echoes)
+            return
+        with spawn_server(PEERS, "standin", "http") as (_, base):
+            yield Target(kind, {"url": f"{base}/mcp"}, standin_tools(), echoes)
+        return
+    with protected_upstream() as protected_url:
+        config = str(gateway_config(tmp_path, protected_url))
+        host = [sys.executable, "-m", "mcpbind.cli", "host", "-c", config]
+        env = environment(GATEWAY_UPSTREAM_TOKEN=TOKEN)
+        if transport == "stdio":
+            yield Target(
+                kind,
+                {"command": host[0], "args": [*host[1:], "--serve"], "env": env},
+                GATEWAY_TOOLS,
+                GATEWAY_ECHOES,
+            )
+            return
+        port = free_port()
+        serve = [*host, "--serve-http", f"127.0.0.1:{port}"]
+        with listening_process(serve, port, env={**os.environ, **env}):
+            url = f"http://127.0.0.1:{port}/mcp"
+            yield Target(kind, {"url": url}, GATEWAY_TOOLS, GATEWAY_ECHOES)
+
+
+def plan(where: Target, marker: Path) -> dict[str, Any]:
+    tools = where.tools
+    return {
+        "target": where.transport,
+        "calls": [[name, {key: "through"}] for name, (key, _) in where.echoes.items()],
+        "progress": [tools["count"], {"steps": 3}],
+        "sample": [tools["sample"], {"prompt": "hello"}],
+        "cancel": [tools["wait"], {"marker": str(marker)}],
+        "approve": [tools["write"], {"value": "v"}],
+        "refuse": [tools["wipe"], {}],
+    }
+
+
+def run_client(command: list[str], the_plan: dict[str, Any]) -> dict[str, Any]:
+    done = subprocess.run(
+        [*command, json.dumps(the_plan)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        env={**os.environ, **environment()},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
+
+
+def wait_for_file(path: Path, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+CLIENTS = {
+    "typescript": (["node", str(TS_CLIENT)], "ts-model: sampled by ts"),
+    "official-python": ([sys.executable, str(OFFICIAL_CLIENT)], "python-model: sampled by python"),
+    "mcpbind": ([sys.executable, str(MCPBIND_CLIENT)], "mcpbind-model: sampled by mcpbind"),
+}
+TARGETS = [
+    pytest.param("standin", id="standin"),
+    pytest.param(
+        "gateway",
+        id="gateway",
+        marks=pytest.mark.skipif(
+            not has_gateway or not EVERYTHING.exists() or not has_node,
+            reason="the gateway (Host.as_server, branch h-gw) is not in this checkout, "
+            "or server-everything is not installed (make setup-all)",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("client", list(CLIENTS))
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("kind", TARGETS)
+def test_a_downstream_client_uses_every_feature(
+    kind: str, transport: str, client: str, tmp_path: Path
+) -> None:
+    if client == "typescript" and not (TS_SDK.exists() and has_node):
+        pytest.skip("the TypeScript SDK peer is not installed: make bench/rt/peers/ts/node_modules")
+    if client == "official-python":
+        pytest.importorskip("mcp", reason="the official MCP SDK (the `peers` extra) is missing")
+    command, sampled = CLIENTS[client]
+    marker = tmp_path / "wait"
+    with target(kind, transport, tmp_path) as where:
+        out = run_client(command, plan(where, marker))
+        # Cancellation reached the server that ran the tool (its handler was cancelled).
+        assert wait_for_file(Path(f"{marker}.cancelled")), out["cancel"]
+
+    # Every page of tools/list, with every tool of every upstream under its name.
+    assert set(where.echoes) | set(where.tools.values()) <= set(out["tools"])
+    assert len(out["tools"]) == len(set(out["tools"]))
+    for call in out["calls"]:
+        assert call.get("isError") is False, call
+        assert where.echoes[call["name"]][1] in call["text"], call
+    # Progress: one notification per step, in order, then the result.
+    assert out["progress"]["updates"] == [[1, 3], [2, 3], [3, 3]]
+    assert out["progress"]["text"] == "counted 3"
+    # Sampling: the server's request reached this client, whose answer reached the tool.
+    assert out["sample"]["requests"] == ["hello"]
+    assert out["sample"]["text"] == sampled
+    # The cancelled call got no result.
+    assert "text" not in out["cancel"], out["cancel"]
+    # Approval: accepted for write (it ran), declined for wipe (it did not).
+    assert out["approve"] == {"text": "wrote v", "isError": False}
+    assert [e["answer"] for e in out["elicitations"]] == ["accept", "decline"]
+    refused = out["refuse"]
+    assert refused.get("isError") is True or "error" in refused, refused
+    assert "wiped" not in json.dumps(refused)
+    # The session goes on after the cancel and the refusal.
+    assert out["after"]["isError"] is False
+    # No upstream token in anything received: messages, and response headers over HTTP.
+    seen = json.dumps([out["received"], out["headers"]])
+    assert out["received"] and TOKEN not in seen
+    if transport == "http" and client != "mcpbind":  # mcpbind's is recorded above HTTP
+        assert out["headers"]
+
+
+def run_inspector(
+    options: list[str], where: Target, home: Path
+) -> subprocess.CompletedProcess[str]:
+    """The MCP Inspector's CLI mode (tests/peers/inspector, pinned) with ``options``, on the
+    target's URL or command, with ``--format json``."""
+    env = {
+        **os.environ,
+        **environment(),
+        "PATH": f"{INSPECTOR_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HOME": str(home),
+        "npm_config_update_notifier": "false",
+    }
+    if "url" in where.transport:
+        server = ["--transport", "http", where.transport["url"]]
+    else:
+        variables = [f"{k}={v}" for k, v in where.transport["env"].items()]
+        server = [*(x for pair in variables for x in ("-e", pair)), "--"]
+        server += [where.transport["command"], *where.transport["args"]]
+    return subprocess.run(
+        [str(INSPECTOR_BIN / "mcp-inspector"), "--cli", "--format", "json", *options, *server],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+
+
+def inspector(options: list[str], where: Target, home: Path) -> dict[str, Any]:
+    """:func:`run_inspector`, which must succeed: its JSON output."""
+    done = run_inspector(options, where, home)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out: dict[str, Any] = json.loads(done.stdout)
+    return out
+
+
+@pytest.mark.skipif(
+    not (INSPECTOR_BIN / "mcp-inspector").exists(),
+    reason="the MCP Inspector is not installed: make setup-all",
+)
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("kind", TARGETS)
+def test_the_inspector_cli_lists_and_calls(kind: str, transport: str, tmp_path: Path) -> None:
+    """The Inspector's CLI lists every tool and calls each upstream's echo (its CLI mode
+    cannot answer sampling or elicitation, nor cancel)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    with target(kind, transport, tmp_path) as where:
+        listed = inspector(["--method", "tools/list"], where, home)
+        names = {tool["name"] for tool in listed["result"]["tools"]}
+        assert set(where.echoes) <= names
+        for name, (key, expected) in where.echoes.items():
+            call = ["--method", "tools/call", "--tool-name", name, "--tool-arg", f"{key}=through"]
+            called = inspector(call, where, home)
+            assert expected in json.dumps(called["result"]["content"]), called
+            assert TOKEN not in json.dumps(called)
+
+
+@pytest.mark.skipif(
+    not has_gateway or not (INSPECTOR_BIN / "mcp-inspector").exists(),
+    reason="needs the gateway (branch h-gw) and the MCP Inspector (make setup-all)",
+)
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_approval_without_elicitation_is_refused(transport: str, tmp_path: Path) -> None:
+    """The Inspector's CLI declares no elicitation: a call the policy asks about is refused
+    with one clear error (issue 33: "refused with a clear error where it does not"), and the
+    tool does not run."""
+    home = tmp_path / "home"
+    home.mkdir()
+    with target("gateway", transport, tmp_path) as where:
+        call = ["--method", "tools/call", "--tool-name", "modern__write", "--tool-arg", "value=v"]
+        done = run_inspector(call, where, home)
+    said = done.stdout + done.stderr
+    assert "did not declare elicitation" in said, said[-2000:]
+    assert "wrote v" not in said
