@@ -9,7 +9,7 @@ PYTHONS := 3.11 3.12 3.13
 NEWEST := $(lastword $(PYTHONS))
 OLDER := $(filter-out $(NEWEST),$(PYTHONS))
 
-.PHONY: help setup setup-all demo schema gen gen-check lint typecheck typecheck-installed test check ci docs dist bench-codec bench-rt bench-http bench-tasks bench-cold bench-cold-wheel bench-mem bench-scale bench-inlines conformance pythons test-older fuzz soak
+.PHONY: help setup setup-all demo schema gen gen-check lint typecheck typecheck-installed test check ci docs dist bench-codec bench-rt bench-http bench-tasks bench-cold bench-cold-wheel bench-mem bench-scale bench-inlines bench-gateway conformance pythons test-older fuzz soak
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -114,6 +114,9 @@ bench-http: bench/http/loadgen/node_modules bench/http/peers/ts/node_modules  ##
 
 bench-inlines:  ## instructions per request with each hand-inlined copy of a helper and with the call instead (callgrind)
 	$(PY) bench/inlines/run.py
+
+bench-gateway:  ## the Host as a gateway: tools/call echo through `mcpbind host --serve` against the same call direct (stdio, HTTP), with callgrind instructions per call
+	$(PY) bench/gateway/run.py --callgrind
 
 bench-cold:  ## cold start: import and `mcpbind ls` as whole processes, vs the official SDK
 	$(PY) bench/coldstart.py
