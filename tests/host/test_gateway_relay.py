@@ -22,7 +22,8 @@ from mcpbind import Client, ClientHandlers, Context, Server
 from mcpbind import types as t
 from mcpbind.host import Host, SamplingReview, ToolCallRequest
 from mcpbind.host.config import PolicyValue
-from mcpbind.versions import LATEST_HANDSHAKE, LATEST_STATELESS
+from mcpbind.server.options import StatelessOptions
+from mcpbind.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, LATEST_STATELESS
 
 from .helpers import text_of, wait_for
 from .servers import READ_ONLY, legacy, modern, normal
@@ -264,3 +265,40 @@ async def test_a_subscription_reaches_the_upstream_and_its_updates_come_back() -
         await client.call("c__touch", {})
         await anyio.sleep(0.2)
     assert updates == ["mem://chatty/state"]
+
+
+def linking() -> Server:
+    """Asks the user to open a URL (elicitation.mdx §URL Mode), then says it completed."""
+    server = Server("linking", version="1.0.0")
+    server.stateless = StatelessOptions(versions=HANDSHAKE_VERSIONS)
+
+    @server.tool(annotations=READ_ONLY)
+    async def link(ctx: Context) -> str:
+        params = t.ElicitRequestURLParams(
+            message="Sign in", mode="url", url="https://example.com/sign-in", elicitation_id="e1"
+        )
+        result = await ctx.elicit(params)
+        await ctx.elicitation_completion("e1")()
+        return result.action
+
+    return server
+
+
+async def test_a_url_elicitation_and_its_completion_reach_the_client() -> None:
+    """elicitation.mdx §URL Mode, §Completion Notifications for URL Mode Elicitation: the URL
+    request reaches the client, and the server's completion notification follows it."""
+    urls: list[str] = []
+    completed: list[str] = []
+
+    async def elicit(params: Any) -> t.ElicitResult:
+        urls.append(params.url)
+        return t.ElicitResult(action="accept")
+
+    async def complete(elicitation_id: str) -> None:
+        completed.append(elicitation_id)
+
+    handlers = ClientHandlers(elicitation=elicit, elicitation_complete=complete)
+    async with gateway({"l": linking()}, version=LATEST_HANDSHAKE, handlers=handlers) as (_, c):
+        assert text_of(await c.call("l__link", {})) == "accept"
+        await wait_for(lambda: completed == ["e1"])
+    assert urls == ["https://example.com/sign-in"]

@@ -16,18 +16,20 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 
 from mcpbind import Client, ClientHandlers, McpError, Server
 from mcpbind import types as t
-from mcpbind.host import ApprovalPolicy, Host
+from mcpbind.host import ApprovalPolicy, Backoff, Host
 from mcpbind.host.relay import APPROVE_FIELD
 from mcpbind.protocol import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from mcpbind.server import ToolExecutionError
+from mcpbind.server.tasks import TaskContext, Tasks
 from mcpbind.versions import LATEST_HANDSHAKE, LATEST_STATELESS, era_of
 from mcpbind_types._common import RequestOptions
 
-from .helpers import recorded, text_of, wait_for
+from .helpers import recorded, stdio, text_of, wait_for
 from .servers import READ_ONLY, forms, legacy, modern, normal
 
 pytestmark = pytest.mark.anyio
@@ -173,8 +175,11 @@ async def test_a_client_without_elicitation_is_refused_with_a_clear_error(versio
         with pytest.raises(McpError) as caught:
             await client.call("s__write", {"value": "v"})
         assert caught.value.code == -1
-        assert "did not declare elicitation" in caught.value.message
-        assert "\n" not in caught.value.message
+        assert caught.value.message == (
+            "Tool call s__write was denied: annotations: not read-only, destructiveHint absent "
+            "(defaults to true); not asked: the client did not declare elicitation, so it "
+            "cannot approve"
+        )
         assert text_of(await client.call("s__search", {"query": "q"})) == "s results for q"
     assert [m["params"]["name"] for m in wire.received if m.get("method") == "tools/call"] == [
         "search"
@@ -269,3 +274,120 @@ async def test_the_arguments_reach_the_server_as_the_caller_sent_them() -> None:
         assert text_of(await client.call("s__echo", args)) == f"s: {args['text']}"
     sent = next(m for m in wire.received if m.get("method") == "tools/call")
     assert sent["params"] == {"name": "echo", "arguments": args}
+
+
+async def test_the_gateway_is_made_before_the_host_starts_its_servers() -> None:
+    """Made later, the servers' clients would have declared no sampling or elicitation: a
+    clear error instead of a gateway that cannot relay."""
+    async with Host({"a": normal("a")}) as host:
+        with pytest.raises(RuntimeError, match="before entering the host"):
+            host.as_server()
+
+
+def completing(name: str) -> Server:
+    """A prompt and a template whose arguments complete with the server's name in them."""
+    server = Server(name, version="1.0.0")
+
+    @server.prompt()
+    def greet(who: str) -> str:
+        return f"Hello {who}"
+
+    @server.resource_template(f"mem://{name}/users/{{user}}")
+    def user(user: str) -> str:
+        return user
+
+    @server.completion()
+    async def complete(ref: Any, argument: Any, context: dict[str, str] | None) -> list[str]:
+        kind = "prompt" if isinstance(ref, t.PromptReference) else "template"
+        target = ref.name if isinstance(ref, t.PromptReference) else ref.uri
+        return [f"{name} {kind} {target} {argument.name}={argument.value}"]
+
+    return server
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_completion_is_answered_by_the_server_that_owns_the_reference(
+    version: str,
+) -> None:
+    """server/utilities/completion.mdx: a prompt's argument (by its host name: the server
+    sees its own name) and a template's variable, completed by their server; a reference
+    nobody owns completes to nothing."""
+    servers = {"x": completing("x"), "y": completing("y")}
+    async with gateway(servers, version=version) as (_, client):
+        argument = t.CompleteRequestParamsArgument(name="who", value="A")
+        prompt = await client.complete(
+            t.CompleteRequestParams(ref=t.PromptReference(name="y__greet"), argument=argument)
+        )
+        assert prompt.completion.values == ["y prompt greet who=A"]
+        uri = "mem://x/users/{user}"
+        template = await client.complete(
+            t.CompleteRequestParams(
+                ref=t.ResourceTemplateReference(uri=uri),
+                argument=t.CompleteRequestParamsArgument(name="user", value="b"),
+            )
+        )
+        assert template.completion.values == [f"x template {uri} user=b"]
+        nobody = await client.complete(
+            t.CompleteRequestParams(
+                ref=t.ResourceTemplateReference(uri="mem://z/{q}"), argument=argument
+            )
+        )
+        assert nobody.completion.values == []
+
+
+def tasked(ended: list[str]) -> Server:
+    """Tools its server runs only as tasks (tasks.mdx §Tool-Level Negotiation)."""
+    server = Server("jobs", version="1.0.0")
+    Tasks(server, poll_interval_ms=20)
+
+    @server.tool(task="required", annotations=READ_ONLY)
+    async def build(steps: int, task: TaskContext) -> str:
+        for step in range(1, steps + 1):
+            await task.status(f"step {step}")
+            await anyio.sleep(0.02)
+        return f"built in {steps} steps"
+
+    @server.tool(task="required", annotations=READ_ONLY)
+    async def forever(task: TaskContext) -> str:
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            ended.append("cancelled")
+            raise
+        return "never"
+
+    return server
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_a_task_required_tool_is_run_as_a_task_upstream(version: str) -> None:
+    """basic/utilities/tasks.mdx: the gateway calls it as a task, waits for the result and
+    answers the call with it; the client sees a plain tool. Cancelling the call cancels the
+    task (§Cancelling Tasks)."""
+    ended: list[str] = []
+    async with gateway({"j": tasked(ended)}, version=version) as (_, client):
+        listed = [tool async for tool in client.iter_tools() if tool.name == "j__build"].pop()
+        assert isinstance(listed.execution, msgspec.UnsetType)
+        assert text_of(await client.call("j__build", {"steps": 2})) == "built in 2 steps"
+        with anyio.move_on_after(0.3):
+            await client.call("j__forever", {})
+        await wait_for(lambda: ended == ["cancelled"])
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_a_server_dying_mid_call_is_one_clear_error_and_the_gateway_serves_on(
+    version: str,
+) -> None:
+    """The upstream process exits during the call: the caller gets one line naming the
+    server (not a crash, not a hang); the other server still answers, and so does the same
+    server once the Host has restarted it."""
+    servers = {"c": stdio("crashy"), "a": normal("a")}
+    backoff = Backoff(initial=0.05, maximum=0.1)
+    async with gateway(servers, version=version, backoff=backoff) as (host, client):
+        with pytest.raises(McpError) as caught:
+            await client.call("c__crash", {})
+        assert caught.value.message.startswith("server 'c' closed the connection: ")
+        assert "\n" not in caught.value.message
+        assert text_of(await client.call("a__echo", {"text": "x"})) == "a: x"
+        await wait_for(lambda: host.supervisor.handle("c").status == "running", 30)
+        assert text_of(await client.call("c__echo", {"text": "y"})).startswith("crashy: y")

@@ -603,7 +603,7 @@ def _serve_gateway(
     from ..server.session import serve_stdio
 
     server = Host(config, startup_timeout=startup_timeout).as_server(run_host=True)
-    if address == "stdio":
+    if isinstance(address, str):  # "stdio"
         serve_stdio(server)
         return
     try:

@@ -3,7 +3,10 @@
 Configuration (:mod:`.config`, files and other hosts' shapes in :mod:`.config_file`), the public API and routing (:mod:`.host`), the per-server
 supervisor (:mod:`.supervisor`), each server's record and transport (:mod:`.state`), the
 aggregated catalog (:mod:`.catalog`), host names (:mod:`.naming`), the approval policy
-(:mod:`.approval`) and the hooks that apply it (:mod:`.gate`).
+(:mod:`.approval`) and the hooks that apply it (:mod:`.gate`); the Host as one MCP server
+(:mod:`.gateway`, ``Host.as_server()``), which relays upstream asks to the calling client
+(:mod:`.relay`) and forwards progress and errors (:mod:`.forwarding`); a remote server as a
+``Server.mount`` source (:mod:`.remote`).
 """
 
 from typing import TYPE_CHECKING
@@ -42,6 +45,7 @@ from .naming import assign_names as assign_names
 from .naming import host_name as host_name
 from .naming import is_portable_name as is_portable_name
 from .naming import is_valid_tool_name as is_valid_tool_name
+from .remote import RemoteSource as RemoteSource
 from .state import AmbiguousResource as AmbiguousResource
 from .state import Backoff as Backoff
 from .state import Connector as Connector

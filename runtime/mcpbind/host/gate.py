@@ -179,10 +179,14 @@ class Gate:
             else:
                 try:
                     ok = await approve(request)
+                except McpError as exc:  # the approver could not ask anyone (a gateway's
+                    # client without elicitation): said as such, not as the user's answer
+                    verdict, reason = "deny", f"{reason}; not asked: {exc.message}"
                 except Exception as exc:
-                    ok, reason = False, f"{reason}; approver failed: {describe(exc)}"
-                verdict = "allow" if ok else "deny"
-                reason = f"{reason}; user {'approved' if ok else 'denied'}"
+                    verdict, reason = "deny", f"{reason}; approver failed: {describe(exc)}"
+                else:
+                    verdict = "allow" if ok else "deny"
+                    reason = f"{reason}; user {'approved' if ok else 'denied'}"
         self._record("tool", entry.server, entry.tool.name, verdict, reason)
         if verdict != "allow":
             raise ApprovalDenied(entry.name, reason)

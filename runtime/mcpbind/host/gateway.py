@@ -18,6 +18,11 @@ both eras and every transport (stdio, in memory, Streamable HTTP):
   announced as ``notifications/<kind>/list_changed`` (a listen stream's on 2026-07-28); an
   upstream ``notifications/resources/updated`` reaches the downstream sessions subscribed to
   the URI, and a downstream ``resources/subscribe`` subscribes at the servers that serve it.
+* A tool its server runs only as a task (``taskSupport: required``) is called as a task
+  upstream and its result awaited (basic/utilities/tasks.mdx); the client calls it as any
+  other, and cancelling the call cancels the task.
+* ``completion/complete``: a prompt's argument (by host name) or a template's variable,
+  completed by the server that owns it.
 * Sampling, elicitation and log messages of an upstream server go to the client of the call
   that caused them (:mod:`.relay`), after the Host's review (:class:`~.gate.Gate`).
 
@@ -31,21 +36,23 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
 import msgspec
 
 from mcpbind_types import unified as t
-from mcpbind_types._common import RequestOptions
 
-from ..peer_errors import ConnectionClosed, RequestTimeout
-from ..protocol import INTERNAL_ERROR, RESOURCE_NOT_FOUND, McpError
+from ..client import Client
+from ..client.tasks import start_task
+from ..protocol import RESOURCE_NOT_FOUND, McpError
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..server import Server
 from ..server.context import Context
 from ..server.middleware import IncomingCall, Next
 from .approval import approve_all
 from .catalog import Catalog
+from .forwarding import progress_to, upstream_errors
 from .relay import Relay
-from .state import AmbiguousResource, HostError, UnknownName
+from .state import AmbiguousResource, UnknownName
 
 if TYPE_CHECKING:
     from ..client.subscription import Subscription
@@ -98,6 +105,7 @@ class Gateway:
             ("resources/read", self._read_resource),
             ("prompts/list", self._list_prompts),
             ("prompts/get", self._get_prompt),
+            ("completion/complete", self._complete),
         ):
             server.wrap(method, _replacing(handler))
         server.add_middleware(self._subscriptions)
@@ -119,8 +127,13 @@ class Gateway:
         if found is None:
             catalog = self.host.catalog
             if kind == "tools":
+                # A tool its server runs as a task is run to the end by the gateway: the
+                # client calls it as any other (the gateway declares no tasks).
                 found = [
-                    msgspec.structs.replace(e.tool, name=e.name) for e in catalog.tools.values()
+                    msgspec.structs.replace(e.tool, name=e.name, execution=msgspec.UNSET)
+                    if _runs_as_task(e.tool)
+                    else msgspec.structs.replace(e.tool, name=e.name)
+                    for e in catalog.tools.values()
                 ]
             elif kind == "prompts":
                 found = [
@@ -162,15 +175,16 @@ class Gateway:
         if entry is None:
             raise UnknownName("tool", params.name)
         raw = params.arguments
-        arguments = None if isinstance(raw, msgspec.UnsetType) else msgspec.json.decode(raw)
+        arguments = msgspec.json.decode(raw) if isinstance(raw, msgspec.Raw) else raw or None
         with self.relay.serving(entry.server, ctx):
             entry, client = await self.host.authorize_tool_call(params.name, arguments)
             upstream = t.CallToolRequestParams(name=entry.tool.name)
             if not isinstance(raw, msgspec.UnsetType):
                 upstream.arguments = raw  # the caller's JSON, passed on as it came
-            options = _forwarding(ctx)
-            with _upstream_errors(entry.server):
-                return await client.call_tool(upstream, options=options)
+            with upstream_errors(entry.server):
+                if _runs_as_task(entry.tool):
+                    return await _as_task(client, entry.tool.name, arguments)
+                return await client.call_tool(upstream, options=progress_to(ctx))
 
     async def _get_prompt(
         self, params: t.GetPromptRequestParams, ctx: Context
@@ -179,7 +193,7 @@ class Gateway:
         if entry is None:
             raise UnknownName("prompt", params.name)
         arguments = None if isinstance(params.arguments, msgspec.UnsetType) else params.arguments
-        with self.relay.serving(entry.server, ctx), _upstream_errors(entry.server):
+        with self.relay.serving(entry.server, ctx), upstream_errors(entry.server):
             return await self.host.get_prompt(params.name, arguments)
 
     async def _read_resource(
@@ -191,8 +205,37 @@ class Gateway:
         except (UnknownName, AmbiguousResource) as exc:
             # resources.mdx §Error Handling: -32002 for a resource not found.
             raise McpError(RESOURCE_NOT_FOUND, exc.message, {"uri": uri}) from None
-        with self.relay.serving(owner, ctx), _upstream_errors(owner):
+        with self.relay.serving(owner, ctx), upstream_errors(owner):
             return await self.host.read_resource(uri, server=owner)
+
+    async def _complete(self, params: t.CompleteRequestParams, ctx: Context) -> t.CompleteResult:
+        """server/utilities/completion.mdx: a prompt's argument (by host name) or a template's
+        variable, completed by the server that owns it; nothing to offer when it does not
+        complete (or nobody owns the reference)."""
+        ref = params.ref
+        owner: str | None = None
+        if isinstance(ref, t.PromptReference):
+            entry = self.host.catalog.prompts.get(ref.name)
+            if entry is None:
+                raise UnknownName("prompt", ref.name)
+            owner = entry.server
+            params = msgspec.structs.replace(
+                params, ref=msgspec.structs.replace(ref, name=entry.prompt.name)
+            )
+        else:
+            owners = {
+                e.server for e in self.host.catalog.templates if e.template.uri_template == ref.uri
+            }
+            owner = owners.pop() if len(owners) == 1 else None
+        client = self.host.client(owner) if owner is not None else None
+        if client is None or not client.peer_has_capability(("completions",)):
+            return t.CompleteResult(completion=t.CompleteResultCompletion(values=[]))
+        upstream = t.CompleteRequestParams(ref=params.ref, argument=params.argument)
+        if not isinstance(params.context, msgspec.UnsetType):
+            upstream.context = params.context
+        assert owner is not None
+        with upstream_errors(owner):
+            return await client.complete(upstream)
 
     # ------------------------------------------------------------------ changes
     def _catalog_changed(self, old: Catalog, new: Catalog) -> None:
@@ -210,6 +253,9 @@ class Gateway:
         elif method == "notifications/message":
             with contextlib.suppress(McpError, ConnectionError):
                 await self.relay.log(server, params)
+        elif method == "notifications/elicitation/complete":
+            with contextlib.suppress(McpError, ConnectionError):
+                await self.relay.completed(server, params.elicitation_id)
 
     async def _subscriptions(self, call: IncomingCall, call_next: Next) -> Any:
         """``resources/subscribe`` (and unsubscribe) of a downstream session: recorded by the
@@ -250,7 +296,7 @@ class _Held:
         for owner in owners:
             client = host.client(owner)
             if client.peer_has_capability(("resources", "subscribe")):
-                with _upstream_errors(owner):
+                with upstream_errors(owner):
                     self.upstream.append(await client.listen(resource_uris=[uri]))
 
     async def close(self) -> None:
@@ -267,6 +313,7 @@ class _Capabilities:
         caps.tools = t.ServerCapabilitiesTools(list_changed=True)
         caps.resources = t.ServerCapabilitiesResources(list_changed=True, subscribe=True)
         caps.prompts = t.ServerCapabilitiesPrompts(list_changed=True)
+        caps.completions = {}
 
     def listen_filter(self, wanted: Any, client_capabilities: Any) -> dict[str, Any]:
         return {}
@@ -297,31 +344,20 @@ def _unique(items: Iterable[Any], key: str) -> Iterable[Any]:
             yield item
 
 
-def _forwarding(ctx: Context) -> RequestOptions | None:
-    """The upstream call's options: its progress goes to the caller's progress token."""
-    if ctx.progress_token is None:
-        return None
-
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        with contextlib.suppress(McpError, ConnectionError):
-            await ctx.report_progress(value, total, message)
-
-    return RequestOptions(on_progress=progress, reset_timeout_on_progress=True)
+def _runs_as_task(tool: t.Tool) -> bool:
+    """tasks.mdx §Tool-Level Negotiation: a tool whose ``taskSupport`` is ``required``."""
+    execution = tool.execution
+    return isinstance(execution, t.ToolExecution) and execution.task_support == "required"
 
 
-@contextlib.contextmanager
-def _upstream_errors(server: str) -> Any:
-    """An upstream failure as the downstream client's error: a server's own error with its
-    code, message and data; a connection lost or a timeout as one line naming the server."""
+async def _as_task(client: Client, name: str, arguments: dict[str, Any] | None) -> t.CallToolResult:
+    """Call ``name`` as a task upstream and wait for its result; a cancelled call cancels the
+    task (``tasks/cancel``, basic/utilities/tasks.mdx §Cancelling Tasks)."""
+    handle = await start_task(client, name, arguments)
     try:
-        yield
-    except HostError:
+        return await handle.result()
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+            with anyio.fail_after(5):
+                await handle.cancel()
         raise
-    except ConnectionClosed as exc:
-        raise McpError(
-            INTERNAL_ERROR, f"server {server!r} closed the connection: {exc.message}"
-        ) from None
-    except RequestTimeout:
-        raise McpError(INTERNAL_ERROR, f"server {server!r} did not answer in time") from None
-    except McpError as exc:
-        raise McpError(exc.code, exc.message, exc.data) from None

@@ -56,6 +56,9 @@ class Relay:
         self.inflight: dict[str, list[Downstream]] = {}
         #: Asked for a call that no downstream request made (``Host.call_tool`` from Python).
         self.fallback_approver = fallback_approver
+        #: URL-mode elicitations passed down, by (server, elicitation id): how to announce
+        #: each one's completion to the client that was asked.
+        self.completions: dict[tuple[str, str], Callable[[], Awaitable[None]]] = {}
         #: The downstream request whose handler is running (read by :meth:`approve`).
         self.current: contextvars.ContextVar[Context | None] = contextvars.ContextVar(
             "mcpbind_gateway_request", default=None
@@ -74,8 +77,8 @@ class Relay:
             self.current.reset(token)
             record.ended.set()
             records.remove(record)
-            if not records:
-                self.inflight.pop(server, None)
+            if not records and self.inflight.get(server) is records:
+                del self.inflight[server]
 
     def newest(self, server: str) -> Downstream | None:
         """The newest downstream request in flight to ``server``."""
@@ -92,10 +95,22 @@ class Relay:
         return await _within(record, lambda: record.context.sample(params))
 
     async def elicit(self, server: str, params: Any) -> t.ElicitResult:
-        """``elicitation/create`` of ``server``, asked of the downstream client."""
-        mode = "url" if isinstance(params, t.ElicitRequestURLParams) else None
-        record = self._asked(server, "elicitation", ("elicitation", mode) if mode else ())
+        """``elicitation/create`` of ``server``, asked of the downstream client. A URL-mode
+        one's completion, announced later by the server, is passed on (:meth:`completed`)."""
+        url = isinstance(params, t.ElicitRequestURLParams)
+        record = self._asked(server, "elicitation", ("elicitation", "url") if url else ())
+        if url and isinstance(params.elicitation_id, str):
+            key = (server, params.elicitation_id)
+            self.completions[key] = record.context.elicitation_completion(params.elicitation_id)
         return await _within(record, lambda: record.context.elicit(params))
+
+    async def completed(self, server: str, elicitation_id: str) -> None:
+        """``notifications/elicitation/complete`` of ``server``: to the client it asked
+        (elicitation.mdx §Completion Notifications for URL Mode Elicitation); an id it did
+        not send through here is ignored."""
+        complete = self.completions.pop((server, elicitation_id), None)
+        if complete is not None:
+            await complete()
 
     async def log(self, server: str, params: t.LoggingMessageNotificationParams) -> None:
         """A log message of ``server``, to the client of its newest call (at its level)."""
@@ -130,8 +145,7 @@ class Relay:
             return await self.fallback_approver(request)
         if not context.client_supports("elicitation"):
             raise McpError(
-                METHOD_NOT_FOUND,
-                "the call needs approval and the client did not declare elicitation",
+                METHOD_NOT_FOUND, "the client did not declare elicitation, so it cannot approve"
             )
         arguments = json.dumps(request.arguments or {}, ensure_ascii=False, sort_keys=True)
         approve = t.BooleanSchema(

@@ -504,11 +504,21 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
 
         Refused (``ValueError``, one line) when a prefix is invalid or already used (or one
         prefix would shadow another's names), when a name or URI collides with one this
-        server already has, or when mounting would make a cycle."""
+        server already has, when mounting would make a cycle, or when ``other`` has
+        extensions (tasks: their records would be out of the callers' reach)."""
         source: Source = ServerSource(other) if isinstance(other, Server) else other
         check_prefix(prefix)
-        if isinstance(other, Server) and (other is self or self._inside(other)):
-            raise ValueError(f"cannot mount server {other.name!r} inside itself")
+        if other is self:
+            raise ValueError(f"cannot mount server {self.name!r} inside itself")
+        if isinstance(other, Server) and self._inside(other):
+            raise ValueError(
+                f"cannot mount server {other.name!r} inside server {self.name!r}: "
+                f"{self.name!r} is already mounted inside it"
+            )
+        if isinstance(other, Server) and other.extensions:
+            raise ValueError(
+                f"server {other.name!r} has extensions (tasks): mounting it is not supported"
+            )
         for taken in self.mounted:
             if taken == prefix:
                 raise ValueError(
@@ -677,13 +687,16 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
             rules = rules + [None] * (len(items) - len(rules))
         return _Listed(items, keys, rules, per_caller, listed.scoped)
 
-    async def _call_mounted(self, params: ToolCall, ctx: Context) -> Any:
+    async def _call_mounted(self, params: Any, ctx: Context) -> Any:
         name = params.name
         routed = self._route_name(name)
         if routed is None or self._switched_off(f"tools/call {name}"):
             raise unknown("tools", name)
         entry, inner = routed
-        call = msgspec.structs.replace(params, name=inner)  # type: ignore[type-var]
+        if isinstance(params, t.CallToolRequestParams):
+            call = msgspec.structs.replace(params, name=inner)  # the same arguments object
+        else:  # a wire view (dispatch makes one only for an own tool): what a tool reads
+            call = t.CallToolRequestParams(name=inner, arguments=params.arguments)
         try:
             return await entry.source.call_tool(call, ctx)
         except McpError as exc:

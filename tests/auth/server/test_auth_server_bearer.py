@@ -47,9 +47,13 @@ def _server() -> Server:
 
 @contextmanager
 def _protected(
-    jwks: Endpoint, path: str | None = "/mcp", failure_backoff: float = 1.0, **auth: Any
+    jwks: Endpoint,
+    path: str | None = "/mcp",
+    failure_backoff: float = 1.0,
+    server: Server | None = None,
+    **auth: Any,
 ) -> Iterator[LiveServer]:
-    app = StreamableHTTPApp(_server(), path=path, max_body_size=4096)
+    app = StreamableHTTPApp(server or _server(), path=path, max_body_size=4096)
     live = LiveServer(app)
     if path is None:
         live.url = live.url.removesuffix("/mcp")
@@ -226,6 +230,32 @@ def test_insufficient_scope_for_tools_prompts_and_templates(jwks: Endpoint, keys
         reply = _post(live.url, batch, plain, **{"mcp-protocol-version": "2025-03-26"})
         assert reply.status_code == 403
         assert 'scope="files:read notes:write"' in reply.headers["www-authenticate"]
+
+
+def test_the_scopes_of_a_mounted_server_are_checked_by_the_prefixed_name(
+    jwks: Endpoint, keys: Keys
+) -> None:
+    """§Scope Challenge Handling through ``Server.mount``: what the mounted server declares
+    is asked of a call to its tool, prompt or template under the prefixed name (a server
+    with no scopes of its own); its open tool stays open."""
+    gateway = Server("gateway", "1.0.0")
+    gateway.mount(_server(), prefix="notes")
+    with _protected(jwks, server=gateway) as live:
+        plain = keys.sign(aud=live.url, scope="")
+        assert _post_modern(live.url, _call("notes_read"), plain).status_code == 200
+        get = {"jsonrpc": "2.0", "id": 1, "method": "prompts/get"}
+        read = {"jsonrpc": "2.0", "id": 1, "method": "resources/read"}
+        cases = [
+            (_call("notes_write", {"text": "x"}), "notes:write"),
+            (get | {"params": {"name": "notes_greet", "arguments": {"name": "a"}}}, "prompts:use"),
+            (read | {"params": {"uri": "files://notes/a"}}, "files:read"),
+        ]
+        for message, scope in cases:
+            reply = _post_modern(live.url, message, plain)
+            assert reply.status_code == 403, message
+            assert f'scope="{scope}"' in reply.headers["www-authenticate"]
+            granted = keys.sign(aud=live.url, scope=scope)
+            assert _post_modern(live.url, message, granted).status_code == 200
 
 
 def test_scope_hierarchy_and_server_wide_scopes(jwks: Endpoint, keys: Keys) -> None:
