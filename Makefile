@@ -20,7 +20,7 @@ setup:  ## install mcpbind (editable) with the generator, test tools, doc tools 
 # Everything the suite needs besides `setup`: with it done the suite skips only tests for other
 # Pythons (its last line names what it skipped). redis-server, haproxy and chromium are Debian packages
 # (as root).
-setup-all: setup bench/rt/peers/ts/node_modules bench/http/loadgen/node_modules bench/http/peers/ts/node_modules tests/peers/server-everything/node_modules tests/peers/inspector/node_modules/.installed conformance/node_modules/.installed tests/auth/oidc/node_modules/.installed  ## `setup`, the npm peers, the MCP Inspector, the conformance suite, oidc-provider, redis-server, haproxy and chromium
+setup-all: setup bench/rt/peers/ts/node_modules bench/http/loadgen/node_modules bench/http/peers/ts/node_modules tests/peers/server-everything/node_modules tests/peers/server-filesystem/node_modules tests/peers/inspector/node_modules/.installed conformance/node_modules/.installed tests/auth/oidc/node_modules/.installed  ## `setup`, the npm peers, the MCP Inspector, the conformance suite, oidc-provider, redis-server, haproxy and chromium
 	@for program in redis-server haproxy chromium; do \
 	  command -v $$program >/dev/null || { apt-get update -qq && apt-get install -y -qq $$program; } \
 	  || { echo "$$program could not be installed (apt-get, as root): the tests that need it skip" >&2; exit 1; }; \
@@ -150,6 +150,9 @@ tests/auth/oidc/node_modules/.installed: tests/auth/oidc/package.json tests/auth
 
 tests/peers/server-everything/node_modules: tests/peers/server-everything/package.json tests/peers/server-everything/package-lock.json  ## the reference server-everything (tasks interop tests)
 	npm ci --prefix tests/peers/server-everything --no-audit --no-fund
+
+tests/peers/server-filesystem/node_modules: tests/peers/server-filesystem/package.json tests/peers/server-filesystem/package-lock.json  ## the reference server-filesystem (an upstream of the gateway interop tests)
+	npm ci --prefix tests/peers/server-filesystem --no-audit --no-fund
 
 # The MCP Inspector, pinned, with a Node.js >= 22.19 from npm itself (tests/cli/test_dev.py drives
 # its CLI mode through `mcpbind dev`).

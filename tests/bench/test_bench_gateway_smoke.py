@@ -14,18 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from mcpbind.host import Host
-
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "bench" / "gateway" / "run.py"
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not hasattr(Host, "as_server"),
-        reason="the gateway (Host.as_server, branch h-gw) is not in this checkout",
-    ),
-]
+pytestmark = pytest.mark.slow
 
 
 def test_quick_run_measures_every_configuration(tmp_path: Path) -> None:

@@ -13,11 +13,11 @@ them (basic/authorization.mdx §Access Token Privilege Restriction: a server MUS
 token it received on). The MCP Inspector's CLI mode lists and calls tools over both.
 
 The targets: ``standin`` is a plain mcpbind server with the same surface (gateway_peers.py),
-so the harnesses are checked where no gateway runs; ``gateway`` is ``mcpbind host -c
-servers.json --serve`` / ``--serve-http`` over four upstreams: a 2026-07-28-only mcpbind server
+the reference point for what each client does without a gateway in between; ``gateway`` is ``mcpbind host -c
+servers.json --serve`` / ``--serve-http`` over five upstreams: a 2026-07-28-only mcpbind server
 (stdio), one behind the OAuth resource-server check (HTTP, a bearer token from the
-environment), the official Python SDK's interop server (stdio) and the reference
-server-everything (stdio).
+environment), the official Python SDK's interop server (stdio), and the reference
+server-everything and server-filesystem (stdio; tests/peers, pinned).
 """
 
 from __future__ import annotations
@@ -37,8 +37,6 @@ from typing import Any
 import pytest
 from support.live_server import free_port, listening_process, spawn_server
 
-from mcpbind.host import Host
-
 from ._support import OFFICIAL_SERVER
 
 HERE = Path(__file__).resolve().parent
@@ -53,13 +51,17 @@ EVERYTHING = (
     / "tests/peers/server-everything/node_modules/@modelcontextprotocol/server-everything"
     / "dist/index.js"
 )
+FILESYSTEM = (
+    ROOT
+    / "tests/peers/server-filesystem/node_modules/@modelcontextprotocol/server-filesystem"
+    / "dist/index.js"
+)
 INSPECTOR_BIN = ROOT / "tests/peers/inspector/node_modules/.bin"
 TOKEN = "upstream-secret-7f3a9c0e5b1d"
 """The protected upstream's bearer token: the gateway holds it, no downstream client may see it."""
 
 pytestmark = pytest.mark.interop
 
-has_gateway = hasattr(Host, "as_server")
 has_node = shutil.which("node") is not None
 
 
@@ -78,8 +80,9 @@ class Target:
     tools: dict[str, str]
     """Role -> tool name: echo (one per upstream: echo, echo-official, ...), count, sample,
     wait, write, wipe."""
-    echoes: dict[str, tuple[str, str]]
-    """Echo tool name -> its text argument's name, and the text its answer must contain."""
+    echoes: dict[str, tuple[dict[str, str], str]]
+    """One plain tool per upstream (an echo, or reading a file): name -> its arguments, and
+    the text its answer must contain."""
 
 
 def standin_tools() -> dict[str, str]:
@@ -93,15 +96,17 @@ GATEWAY_TOOLS = {
     "write": "modern__write",
     "wipe": "modern__wipe",
 }
+THROUGH = {"text": "through"}
 GATEWAY_ECHOES = {
-    "modern__echo": ("text", "modern: through"),
-    "protected__echo": ("text", "protected: through"),
-    "official__echo": ("text", "through"),
-    "everything__echo": ("message", "Echo: through"),
+    "modern__echo": (THROUGH, "modern: through"),
+    "protected__echo": (THROUGH, "protected: through"),
+    "official__echo": (THROUGH, "through"),
+    "everything__echo": ({"message": "through"}, "Echo: through"),
 }
 
 
 def gateway_config(tmp_path: Path, protected_url: str) -> Path:
+    """Five upstreams (server-filesystem when installed) and the tools each one's plain call."""
     env = environment()
     # modern: the default policy (auto: read-only tools run, write and wipe ask); the others'
     # echo tools carry no read-only annotation, so they are allowed outright.
@@ -112,9 +117,30 @@ def gateway_config(tmp_path: Path, protected_url: str) -> Path:
         "official": {"command": "python", "args": [OFFICIAL_SERVER], "env": env, **allow},
         "everything": {"command": "node", "args": [str(EVERYTHING), "stdio"], **allow},
     }
+    if FILESYSTEM.exists():  # its read_text_file is read-only: the default policy runs it
+        servers["files"] = {
+            "command": "node",
+            "args": [str(FILESYSTEM), str(shared_folder(tmp_path))],
+        }
     path = tmp_path / "servers.json"
     path.write_text(json.dumps({"mcpServers": servers}))
     return path
+
+
+def shared_folder(tmp_path: Path) -> Path:
+    """The folder server-filesystem may read, with the file the clients read through it."""
+    folder = tmp_path / "shared"
+    folder.mkdir(exist_ok=True)
+    (folder / "note.txt").write_text("files: through")
+    return folder
+
+
+def gateway_echoes(tmp_path: Path) -> dict[str, tuple[dict[str, str], str]]:
+    echoes = dict(GATEWAY_ECHOES)
+    if FILESYSTEM.exists():
+        note = str(shared_folder(tmp_path) / "note.txt")
+        echoes["files__read_text_file"] = ({"path": note}, "files: through")
+    return echoes
 
 
 @contextmanager
@@ -130,7 +156,7 @@ def protected_upstream() -> Iterator[str]:
 @contextmanager
 def target(kind: str, transport: str, tmp_path: Path) -> Iterator[Target]:
     if kind == "standin":
-        echoes = {"echo": ("text", "standin: through")}
+        echoes = {"echo": (THROUGH, "standin: through")}
         if transport == "stdio":
             command = {"command": sys.executable, "args": [PEERS, "standin", "stdio"]}
             yield Target(kind, {**command, "env": environment()}, standin_tools(), echoes)
@@ -147,21 +173,21 @@ def target(kind: str, transport: str, tmp_path: Path) -> Iterator[Target]:
                 kind,
                 {"command": host[0], "args": [*host[1:], "--serve"], "env": env},
                 GATEWAY_TOOLS,
-                GATEWAY_ECHOES,
+                gateway_echoes(tmp_path),
             )
             return
         port = free_port()
         serve = [*host, "--serve-http", f"127.0.0.1:{port}"]
         with listening_process(serve, port, env={**os.environ, **env}):
             url = f"http://127.0.0.1:{port}/mcp"
-            yield Target(kind, {"url": url}, GATEWAY_TOOLS, GATEWAY_ECHOES)
+            yield Target(kind, {"url": url}, GATEWAY_TOOLS, gateway_echoes(tmp_path))
 
 
 def plan(where: Target, marker: Path) -> dict[str, Any]:
     tools = where.tools
     return {
         "target": where.transport,
-        "calls": [[name, {key: "through"}] for name, (key, _) in where.echoes.items()],
+        "calls": [[name, arguments] for name, (arguments, _) in where.echoes.items()],
         "progress": [tools["count"], {"steps": 3}],
         "sample": [tools["sample"], {"prompt": "hello"}],
         "cancel": [tools["wait"], {"marker": str(marker)}],
@@ -204,9 +230,8 @@ TARGETS = [
         "gateway",
         id="gateway",
         marks=pytest.mark.skipif(
-            not has_gateway or not EVERYTHING.exists() or not has_node,
-            reason="the gateway (Host.as_server, branch h-gw) is not in this checkout, "
-            "or server-everything is not installed (make setup-all)",
+            not EVERYTHING.exists() or not has_node,
+            reason="server-everything is not installed (make setup-all)",
         ),
     ),
 ]
@@ -309,16 +334,17 @@ def test_the_inspector_cli_lists_and_calls(kind: str, transport: str, tmp_path: 
         listed = inspector(["--method", "tools/list"], where, home)
         names = {tool["name"] for tool in listed["result"]["tools"]}
         assert set(where.echoes) <= names
-        for name, (key, expected) in where.echoes.items():
-            call = ["--method", "tools/call", "--tool-name", name, "--tool-arg", f"{key}=through"]
+        for name, (arguments, expected) in where.echoes.items():
+            pairs = [f"{key}={value}" for key, value in arguments.items()]
+            call = ["--method", "tools/call", "--tool-name", name, "--tool-arg", *pairs]
             called = inspector(call, where, home)
             assert expected in json.dumps(called["result"]["content"]), called
             assert TOKEN not in json.dumps(called)
 
 
 @pytest.mark.skipif(
-    not has_gateway or not (INSPECTOR_BIN / "mcp-inspector").exists(),
-    reason="needs the gateway (branch h-gw) and the MCP Inspector (make setup-all)",
+    not (INSPECTOR_BIN / "mcp-inspector").exists() or not EVERYTHING.exists() or not has_node,
+    reason="the MCP Inspector is not installed: make setup-all",
 )
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_approval_without_elicitation_is_refused(transport: str, tmp_path: Path) -> None:
