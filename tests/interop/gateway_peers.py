@@ -5,10 +5,13 @@ Run as ``python gateway_peers.py KIND [stdio|http]``:
 * ``modern``: stdio, 2026-07-28 only (server/discover, no initialize): ``echo``, ``count``
   (progress), ``sample`` (asks the client's model), ``wait`` (runs until cancelled), ``write``
   and ``wipe`` (no read-only annotation: the Host's ``auto`` policy asks before running them).
-* ``protected``: Streamable HTTP on a free port (prints ``PORT <n>``), behind the OAuth
-  resource-server check (2025-11-25 basic/authorization.mdx §Access Token Usage): a request
-  without ``Authorization: Bearer $GATEWAY_UPSTREAM_TOKEN`` gets 401 with the RFC 9728
-  challenge. ``whoami`` answers with the caller's subject, never the token.
+* ``protected``: Streamable HTTP on a free port (prints ``PORT <n>``), behind OAuth
+  (2025-11-25 basic/authorization.mdx): the MCP endpoint ``/mcp`` takes only
+  ``Authorization: Bearer $GATEWAY_UPSTREAM_TOKEN`` (else 401 with the RFC 9728 challenge,
+  §Authorization Server Location), and the same process is the authorization server
+  (``/as``: RFC 8414 metadata, a token endpoint that issues that token for the
+  client-credentials grant to client ``gateway`` with secret ``$GATEWAY_CLIENT_SECRET``,
+  sent as HTTP Basic or in the form). ``whoami`` answers with the caller's subject.
 * ``standin stdio|http``: the whole surface the downstream clients exercise, on both eras and
   on one server, with approval asked by the tools themselves (``write`` and ``wipe`` elicit a
   confirmation and refuse when it is declined): the plain mcpbind server the harnesses run
@@ -21,12 +24,16 @@ server that ran the tool.
 
 from __future__ import annotations
 
+import base64
 import hmac
 import os
+import socket
 import sys
-from pathlib import Path
+from typing import Any
+from urllib.parse import unquote_plus
 
 import anyio
+import uvicorn
 
 from mcpbind import Context, Server, ToolExecutionError, serve_stdio
 from mcpbind import types as t
@@ -37,6 +44,7 @@ from mcpbind.versions import STATELESS_VERSIONS
 
 READ_ONLY = t.ToolAnnotations(read_only_hint=True)
 TOKEN_ENV = "GATEWAY_UPSTREAM_TOKEN"
+SECRET_ENV = "GATEWAY_CLIENT_SECRET"
 
 
 def surface(name: str, *, self_approval: bool) -> Server:
@@ -139,11 +147,73 @@ def protected() -> Server:
     return server
 
 
-def serve_http(app: StreamableHTTPApp) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from support.live_server import serve_on_free_port
+def serve_http(app: Any, sock: socket.socket | None = None) -> None:
+    """Serve ``app`` on 127.0.0.1 (a free port, or ``sock``), printing ``PORT <n>`` first."""
+    sock = sock or bound()
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    config = uvicorn.Config(app, log_level="critical", lifespan="on", timeout_graceful_shutdown=1)
+    uvicorn.Server(config).run(sockets=[sock])
 
-    serve_on_free_port(app)
+
+def bound() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+def with_authorization_server(mcp: StreamableHTTPApp, base: str) -> Any:
+    """``mcp`` behind the bearer check, and the authorization server at ``/as`` beside it."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    issuer = f"{base}/as"
+    token, secret = os.environ[TOKEN_ENV], os.environ[SECRET_ENV]
+    mcp.auth = ResourceServer(
+        OneToken(token), resource=f"{base}/mcp", authorization_servers=[issuer]
+    )
+
+    async def metadata(request: Request) -> JSONResponse:
+        return JSONResponse(
+            {
+                "issuer": issuer,
+                "token_endpoint": f"{issuer}/token",
+                "grant_types_supported": ["client_credentials"],
+                "token_endpoint_auth_methods_supported": [
+                    "client_secret_basic",
+                    "client_secret_post",
+                ],
+            }
+        )
+
+    async def issue(request: Request) -> JSONResponse:
+        form = await request.form()
+        client, given = form.get("client_id"), form.get("client_secret")
+        basic = request.headers.get("authorization", "")
+        if basic.startswith("Basic "):
+            pair = base64.b64decode(basic.removeprefix("Basic ")).decode()
+            client, _, given = (unquote_plus(part) for part in pair.partition(":"))
+        if form.get("grant_type") != "client_credentials":
+            return JSONResponse({"error": "unsupported_grant_type"}, 400)
+        if client != "gateway" or not hmac.compare_digest(str(given).encode(), secret.encode()):
+            return JSONResponse({"error": "invalid_client"}, 401)
+        return JSONResponse({"access_token": token, "token_type": "Bearer", "expires_in": 3600})
+
+    authorization = Starlette(
+        routes=[
+            Route("/.well-known/oauth-authorization-server/as", metadata),
+            Route("/as/token", issue, methods=["POST"]),
+        ]
+    )
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        target = authorization if path.startswith(("/as/", "/.well-known/oauth-auth")) else mcp
+        await target(scope, receive, send)
+
+    return app
 
 
 def main(kind: str, transport: str = "stdio") -> None:
@@ -156,15 +226,10 @@ def main(kind: str, transport: str = "stdio") -> None:
     elif kind == "standin":
         serve_http(StreamableHTTPApp(surface("standin", self_approval=True), path="/mcp"))
     elif kind == "protected":
-        app = StreamableHTTPApp(protected(), path="/mcp")
-        # The resource URL is not known before the port is: tokens are not audience-bound
-        # here (OneToken ignores ``resource``), so any http URL names this server.
-        app.auth = ResourceServer(
-            OneToken(os.environ[TOKEN_ENV]),
-            resource="http://127.0.0.1/mcp",
-            authorization_servers=["http://127.0.0.1/as"],
-        )
-        serve_http(app)
+        sock = bound()
+        base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        app = with_authorization_server(StreamableHTTPApp(protected(), path="/mcp"), base)
+        serve_http(app, sock)
     else:
         raise SystemExit(f"unknown kind {kind!r}")
 

@@ -13,11 +13,12 @@ them (basic/authorization.mdx §Access Token Privilege Restriction: a server MUS
 token it received on). The MCP Inspector's CLI mode lists and calls tools over both.
 
 The targets: ``standin`` is a plain mcpbind server with the same surface (gateway_peers.py),
-the reference point for what each client does without a gateway in between; ``gateway`` is ``mcpbind host -c
-servers.json --serve`` / ``--serve-http`` over five upstreams: a 2026-07-28-only mcpbind server
-(stdio), one behind the OAuth resource-server check (HTTP, a bearer token from the
-environment), the official Python SDK's interop server (stdio), and the reference
-server-everything and server-filesystem (stdio; tests/peers, pinned).
+the reference point for what each client does without a gateway in between; ``gateway`` is
+``mcpbind host -c servers.json --serve`` / ``--serve-http`` over five upstreams: a 2026-07-28-only mcpbind server
+(stdio), one behind OAuth (HTTP; the gateway gets its token with the client-credentials grant
+from the authorization server the same process serves), the official Python SDK's interop
+server (stdio), and the reference server-everything and server-filesystem (stdio; tests/peers,
+pinned).
 """
 
 from __future__ import annotations
@@ -57,8 +58,11 @@ FILESYSTEM = (
     / "dist/index.js"
 )
 INSPECTOR_BIN = ROOT / "tests/peers/inspector/node_modules/.bin"
-TOKEN = "upstream-secret-7f3a9c0e5b1d"
-"""The protected upstream's bearer token: the gateway holds it, no downstream client may see it."""
+TOKEN = "upstream-token-7f3a9c0e5b1d"
+"""The access token the protected upstream's authorization server issues to the gateway."""
+SECRET = "client-secret-2c81e4d07a6f"
+"""The gateway's client secret at that authorization server. Neither may reach a downstream
+client."""
 
 pytestmark = pytest.mark.interop
 
@@ -113,7 +117,14 @@ def gateway_config(tmp_path: Path, protected_url: str) -> Path:
     allow = {"approval": "allow"}
     servers: dict[str, Any] = {
         "modern": {"command": "python", "args": [PEERS, "modern"], "env": env},
-        "protected": {"url": protected_url, "bearerTokenEnv": "GATEWAY_UPSTREAM_TOKEN"},
+        "protected": {
+            "url": protected_url,
+            "oauth": {
+                "grant": "client_credentials",
+                "clientId": "gateway",
+                "clientSecret": "${env:GATEWAY_CLIENT_SECRET}",
+            },
+        },
         "official": {"command": "python", "args": [OFFICIAL_SERVER], "env": env, **allow},
         "everything": {"command": "node", "args": [str(EVERYTHING), "stdio"], **allow},
     }
@@ -145,12 +156,14 @@ def gateway_echoes(tmp_path: Path) -> dict[str, tuple[dict[str, str], str]]:
 
 @contextmanager
 def protected_upstream() -> Iterator[str]:
-    os.environ["GATEWAY_UPSTREAM_TOKEN"] = TOKEN  # spawn_server's child inherits it
+    """The protected upstream (its own authorization server too): its MCP endpoint's URL."""
+    os.environ["GATEWAY_UPSTREAM_TOKEN"] = TOKEN  # spawn_server's child inherits them
+    os.environ["GATEWAY_CLIENT_SECRET"] = SECRET
     try:
         with spawn_server(PEERS, "protected") as (_, base):
             yield f"{base}/mcp"
     finally:
-        del os.environ["GATEWAY_UPSTREAM_TOKEN"]
+        del os.environ["GATEWAY_UPSTREAM_TOKEN"], os.environ["GATEWAY_CLIENT_SECRET"]
 
 
 @contextmanager
@@ -167,7 +180,10 @@ def target(kind: str, transport: str, tmp_path: Path) -> Iterator[Target]:
     with protected_upstream() as protected_url:
         config = str(gateway_config(tmp_path, protected_url))
         host = [sys.executable, "-m", "mcpbind.cli", "host", "-c", config]
-        env = environment(GATEWAY_UPSTREAM_TOKEN=TOKEN)
+        # The gateway gets the client secret, and keeps the token it obtains in a token file
+        # of its own (platformdirs: $XDG_CONFIG_HOME/mcpbind/tokens.json).
+        config_home = str(tmp_path / "config")
+        env = environment(GATEWAY_CLIENT_SECRET=SECRET, XDG_CONFIG_HOME=config_home)
         if transport == "stdio":
             yield Target(
                 kind,
@@ -278,7 +294,7 @@ def test_a_downstream_client_uses_every_feature(
     assert out["after"]["isError"] is False
     # No upstream token in anything received: messages, and response headers over HTTP.
     seen = json.dumps([out["received"], out["headers"]])
-    assert out["received"] and TOKEN not in seen
+    assert out["received"] and TOKEN not in seen and SECRET not in seen
     if transport == "http" and client != "mcpbind":  # mcpbind's is recorded above HTTP
         assert out["headers"]
 
@@ -339,7 +355,7 @@ def test_the_inspector_cli_lists_and_calls(kind: str, transport: str, tmp_path: 
             call = ["--method", "tools/call", "--tool-name", name, "--tool-arg", *pairs]
             called = inspector(call, where, home)
             assert expected in json.dumps(called["result"]["content"]), called
-            assert TOKEN not in json.dumps(called)
+            assert TOKEN not in json.dumps(called) and SECRET not in json.dumps(called)
 
 
 @pytest.mark.skipif(
