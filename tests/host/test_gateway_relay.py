@@ -302,3 +302,27 @@ async def test_a_url_elicitation_and_its_completion_reach_the_client() -> None:
         assert text_of(await c.call("l__link", {})) == "accept"
         await wait_for(lambda: completed == ["e1"])
     assert urls == ["https://example.com/sign-in"]
+
+
+async def test_a_listen_stream_s_resource_subscription_reaches_the_upstream() -> None:
+    """2026-07-28 basic/patterns/subscriptions.mdx: a listen stream naming a URI in
+    ``resourceSubscriptions`` gets its ``notifications/resources/updated``; the gateway
+    subscribed at the server that serves it."""
+    updates: list[str] = []
+
+    async def note(method: str, params: Any) -> None:
+        if method == "notifications/resources/updated":
+            updates.append(params.uri)
+
+    handlers = ClientHandlers(notification=note)
+    async with gateway({"c": chatty()}, version=LATEST_STATELESS, handlers=handlers) as (
+        _,
+        client,
+    ):
+        sub = await client.listen(resource_uris=["mem://chatty/state"])
+        with anyio.fail_after(10):  # the upstream subscription is opened in the background
+            while not updates:
+                await client.call("c__touch", {})
+                await anyio.sleep(0.05)
+        assert set(updates) == {"mem://chatty/state"}
+        await sub.close()

@@ -33,6 +33,7 @@ Credentials stay upstream: each server's headers and tokens live in its own clie
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -52,7 +53,7 @@ from .approval import approve_all
 from .catalog import Catalog
 from .forwarding import progress_to, upstream_errors
 from .relay import Relay
-from .state import AmbiguousResource, UnknownName
+from .state import AmbiguousResource, HostError, UnknownName
 
 if TYPE_CHECKING:
     from ..client.subscription import Subscription
@@ -96,7 +97,7 @@ class Gateway:
         self.server = server = Server(name, version=version)
         if run_host:  # the host runs while the server is served (serve_stdio, serve_http)
             server.lifespan = self._running
-        server.extensions.append(_Capabilities())
+        server.extensions.append(_Capabilities(self._listened))
         for method, handler in (
             ("tools/list", self._list_tools),
             ("tools/call", self._call_tool),
@@ -111,6 +112,8 @@ class Gateway:
         server.add_middleware(self._subscriptions)
         #: Downstream subscriptions by URI, with the upstream ones they opened.
         self.subscribed: dict[str, _Held] = {}
+        #: URIs 2026-07-28 listen streams asked for, subscribed upstream for good.
+        self.listening: set[str] = set()
         self._listed: dict[str, list[Any]] = {}
         host.supervisor.catalog_listeners.append(self._catalog_changed)
         host.supervisor.notification_listeners.append(self._upstream_notification)
@@ -283,6 +286,30 @@ class Gateway:
                 await held.close()
         return result
 
+    def _listened(self, uris: Iterable[str]) -> None:
+        """A 2026-07-28 listen stream asks for these URIs' updates (subscriptions.mdx): each
+        one is subscribed at the servers serving it, once, for as long as they stay
+        connected (a stream's end is not told to the gateway, so none is let go)."""
+        for uri in uris:
+            if uri in self.subscribed or uri in self.listening:
+                continue
+            owners = self.host.resource_owners(uri)
+            if not owners:
+                continue
+            self.listening.add(uri)
+            held = _Held()
+            with contextlib.suppress(HostError):
+                # Not in the listen request's task: started where the first server's
+                # notifications run (its connection's task group).
+                connection = self.host.client(owners[0]).connection
+                if connection is not None:
+                    connection.spawn(functools.partial(_open_quietly, held, self.host, owners, uri))
+
+
+async def _open_quietly(held: _Held, host: Host, owners: list[str], uri: str) -> None:
+    with contextlib.suppress(McpError):
+        await held.open(host, owners, uri)
+
 
 class _Held:
     """One URI the downstream sessions subscribed to: how many, and the upstream
@@ -307,7 +334,11 @@ class _Held:
 
 class _Capabilities:
     """Declares what the gateway serves, whatever the servers behind it offer at the moment
-    (they come and go; a client told of no tools at the handshake would never list them)."""
+    (they come and go; a client told of no tools at the handshake would never list them),
+    and tells the gateway of the URIs a listen stream asks updates for."""
+
+    def __init__(self, listened: Callable[[Iterable[str]], None]) -> None:
+        self.listened = listened
 
     def capabilities(self, caps: t.ServerCapabilities, *, stateless: bool) -> None:
         caps.tools = t.ServerCapabilitiesTools(list_changed=True)
@@ -316,7 +347,10 @@ class _Capabilities:
         caps.completions = {}
 
     def listen_filter(self, wanted: Any, client_capabilities: Any) -> dict[str, Any]:
-        return {}
+        uris = wanted.get("resourceSubscriptions")
+        if isinstance(uris, list):
+            self.listened(uri for uri in uris if isinstance(uri, str))
+        return {}  # the hub agrees to the filter itself
 
     async def notification(
         self, what: str, detail: str | None, agreed: Any, principal: Any
