@@ -245,7 +245,7 @@ def ratio(rounds: list[dict[str, dict[str, Any]]], transport: str, mode: str, ke
     values = [
         r[f"gateway/{transport}"][mode][key] / r[f"direct/{transport}"][mode][key] for r in rounds
     ]
-    return statistics.median(values)
+    return float(statistics.median(values))
 
 
 def report(rounds: list[dict[str, dict[str, Any]]], transports: list[str]) -> list[str]:

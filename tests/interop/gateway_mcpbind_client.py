@@ -14,7 +14,7 @@ import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
@@ -52,7 +52,7 @@ class Downstream:
         self.received: list[Any] = []
         self.sampling: list[str] = []
         self.elicitations: list[dict[str, str]] = []
-        self.answer = "decline"
+        self.answer: Literal["accept", "decline"] = "decline"
 
     async def sample(self, params: t.CreateMessageRequestParams) -> t.CreateMessageResult:
         self.sampling.append(" ".join(getattr(m.content, "text", "") for m in params.messages))
@@ -67,7 +67,9 @@ class Downstream:
         if self.answer != "accept":
             return t.ElicitResult(action=self.answer)
         fields = params.requested_schema.properties or {}
-        content = {name: True for name, field in fields.items() if field.type == "boolean"}
+        content: dict[str, str | int | float | bool | list[str]] = {
+            name: True for name, field in fields.items() if field.type == "boolean"
+        }
         return t.ElicitResult(action="accept", content=content)
 
     @asynccontextmanager
