@@ -134,6 +134,7 @@ async def run(plan: dict[str, Any]) -> dict[str, Any]:
         out["refuse"] = await call(plan["refuse"])
         out["elicitations"] = down.elicitations
         out["after"] = await call(plan["calls"][0])
+        out["version"] = client.protocol_version
     out["received"] = down.received
     out["headers"] = []
     return out

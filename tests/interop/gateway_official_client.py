@@ -169,6 +169,7 @@ async def exercise(
     out["refuse"] = await call(plan["refuse"])
     out["elicitations"] = down.elicitations
     out["after"] = await call(plan["calls"][0])
+    out["version"] = session.protocol_version
     out["received"] = down.received
     out["headers"] = down.headers
     return out

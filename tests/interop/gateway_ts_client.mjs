@@ -103,6 +103,7 @@ out.refuse = await call(plan.refuse);
 out.elicitations = elicitations;
 out.after = await call(plan.calls[0]); // the session still works after the cancel and refusal
 
+out.version = received.find((message) => message.result?.protocolVersion)?.result.protocolVersion ?? null;
 out.received = received;
 out.headers = headers;
 console.log(JSON.stringify(out));

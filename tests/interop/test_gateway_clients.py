@@ -38,6 +38,9 @@ from typing import Any
 import pytest
 from support.live_server import free_port, listening_process, spawn_server
 
+from mcpbind import LATEST_HANDSHAKE
+from mcpbind.versions import STATELESS_VERSIONS
+
 from ._support import OFFICIAL_SERVER
 
 HERE = Path(__file__).resolve().parent
@@ -240,6 +243,14 @@ CLIENTS = {
     "official-python": ([sys.executable, str(OFFICIAL_CLIENT)], "python-model: sampled by python"),
     "mcpbind": ([sys.executable, str(MCPBIND_CLIENT)], "mcpbind-model: sampled by mcpbind"),
 }
+#: The era each client negotiates with a server of both eras: the SDKs' handshakes offer the
+#: latest handshake version; mcpbind's Client (auto) probes server/discover and takes
+#: 2026-07-28, where sampling and elicitation are input rounds (basic/patterns/mrtr.mdx).
+ERAS = {
+    "typescript": {LATEST_HANDSHAKE},
+    "official-python": {LATEST_HANDSHAKE},
+    "mcpbind": set(STATELESS_VERSIONS),
+}
 TARGETS = [
     pytest.param("standin", id="standin"),
     pytest.param(
@@ -270,6 +281,7 @@ def test_a_downstream_client_uses_every_feature(
         # Cancellation reached the server that ran the tool (its handler was cancelled).
         assert wait_for_file(Path(f"{marker}.cancelled")), out["cancel"]
 
+    assert out["version"] in ERAS[client]
     # Every page of tools/list, with every tool of every upstream under its name.
     assert set(where.echoes) | set(where.tools.values()) <= set(out["tools"])
     assert len(out["tools"]) == len(set(out["tools"]))
