@@ -2,7 +2,7 @@
 --serve`` against the same call made to the echo server directly.
 
 Every configuration runs the same client (mcpbind's ``Client``, in this process, pinned to
-the handshake era, as ``bench/rt``'s mcpbind rows) against the same echo server
+the handshake era as ``bench/rt``'s mcpbind rows, or to ``--protocol-version``) against the same echo server
 (``bench/rt/peers/mcpbind/echo_server.py``, the async tool):
 
 * ``direct/stdio``: the client spawns the echo server;
@@ -51,6 +51,7 @@ import anyio
 from mcpbind import LATEST_HANDSHAKE, Client
 from mcpbind import types as t
 from mcpbind.transports import StdioClientTransport
+from mcpbind.versions import STATELESS_VERSIONS
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -135,6 +136,7 @@ def listening(command: list[str], port: int) -> Iterator[None]:
 class Config:
     route: str  # direct | gateway
     transport: str  # stdio | http
+    version: str  # the protocol version the client pins
 
     @property
     def name(self) -> str:
@@ -156,7 +158,7 @@ async def connected(config: Config, gateway_config: Path) -> AsyncIterator[Clien
         )
         async with (
             StdioClientTransport.spawn(command[0], command[1:], env=environment()) as transport,
-            Client(transport, protocol_version=LATEST_HANDSHAKE) as client,
+            Client(transport, protocol_version=config.version) as client,
         ):
             yield client
         return
@@ -168,7 +170,7 @@ async def connected(config: Config, gateway_config: Path) -> AsyncIterator[Clien
         command = [PY, "-m", "mcpbind.cli", "serve", app, "--http", str(port)]
     with listening(command, port):
         url = f"http://127.0.0.1:{port}/mcp"
-        async with Client(url, protocol_version=LATEST_HANDSHAKE) as client:
+        async with Client(url, protocol_version=config.version) as client:
             yield client
 
 
@@ -198,16 +200,18 @@ async def measure(config: Config, gateway_config: Path, args: argparse.Namespace
 # ---- callgrind ------------------------------------------------------------------------------
 
 
-async def calls_through(command: list[str], tool: str, calls: int) -> None:
+async def calls_through(command: list[str], tool: str, calls: int, version: str) -> None:
     async with (
         StdioClientTransport.spawn(command[0], command[1:], env=environment()) as transport,
-        Client(transport, protocol_version=LATEST_HANDSHAKE, timeout=600) as client,
+        Client(transport, protocol_version=version, timeout=600, probe_timeout=600) as client,
     ):
         echo = echo_of(client, tool)
         await run_sequential(echo, calls, TEXT)
 
 
-def instructions(command: list[str], tool: str, calls: int, *, client: bool = False) -> int:
+def instructions(
+    command: list[str], tool: str, calls: int, version: str, *, client: bool = False
+) -> int:
     """Instructions per sequential call of the process ``command`` starts (under callgrind;
     its child processes run natively), from ``calls`` and ``6 * calls`` calls. ``client``:
     count this script's client instead (``--client-calls``, on the echo server direct)."""
@@ -217,14 +221,15 @@ def instructions(command: list[str], tool: str, calls: int, *, client: bool = Fa
             out = os.path.join(tmp, "callgrind.out")
             valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
             if client:
+                alone = ["--client-calls", str(n), "--protocol-version", version]
                 subprocess.run(
-                    [*valgrind, PY, __file__, "--client-calls", str(n)],
+                    [*valgrind, PY, __file__, *alone],
                     check=True,
                     capture_output=True,
                     env={**os.environ, **environment()},
                 )
             else:
-                anyio.run(calls_through, [*valgrind, *command], tool, n)
+                anyio.run(calls_through, [*valgrind, *command], tool, n, version)
             deadline = time.monotonic() + 60
             while not os.path.exists(out) and time.monotonic() < deadline:
                 time.sleep(0.1)  # written when the process has exited
@@ -284,15 +289,24 @@ def main() -> None:
     parser.add_argument("--callgrind", action="store_true", help="instructions per call")
     parser.add_argument("--calls", type=int, default=200, help="calls per callgrind run")
     parser.add_argument("--json", type=Path, help="write every run's numbers here")
+    parser.add_argument(
+        "--protocol-version",
+        default=LATEST_HANDSHAKE,
+        help=f"the version the client pins (default {LATEST_HANDSHAKE}; "
+        f"or {', '.join(STATELESS_VERSIONS)})",
+    )
     parser.add_argument("--client-calls", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client_calls is not None:  # the client alone, under callgrind (instructions())
-        anyio.run(calls_through, [PY, str(ECHO_SERVER)], "echo", args.client_calls)
+        anyio.run(
+            calls_through, [PY, str(ECHO_SERVER)], "echo", args.client_calls, args.protocol_version
+        )
         return
     if args.quick:
         args.seq, args.conc, args.warmup, args.repeat, args.calls = 50, 200, 20, 1, 20
     transports = [args.only] if args.only else ["stdio", "http"]
-    configs = [Config(route, tr) for tr in transports for route in ("direct", "gateway")]
+    version = args.protocol_version
+    configs = [Config(r, tr, version) for tr in transports for r in ("direct", "gateway")]
     load_before = os.getloadavg()[0]
     rounds: list[dict[str, dict[str, Any]]] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -302,14 +316,16 @@ def main() -> None:
         counts: dict[str, int] = {}
         if args.callgrind:
             gateway = [*host_command(gateway_config), "--serve"]
-            counts["gateway process"] = instructions(gateway, GATEWAY_TOOL, args.calls)
+            version = args.protocol_version
+            counts["gateway process"] = instructions(gateway, GATEWAY_TOOL, args.calls, version)
             echo_server = [PY, str(ECHO_SERVER)]
-            counts["echo server"] = instructions(echo_server, "echo", args.calls)
-            counts["client"] = instructions(echo_server, "echo", args.calls, client=True)
+            counts["echo server"] = instructions(echo_server, "echo", args.calls, version)
+            counts["client"] = instructions(echo_server, "echo", args.calls, version, client=True)
     load_after = os.getloadavg()[0]
     print("\n".join(report(rounds, transports)))
+    print(f"\n  protocol version {args.protocol_version}")
     print(
-        f"\n  {len(rounds)} round(s); 1-min load average {load_before:.2f} before, "
+        f"  {len(rounds)} round(s); 1-min load average {load_before:.2f} before, "
         f"{load_after:.2f} after; {os.cpu_count()} CPUs"
     )
     for name, count in counts.items():
@@ -319,7 +335,12 @@ def main() -> None:
         share = counts["gateway process"] / direct
         print(f"  gateway process / one direct call (client + echo server): {share:.2f}")
     if args.json is not None:
-        data = {"rounds": rounds, "callgrind": counts, "loadavg_1min": [load_before, load_after]}
+        data = {
+            "protocol_version": args.protocol_version,
+            "rounds": rounds,
+            "callgrind": counts,
+            "loadavg_1min": [load_before, load_after],
+        }
         args.json.write_text(json.dumps(data, indent=1))
 
 
