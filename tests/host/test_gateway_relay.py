@@ -22,6 +22,7 @@ from mcpbind import Client, ClientHandlers, Context, Server
 from mcpbind import types as t
 from mcpbind.host import Host, SamplingReview, ToolCallRequest
 from mcpbind.host.config import PolicyValue
+from mcpbind.host.relay import MAX_PENDING_COMPLETIONS
 from mcpbind.server.options import StatelessOptions
 from mcpbind.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, LATEST_STATELESS
 
@@ -326,3 +327,49 @@ async def test_a_listen_stream_s_resource_subscription_reaches_the_upstream() ->
                 await anyio.sleep(0.05)
         assert set(updates) == {"mem://chatty/state"}
         await sub.close()
+
+
+def many_links() -> Server:
+    """Sends ``count`` URL elicitations, then completes the first and the last."""
+    server = Server("links", version="1.0.0")
+    server.stateless = StatelessOptions(versions=HANDSHAKE_VERSIONS)
+
+    @server.tool(annotations=READ_ONLY)
+    async def links(count: int, ctx: Context) -> str:
+        for n in range(count):
+            params = t.ElicitRequestURLParams(
+                message="m", mode="url", url="https://example.com", elicitation_id=f"e{n}"
+            )
+            await ctx.elicit(params)
+        await ctx.elicitation_completion("e0")()
+        await ctx.elicitation_completion(f"e{count - 1}")()
+        return "sent"
+
+    return server
+
+
+async def test_pending_url_completions_are_bounded() -> None:
+    """A server that sends URL elicitations and does not complete them cannot grow the
+    gateway's table without bound: past MAX_PENDING_COMPLETIONS the oldest are dropped, so
+    their completion is no longer passed on; the newest still is."""
+    asked: list[str] = []
+    completed: list[str] = []
+
+    async def elicit(params: Any) -> t.ElicitResult:
+        asked.append(params.elicitation_id)
+        return t.ElicitResult(action="accept")
+
+    async def complete(elicitation_id: str) -> None:
+        completed.append(elicitation_id)
+
+    count = MAX_PENDING_COMPLETIONS + 5
+    handlers = ClientHandlers(elicitation=elicit, elicitation_complete=complete)
+    async with gateway({"l": many_links()}, version=LATEST_HANDSHAKE, handlers=handlers) as (
+        _,
+        client,
+    ):
+        assert text_of(await client.call("l__links", {"count": count})) == "sent"
+        await wait_for(lambda: completed == [f"e{count - 1}"])
+        await anyio.sleep(0.1)
+    assert len(asked) == count  # e0 reached the client, so it would accept e0's completion
+    assert completed == [f"e{count - 1}"]

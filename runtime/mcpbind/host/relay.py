@@ -30,9 +30,13 @@ from ..protocol import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 from ..server.context import Context
 from .approval import Approver, ToolCallRequest
 
-__all__ = ["APPROVE_FIELD", "Downstream", "Relay"]
+__all__ = ["APPROVE_FIELD", "MAX_PENDING_COMPLETIONS", "Downstream", "Relay"]
 
 R = TypeVar("R")
+
+#: URL-mode elicitations whose completion is still passed on (a server that never announces
+#: completions cannot grow the table without bound).
+MAX_PENDING_COMPLETIONS = 1000
 
 #: The boolean field of the approval form (accepted with it ``false``: denied).
 APPROVE_FIELD = "approve"
@@ -102,6 +106,8 @@ class Relay:
         if url and isinstance(params.elicitation_id, str):
             key = (server, params.elicitation_id)
             self.completions[key] = record.context.elicitation_completion(params.elicitation_id)
+            while len(self.completions) > MAX_PENDING_COMPLETIONS:  # never completed: oldest go
+                del self.completions[next(iter(self.completions))]
         return await _within(record, lambda: record.context.elicit(params))
 
     async def completed(self, server: str, elicitation_id: str) -> None:
