@@ -9,7 +9,7 @@ PYTHONS := 3.11 3.12 3.13
 NEWEST := $(lastword $(PYTHONS))
 OLDER := $(filter-out $(NEWEST),$(PYTHONS))
 
-.PHONY: help setup setup-all demo schema gen gen-check lint typecheck typecheck-installed test check ci docs dist bench-codec bench-rt bench-http bench-tasks bench-cold bench-cold-wheel bench-mem bench-scale bench-inlines conformance pythons test-older fuzz soak
+.PHONY: help setup setup-all demo schema gen gen-check lint typecheck typecheck-installed test check ci docs dist bench-codec bench-rt bench-http bench-tasks bench-cold bench-cold-wheel bench-mem bench-scale bench-inlines bench-gateway conformance pythons test-older fuzz soak
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -20,7 +20,7 @@ setup:  ## install mcpbind (editable) with the generator, test tools, doc tools 
 # Everything the suite needs besides `setup`: with it done the suite skips only tests for other
 # Pythons (its last line names what it skipped). redis-server, haproxy and chromium are Debian packages
 # (as root).
-setup-all: setup bench/rt/peers/ts/node_modules bench/http/loadgen/node_modules bench/http/peers/ts/node_modules tests/peers/server-everything/node_modules tests/peers/inspector/node_modules/.installed conformance/node_modules/.installed tests/auth/oidc/node_modules/.installed  ## `setup`, the npm peers, the MCP Inspector, the conformance suite, oidc-provider, redis-server, haproxy and chromium
+setup-all: setup bench/rt/peers/ts/node_modules bench/http/loadgen/node_modules bench/http/peers/ts/node_modules tests/peers/server-everything/node_modules tests/peers/server-filesystem/node_modules tests/peers/inspector/node_modules/.installed conformance/node_modules/.installed tests/auth/oidc/node_modules/.installed  ## `setup`, the npm peers, the MCP Inspector, the conformance suite, oidc-provider, redis-server, haproxy and chromium
 	@for program in redis-server haproxy chromium; do \
 	  command -v $$program >/dev/null || { apt-get update -qq && apt-get install -y -qq $$program; } \
 	  || { echo "$$program could not be installed (apt-get, as root): the tests that need it skip" >&2; exit 1; }; \
@@ -115,6 +115,9 @@ bench-http: bench/http/loadgen/node_modules bench/http/peers/ts/node_modules  ##
 bench-inlines:  ## instructions per request with each hand-inlined copy of a helper and with the call instead (callgrind)
 	$(PY) bench/inlines/run.py
 
+bench-gateway:  ## the Host as a gateway: tools/call echo through `mcpbind host --serve` against the same call direct (stdio, HTTP), with callgrind instructions per call
+	$(PY) bench/gateway/run.py --callgrind
+
 bench-cold:  ## cold start: import and `mcpbind ls` as whole processes, vs the official SDK
 	$(PY) bench/coldstart.py
 
@@ -147,6 +150,9 @@ tests/auth/oidc/node_modules/.installed: tests/auth/oidc/package.json tests/auth
 
 tests/peers/server-everything/node_modules: tests/peers/server-everything/package.json tests/peers/server-everything/package-lock.json  ## the reference server-everything (tasks interop tests)
 	npm ci --prefix tests/peers/server-everything --no-audit --no-fund
+
+tests/peers/server-filesystem/node_modules: tests/peers/server-filesystem/package.json tests/peers/server-filesystem/package-lock.json  ## the reference server-filesystem (an upstream of the gateway interop tests)
+	npm ci --prefix tests/peers/server-filesystem --no-audit --no-fund
 
 # The MCP Inspector, pinned, with a Node.js >= 22.19 from npm itself (tests/cli/test_dev.py drives
 # its CLI mode through `mcpbind dev`).
