@@ -115,6 +115,71 @@ async def test_a_sampling_request_the_host_denies_never_reaches_the_client(versi
     assert model.asked == []
 
 
+def waiting(name: str, release: anyio.Event, entered: list[str]) -> Server:
+    """A handshake-era upstream whose tool waits, then asks for sampling with the caller's
+    prompt (its ask is a request of its own, tied to no call)."""
+    server = Server(name, "1.0.0")
+    server.stateless = StatelessOptions(versions=HANDSHAKE_VERSIONS)
+
+    @server.tool()
+    async def ask_later(prompt: str, ctx: Context) -> str:
+        entered.append(prompt)
+        await release.wait()
+        params = t.CreateMessageRequestParams(
+            messages=[t.SamplingMessage(role="user", content=t.TextContent(text=prompt))],
+            max_tokens=10,
+        )
+        try:
+            result = await ctx.sample(params)
+        except Exception as exc:
+            return f"refused: {exc}"
+        return f"answered: {result.content.text}"  # type: ignore[union-attr]
+
+    return server
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_an_ask_during_calls_of_two_clients_reaches_neither(version: str) -> None:
+    """sampling.mdx §User Interaction Model (the client of the call reviews its ask) and
+    §Security Considerations: while calls of two downstream sessions run on one upstream, a
+    handshake-era ask is not tied to either call, so it is refused rather than shown to the
+    wrong client; the concurrent calls of one handshake-era session still get their asks
+    (2026-07-28 has no session: two requests could be two clients)."""
+    release = anyio.Event()
+    alice, bob = Model(), Model()
+    entered: list[str] = []
+    host = Host({"up": waiting("up", release, entered)}, check=allow)
+    server = host.as_server()
+    results: dict[str, str] = {}
+    async with (
+        host,
+        Client(server, handlers=ClientHandlers(sampling=alice), protocol_version=version) as one,
+        Client(server, handlers=ClientHandlers(sampling=bob), protocol_version=version) as two,
+    ):
+
+        async def call(client: Client, who: str) -> None:
+            results[who] = text_of(await client.call("up__ask_later", {"prompt": who}))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, one, "alice")
+            tg.start_soon(call, two, "bob")
+            await wait_for(lambda: len(entered) == 2)
+            release.set()
+        assert alice.asked == [] and bob.asked == []
+        for who in ("alice", "bob"):
+            assert results[who].startswith(
+                "refused: [-32603] sampling refused: calls of several clients"
+            )
+        async with anyio.create_task_group() as tg:  # one client, two calls at once
+            tg.start_soon(call, one, "alice")
+            tg.start_soon(call, one, "alice again")
+    if version == LATEST_HANDSHAKE:  # one session: each of its calls is asked
+        assert sorted(alice.asked) == ["alice", "alice again"] and bob.asked == []
+        assert results["alice"] == "answered: ALICE"
+    else:  # no session on 2026-07-28: two requests could be two clients, so neither is asked
+        assert alice.asked == [] and bob.asked == []
+
+
 @pytest.mark.parametrize("version", ERAS)
 async def test_sampling_is_refused_when_the_client_did_not_declare_it(version: str) -> None:
     """sampling.mdx §Capabilities: a client without ``sampling`` is not asked; the upstream

@@ -6,7 +6,10 @@ request on its own connection, not tied to one of ours on stdio) and its log mes
 to the downstream request its current call serves. The relay keeps, per upstream server, the
 downstream requests in flight to it (:meth:`Relay.serving`) and takes each ask to the newest
 one, for as long as that request runs (2025-11-25 client/sampling.mdx and
-client/elicitation.mdx: the client, here the downstream one, decides). A downstream client
+client/elicitation.mdx: the client, here the downstream one, decides). While requests of more
+than one downstream session run on the same upstream server, its asks are refused and its log
+messages kept in the Host only: the ask does not say which call it belongs to, and one client
+must never see another's. A downstream client
 that did not declare the capability gets nothing: the upstream server gets a clear error.
 
 It also asks the downstream client for the Host's approvals (:meth:`Relay.approve`): a call
@@ -85,9 +88,23 @@ class Relay:
                 del self.inflight[server]
 
     def newest(self, server: str) -> Downstream | None:
-        """The newest downstream request in flight to ``server``."""
+        """The newest downstream request in flight to ``server``; ``None`` when none is, or
+        when requests of more than one downstream session are (:meth:`ambiguous`)."""
         records = self.inflight.get(server)
-        return records[-1] if records else None
+        if not records or self.ambiguous(server):
+            return None
+        return records[-1]
+
+    def ambiguous(self, server: str) -> bool:
+        """Whether requests of more than one downstream session are in flight to ``server``:
+        an ask of it then cannot be told apart (a handshake-era ask is not tied to the call
+        that caused it), and taking it to the newest could show one client what another's
+        call asked."""
+        records = self.inflight.get(server)
+        if not records or len(records) == 1:
+            return False
+        first = records[0].context.peer
+        return any(record.context.peer is not first for record in records)
 
     # ------------------------------------------------------------------ upstream -> downstream
     async def sample(
@@ -122,11 +139,17 @@ class Relay:
         """A log message of ``server``, to the client of its newest call (at its level)."""
         record = self.newest(server)
         if record is None:
-            return  # no call of ours is running there: kept in Host.logs only
+            return  # no call of ours running there, or several clients': kept in Host.logs only
         logger = params.logger if isinstance(params.logger, str) else server
         await record.context.log(params.level, params.data, logger)
 
     def _asked(self, server: str, what: str, path: tuple[str, ...]) -> Downstream:
+        if self.ambiguous(server):
+            raise McpError(
+                INTERNAL_ERROR,
+                f"{what} refused: calls of several clients of the gateway are running on "
+                f"{server}, and its request does not say which one it belongs to",
+            )
         record = self.newest(server)
         if record is None:
             raise McpError(
