@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextvars
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import msgspec
 
@@ -151,7 +151,7 @@ class PlainReplies:
         pass
 
 
-class Answer(NamedTuple):
+class Answer(msgspec.Struct, frozen=True):
     """What :meth:`Runner.run_here` made of a request: its encoded answer (``None``: nothing
     is to be sent, the request was cancelled or the runner closed), the error it carries, if
     any, and whether it is the "Server busy" refusal."""
@@ -162,6 +162,7 @@ class Answer(NamedTuple):
 
 
 _CANCELLED = Answer(None)
+_ABSENT: Any = object()
 
 
 class Runner:
@@ -450,11 +451,9 @@ class Runner:
             self._done(key)
 
     def _done(self, key: Any, *, counted: bool = True) -> None:
-        if key in self._running:
-            del self._running[key]
-            if counted and self.shared is not None:
-                self.shared.count -= 1
-        if key in self._cancelled:
+        if self._running.pop(key, _ABSENT) is not _ABSENT and counted and self.shared is not None:
+            self.shared.count -= 1
+        if self._cancelled and key in self._cancelled:
             self._cancelled.discard(key)
             self.replies.forget(key)
 

@@ -184,7 +184,6 @@ class PerRequestEndpoint:
                 principal=principal,
                 runner=runner,
                 key=key,
-                reserved=True,
             )
 
         await self._request(receive, send, rid, run)
@@ -218,7 +217,7 @@ class PerRequestEndpoint:
                     options=options,
                     runner=runner,
                     key=(key, index) if classified.batch else key,
-                    reserved=True,
+                    reserved=classified.batch,
                 )
                 for index, (rid, method, raw) in enumerate(calls)
             ]
@@ -239,21 +238,19 @@ class PerRequestEndpoint:
     ) -> None:
         """Answer a POST with what ``run`` replies, as JSON or SSE; on the handshake era
         (the 2025 sessionless mode) always with status 200, as SSE unless JSON is asked for.
-        The POST's requests (each of a ``batch``: its ids) take their slots of the server's
-        in-flight bound at once: a POST that does not fit whole is refused whole, each request
-        answered "Server busy". ``run`` is given where emitted notifications go and the key
-        under which the runner cancels the POST's requests when the client leaves."""
+        The requests of a ``batch`` (its ids) take their slots of the server's in-flight bound
+        at once: a batch that does not fit whole is refused whole, each request answered
+        "Server busy" (one request takes its slot in the runner, refused the same way).
+        ``run`` is given where emitted notifications go and the key under which the runner
+        cancels the POST's requests when the client leaves."""
         runner = self._runner
-        needed = 1 if batch is None else len(batch)
-        refusal = runner.reserve(needed)
-        if refusal is not None:
-            busy = (
-                encode_error(rid, refusal)
-                if batch is None
-                else b"[" + b",".join(encode_error(r, refusal) for r in batch) + b"]"
-            )
-            await _send_json(send, 200 if handshake else 503, busy)
-            return
+        needed = 0 if batch is None else len(batch)
+        if needed:
+            refusal = runner.reserve(needed)
+            if refusal is not None:
+                busy = b"[" + b",".join(encode_error(r, refusal) for r in batch or ()) + b"]"
+                await _send_json(send, 200 if handshake else 503, busy)
+                return
         response = _PostResponse(receive, send, not self.json_response, handshake, runner, batch)
         try:
             try:
@@ -265,7 +262,8 @@ class PerRequestEndpoint:
         except OSError:
             logger.debug("client left during request %r", rid)
         finally:
-            runner.unreserve(needed)
+            if needed:
+                runner.unreserve(needed)
 
     async def _listen(
         self,

@@ -253,33 +253,30 @@ class StreamableHTTPApp(SharedSettings):
         # What the request's handlers read as ``Context.headers`` (its own task's requests).
         token = current_request_headers.set(RequestHeaders(scope["headers"]))
         try:
-            await self._route(scope, receive, send)
+            if self.path is not None and scope["path"].rstrip("/") != self.path.rstrip("/"):
+                await send_error(send, 404, INVALID_REQUEST, "Not Found")
+                return
+            headers = Headers(scope["headers"])
+            if (refused := refusal(self.settings.policy, scope, headers)) is not None:
+                await send_error(send, refused[0], INVALID_REQUEST, refused[1])
+                return
+            method = scope["method"]
+            if method == "POST":
+                await self._post(scope, receive, send, headers)
+            elif method == "GET" and not self.sessionless:
+                await self._get(send, receive, headers, scope)
+            elif method == "DELETE" and not self.sessionless:
+                await self._delete(send, receive, headers, scope)
+            else:
+                await send_error(
+                    send,
+                    405,
+                    INVALID_REQUEST,
+                    f"Method Not Allowed: use {self._allow.decode()}",
+                    [(b"allow", self._allow)],
+                )
         finally:
             current_request_headers.reset(token)
-
-    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.path is not None and scope["path"].rstrip("/") != self.path.rstrip("/"):
-            await send_error(send, 404, INVALID_REQUEST, "Not Found")
-            return
-        headers = Headers(scope["headers"])
-        if (refused := refusal(self.settings.policy, scope, headers)) is not None:
-            await send_error(send, refused[0], INVALID_REQUEST, refused[1])
-            return
-        method = scope["method"]
-        if method == "POST":
-            await self._post(scope, receive, send, headers)
-        elif method == "GET" and not self.sessionless:
-            await self._get(send, receive, headers, scope)
-        elif method == "DELETE" and not self.sessionless:
-            await self._delete(send, receive, headers, scope)
-        else:
-            await send_error(
-                send,
-                405,
-                INVALID_REQUEST,
-                f"Method Not Allowed: use {self._allow.decode()}",
-                [(b"allow", self._allow)],
-            )
 
     def session_of(self, scope: Scope) -> HttpSession | None:
         """The live session the request's ``Mcp-Session-Id`` names, if any (any principal's)."""
