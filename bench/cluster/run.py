@@ -163,6 +163,14 @@ class Stack:
     def server_pids(self) -> list[int]:
         return [pid for process in self.servers for pid in tree(process.pid)]
 
+    def worker_pids(self) -> list[int]:
+        """The processes that serve requests: each mcpbind worker, or uvicorn's workers (the
+        supervisor's children)."""
+        if len(self.servers) > 1:
+            return [process.pid for process in self.servers]
+        children = tree(self.servers[0].pid)[1:]
+        return children or [self.servers[0].pid]
+
     def redis_commands(self) -> tuple[int, int]:
         """Commands Redis has processed: in all, and ``GET`` (a forwarded request's lookup)."""
         if self.redis_port is None:
@@ -311,6 +319,7 @@ class Cell:
     redis_ops: float  # Redis commands per request
     forwarded: float  # share of requests forwarded to another worker (Redis GETs per request)
     server_pct: float  # the servers' CPU over the window, % of one core
+    busiest: float  # the busiest worker's share of the workers' CPU, % (100 / N: even)
     loadgen_pct: float
 
 
@@ -331,12 +340,14 @@ def run_cell(
     watchdog = threading.Timer(args.warmup + args.duration + 90, stop, (gen,))
     watchdog.start()
     marks: list[tuple[float, float, float, float, tuple[int, int]]] = []
+    shares: list[list[float]] = []  # each worker's CPU seconds, at each mark
     result: dict[str, Any] | None = None
     try:
         assert gen.stdout is not None
         for line in gen.stdout:
             if line.startswith("# "):
                 redis = [running.redis.pid] if running.redis is not None else []
+                shares.append([cpu_seconds([pid]) for pid in running.worker_pids()])
                 marks.append(
                     (
                         time.perf_counter(),
@@ -362,6 +373,7 @@ def run_cell(
             f"(exit {gen.returncode}): {err.strip()[-1000:]}"
         )
     (w0, s0, h0, r0, o0), (w1, s1, h1, r1, o1) = marks[0], marks[-1]
+    used = [b - a for a, b in zip(shares[0], shares[-1], strict=False)]
     requests = max(int(result["requests"]), 1)
     return Cell(
         config=config.name,
@@ -379,6 +391,7 @@ def run_cell(
         redis_ops=max(0, o1[0] - o0[0] - 1) / requests,
         forwarded=(o1[1] - o0[1]) / requests,
         server_pct=(s1 - s0) / max(w1 - w0, 1e-9) * 100,
+        busiest=max(used) / max(sum(used), 1e-9) * 100 if used else 0.0,
         loadgen_pct=float(result.get("cpu_pct", 0.0)),
     )
 
@@ -475,6 +488,7 @@ def report(data: dict[str, Any]) -> str:
         "redis ops/req",
         "forwarded",
         "servers %",
+        "busiest %",
     ]
     rows = [
         [
@@ -490,6 +504,7 @@ def report(data: dict[str, Any]) -> str:
             f"{c['redis_ops']:.2f}",
             f"{c['forwarded']:.2f}",
             f"{c['server_pct']:.0f}",
+            f"{c['busiest']:.0f}",
         ]
         for c in cells
     ]
@@ -564,7 +579,8 @@ def report(data: dict[str, Any]) -> str:
         "share of requests that landed on another worker than their session's owner and "
         "were forwarded to it (Redis GETs per request; about (N-1)/N under round-robin). The "
         "hop's extra cost is per forwarded request: (servers us/req - memory us/req) / "
-        "forwarded."
+        "forwarded. servers %: their CPU over the window (100 = one core); busiest %: the "
+        "busiest worker's share of the workers' CPU (100/N when the load is even)."
     )
     return "\n".join(out)
 
