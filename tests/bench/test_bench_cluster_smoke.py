@@ -78,8 +78,10 @@ def test_redis_is_touched_only_by_forwarded_requests(
     for workers in (1, 2):
         stateless = _cell(cells, "mcpbind (2026-07-28)", workers)
         assert stateless["redis_ops"] == 0 and stateless["forwarded"] == 0, stateless
-    alone = _cell(cells, "mcpbind sessions (Redis)", 1)  # the window's edge may catch one
-    assert alone["forwarded"] < 0.01 and alone["redis_ops"] < 0.01, alone
+    # No command per request; the short window's edges may catch a few (the sessions'
+    # DELETE and registry release as the load generator ends).
+    alone = _cell(cells, "mcpbind sessions (Redis)", 1)
+    assert alone["forwarded"] < 0.05 and alone["redis_ops"] < 0.05, alone
     roaming = _cell(cells, "mcpbind sessions (Redis)", 2)
     assert 0.45 <= roaming["forwarded"] <= 0.55, roaming
     assert roaming["redis_ops"] == pytest.approx(roaming["forwarded"], abs=0.02), roaming
