@@ -9,7 +9,7 @@ PYTHONS := 3.11 3.12 3.13
 NEWEST := $(lastword $(PYTHONS))
 OLDER := $(filter-out $(NEWEST),$(PYTHONS))
 
-.PHONY: help setup setup-all demo schema gen gen-check lint typecheck typecheck-installed test check ci docs dist bench-codec bench-rt bench-http bench-tasks bench-cold bench-cold-wheel bench-mem bench-scale bench-inlines bench-gateway conformance pythons test-older fuzz soak
+.PHONY: help setup setup-all demo schema gen gen-check lint typecheck typecheck-installed test check ci docs dist bench-codec bench-rt bench-http bench-tasks bench-cold bench-cold-wheel bench-mem bench-scale bench-inlines bench-gateway bench-cluster conformance pythons test-older fuzz soak soak-cluster
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -112,6 +112,9 @@ bench-http: bench/http/loadgen/node_modules bench/http/peers/ts/node_modules  ##
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) bench/http/run.py
 
+bench-cluster: bench/http/loadgen/node_modules  ## 1, 2, 4 workers behind haproxy round-robin: mcpbind (2026-07-28, sessions through Redis) vs the official SDK's multi-worker setup; req/s, p99, CPU and Redis ops per request
+	$(PY) bench/cluster/run.py $(BENCH_CLUSTER_ARGS)
+
 bench-inlines:  ## instructions per request with each hand-inlined copy of a helper and with the call instead (callgrind)
 	$(PY) bench/inlines/run.py
 
@@ -203,3 +206,9 @@ SOAK_ARGS ?=
 
 soak:  ## soak benchmark: one uvicorn worker, SOAK_CLIENTS clients (one process per core) for SOAK_SECONDS; RSS drift, errors, p99, CPU
 	$(PY) bench/soak/run.py --seconds $(SOAK_SECONDS) --clients $(SOAK_CLIENTS) $(SOAK_ARGS)
+
+SOAK_WORKERS ?= 4
+
+soak-cluster: SOAK_SECONDS = 600
+soak-cluster:  ## soak a cluster: SOAK_WORKERS workers on redis-server behind haproxy round-robin, SOAK_CLIENTS clients for SOAK_SECONDS (600); per-worker RSS and Redis memory drift
+	$(PY) bench/soak/run.py --workers $(SOAK_WORKERS) --seconds $(SOAK_SECONDS) --clients $(SOAK_CLIENTS) $(SOAK_ARGS)

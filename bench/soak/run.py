@@ -3,6 +3,14 @@ work for a long time; prints RSS drift, errors, echo latency percentiles and the
 process.
 
     python bench/soak/run.py [--seconds 1800] [--clients 50] [--procs N] [--json out.json]
+    python bench/soak/run.py --workers 4 --seconds 600    # make soak-cluster
+
+``--workers N`` soaks a cluster instead (issue 30): a redis-server, N workers on it (each
+``server.py --redis``: session registry, event store and notification bus; only the first
+announces changes, which reach every worker's clients on the bus) and haproxy round-robin in
+front, so consecutive requests of a session land on different workers and are forwarded to
+its owner. The report adds each worker's RSS drift and Redis's ``used_memory`` drift; CPU is
+given for haproxy and Redis too.
 
 The clients (``clients.py``: calls, cancels, sessions created and deleted, 2026-07-28 calls,
 listen and GET streams, slow readers) are spread over ``--procs`` client processes (default:
@@ -35,6 +43,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -83,21 +92,122 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_server(args: argparse.Namespace, work: Path) -> tuple[Proc, str]:
+def start_server(
+    args: argparse.Namespace, work: Path, name: str = "server", *extra: str
+) -> tuple[Proc, int]:
     port = free_port()
     command = [sys.executable, str(HERE / "server.py"), "--port", str(port)]
     command += ["--tick", str(args.tick), "--list-changed", str(args.list_changed)]
-    command += ["--http", args.stack]
-    log = work / "server.log"
+    command += ["--http", args.stack, *extra]
+    log = work / f"{name.replace(' ', '')}.log"
     with log.open("wb") as stderr:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr)
-    server = Proc("server", process, log=log)
+    server = Proc(name, process, log=log)
     assert process.stdout is not None
     line = process.stdout.readline().decode()
     if not line.startswith("ready"):
         stop(server)
-        raise RuntimeError(f"server did not start: {line!r}")
-    return server, f"http://127.0.0.1:{port}/mcp"
+        raise RuntimeError(f"{name} did not start: {line!r}")
+    return server, port
+
+
+_HAPROXY = """\
+global
+    maxconn 4096
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 120s
+    timeout server 120s
+    timeout tunnel 1h
+    option forwardfor
+frontend mcp
+    bind 127.0.0.1:{port}
+    default_backend workers
+backend workers
+    balance roundrobin
+{servers}
+"""
+
+
+@dataclass
+class Cluster:
+    """``--workers N``: redis-server, the workers and haproxy (round-robin) in front."""
+
+    redis: Proc
+    redis_port: int
+    haproxy: Proc
+
+    def memory(self) -> tuple[int, int]:
+        """Redis ``used_memory`` in bytes and its number of keys ((0, 0) once it is gone)."""
+        try:
+            with socket.create_connection(("127.0.0.1", self.redis_port), timeout=2) as conn:
+                conn.sendall(b"INFO everything\r\n")
+                data = b""
+                while b"# Keyspace" not in data or not data.endswith(b"\r\n"):
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+        except OSError:
+            return 0, 0
+        used = keys = 0
+        for line in data.decode().splitlines():
+            if line.startswith("used_memory:"):
+                used = int(line.split(":")[1])
+            elif line.startswith("db0:keys="):
+                keys = int(line.split("=")[1].split(",")[0])
+        return used, keys
+
+
+def start_cluster(args: argparse.Namespace, work: Path) -> tuple[list[Proc], Cluster, str]:
+    """redis-server, ``args.workers`` workers on it (only the first announces changes; the
+    bus takes them to the others' clients) and haproxy round-robin over them."""
+    exe = {name: shutil.which(name) for name in ("redis-server", "haproxy")}
+    missing = [name for name, path in exe.items() if path is None]
+    if missing:
+        raise RuntimeError(f"--workers needs {' and '.join(missing)} (apt-get install ...)")
+    redis_port = free_port()
+    command = [str(exe["redis-server"]), "--bind", "127.0.0.1", "--port", str(redis_port)]
+    command += ["--save", "", "--dir", str(work)]
+    redis = Proc("redis", subprocess.Popen(command, stdout=subprocess.DEVNULL))
+    wait_listening(redis_port, redis)
+    url = f"redis://127.0.0.1:{redis_port}/0"
+    servers: list[Proc] = []
+    ports: list[int] = []
+    try:
+        for i in range(args.workers):
+            quiet = ["--no-churn"] if i else []
+            server, port = start_server(args, work, f"worker {i}", "--redis", url, *quiet)
+            servers.append(server)
+            ports.append(port)
+        port = free_port()
+        lines = "\n".join(f"    server w{i} 127.0.0.1:{p}" for i, p in enumerate(ports))
+        config = work / "haproxy.cfg"
+        config.write_text(_HAPROXY.format(port=port, servers=lines))
+        command = [str(exe["haproxy"]), "-db", "-f", str(config)]
+        proxy = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        haproxy = Proc("haproxy", proxy)
+        wait_listening(port, haproxy)
+    except BaseException:
+        for proc in (*servers, redis):
+            stop(proc)
+        raise
+    return servers, Cluster(redis, redis_port, haproxy), f"http://127.0.0.1:{port}/mcp"
+
+
+def wait_listening(port: int, proc: Proc, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.process.poll() is not None:
+            raise RuntimeError(f"{proc.name} exited with {proc.process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{proc.name}: nothing listens on {port}") from None
+            time.sleep(0.05)
 
 
 def start_clients(args: argparse.Namespace, url: str, start: float, work: Path) -> list[Proc]:
@@ -148,12 +258,17 @@ def sample_cpu(procs: list[Proc]) -> None:
             proc.cpu.append(float("nan"))
 
 
-def sleep_until(instant: float, server: Proc, rss: list[int]) -> None:
-    """Sleep until ``instant``, sampling the server's RSS every 5 s (for the peak)."""
+def sleep_until(instant: float, servers: list[Proc], peaks: dict[str, int]) -> None:
+    """Sleep until ``instant``, sampling each server's RSS every 5 s (for its peak)."""
     while (left := instant - time.monotonic()) > 0:
         time.sleep(min(left, 5.0))
-        if server.process.poll() is None:
-            rss.append(rss_kib(server.pid))
+        for server in servers:
+            if server.process.poll() is None:
+                peaks[server.name] = max(peaks.get(server.name, 0), rss_kib(server.pid))
+
+
+def rss_all(servers: list[Proc]) -> dict[str, int]:
+    return {server.name: rss_kib(server.pid) for server in servers}
 
 
 def percentile(ordered: list[float], q: float) -> float:
@@ -163,22 +278,31 @@ def percentile(ordered: list[float], q: float) -> float:
 
 
 def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    server, url = start_server(args, work)
+    cluster: Cluster | None = None
+    if args.workers:
+        servers, cluster, url = start_cluster(args, work)
+    else:
+        server, port = start_server(args, work)
+        servers, url = [server], f"http://127.0.0.1:{port}/mcp"
     clients: list[Proc] = []
     problems: list[str] = []
-    rss = {"warm": 0, "end": 0, "closed": 0}
-    peak: list[int] = [0]
+    rss: dict[str, dict[str, int]] = {"warm": {}, "end": {}, "closed": {}}
+    redis_memory = {"warm": (0, 0), "end": (0, 0), "closed": (0, 0)}
+    peaks: dict[str, int] = {}
     window = float("nan")
+    helpers = [cluster.haproxy, cluster.redis] if cluster is not None else []
     try:
         start = time.monotonic() + 2.0  # every client process has imported by then
         clients = start_clients(args, url, start, work)
-        everyone = [server, *clients]
-        sleep_until(start + args.warmup, server, peak)
-        rss["warm"] = rss_kib(server.pid)
+        everyone = [*servers, *helpers, *clients]
+        sleep_until(start + args.warmup, servers, peaks)
+        rss["warm"] = rss_all(servers)
+        redis_memory["warm"] = cluster.memory() if cluster is not None else (0, 0)
         sample_cpu(everyone)
         measured_from = time.monotonic()
-        sleep_until(start + args.seconds, server, peak)
-        rss["end"] = rss_kib(server.pid)
+        sleep_until(start + args.seconds, servers, peaks)
+        rss["end"] = rss_all(servers)
+        redis_memory["end"] = cluster.memory() if cluster is not None else (0, 0)
         sample_cpu(everyone)
         window = time.monotonic() - measured_from
         hard = start + args.seconds + args.grace + args.kill_after
@@ -189,25 +313,37 @@ def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                 kill(proc)
                 problems.append(f"{proc.name} (pid {proc.pid}) did not exit: killed")
         time.sleep(2.0)  # the server reaps closed sessions and streams
-        rss["closed"] = rss_kib(server.pid)
-        peak.append(rss["closed"])
-        if server.process.poll() is not None:
-            problems.append(f"server exited during the run (status {server.process.returncode})")
+        rss["closed"] = rss_all(servers)
+        redis_memory["closed"] = cluster.memory() if cluster is not None else (0, 0)
+        for server in servers:
+            peaks[server.name] = max(peaks.get(server.name, 0), rss["closed"][server.name])
+            if server.process.poll() is not None:
+                problems.append(
+                    f"{server.name} exited during the run (status {server.process.returncode})"
+                )
     finally:
         for proc in clients:
             kill(proc)
-        stop(server)
-    if server.killed:
-        problems.append(f"server (pid {server.pid}) did not stop on SIGTERM: killed")
-    return merge(args, server, clients, rss, max(peak), window, problems)
+        for proc in (*helpers[:1], *servers, *helpers[1:]):  # haproxy, workers, Redis
+            stop(proc)
+    for server in servers:
+        if server.killed:
+            problems.append(f"{server.name} (pid {server.pid}) did not stop on SIGTERM: killed")
+    report = merge(args, servers, helpers, clients, rss, peaks, window, problems)
+    if cluster is not None:
+        report["redis_memory"] = {when: used for when, (used, _) in redis_memory.items()}
+        report["redis_keys"] = {when: keys for when, (_, keys) in redis_memory.items()}
+        report["redis_drift_pct"] = drift(redis_memory["warm"][0], redis_memory["end"][0])
+    return report
 
 
 def merge(
     args: argparse.Namespace,
-    server: Proc,
+    servers: list[Proc],
+    helpers: list[Proc],
     clients: list[Proc],
-    rss: dict[str, int],
-    peak: int,
+    rss: dict[str, dict[str, int]],
+    peaks: dict[str, int],
     window: float,
     problems: list[str],
 ) -> dict[str, Any]:
@@ -233,13 +369,25 @@ def merge(
             problems.append(f"{proc.name} exited with status {proc.process.returncode}")
     # The server logs a traceback for anything that went wrong on its side (its change
     # ticker included): each is an error of the run.
-    assert server.log is not None
-    server_errors = server.log.read_text(errors="replace").count("Traceback (most recent")
+    server_errors = 0
+    for server in servers:
+        assert server.log is not None
+        server_errors += server.log.read_text(errors="replace").count("Traceback (most recent")
     latencies.sort()
     cpu = {
         proc.name: round(100 * (proc.cpu[1] - proc.cpu[0]) / window, 1)
-        for proc in (server, *clients)
+        for proc in (*servers, *helpers, *clients)
         if len(proc.cpu) == 2
+    }
+    total = {when: sum(by_server.values()) for when, by_server in rss.items()}
+    per_worker = {
+        server.name: {
+            "rss_warm_kib": rss["warm"][server.name],
+            "rss_end_kib": rss["end"][server.name],
+            "rss_peak_kib": peaks.get(server.name, 0),
+            "rss_drift_pct": drift(rss["warm"][server.name], rss["end"][server.name]),
+        }
+        for server in servers
     }
     return {
         "seconds": args.seconds,
@@ -248,11 +396,13 @@ def merge(
         "client_processes": len(clients),
         "think_s": args.think,
         "warmup_s": args.warmup,
-        "rss_warm_kib": rss["warm"],
-        "rss_end_kib": rss["end"],
-        "rss_closed_kib": rss["closed"],
-        "rss_peak_kib": peak,
-        "rss_drift_pct": round(100.0 * (rss["end"] - rss["warm"]) / max(rss["warm"], 1), 2),
+        "workers": args.workers,
+        "rss_warm_kib": total["warm"],
+        "rss_end_kib": total["end"],
+        "rss_closed_kib": total["closed"],
+        "rss_peak_kib": sum(peaks.values()),
+        "rss_drift_pct": drift(total["warm"], total["end"]),
+        "per_worker": per_worker,
         "errors": errors + server_errors,
         "server_errors": server_errors,
         "first_errors": first_errors[:10],
@@ -265,18 +415,28 @@ def merge(
         "p999_ms": round(percentile(latencies, 0.999) * 1000, 2),
         "max_ms": round(latencies[-1] * 1000, 2) if latencies else None,
         "cpu_pct": cpu,
-        "pids": {proc.name: proc.pid for proc in (server, *clients)},
+        "pids": {proc.name: proc.pid for proc in (*servers, *helpers, *clients)},
         "stream_chunks_read": streamed,
         "notifications": notifications,
     }
+
+
+def drift(warm: int, end: int) -> float:
+    return round(100.0 * (end - warm) / max(warm, 1), 2)
 
 
 def print_report(report: dict[str, Any]) -> None:
     mib = 1024.0
     print(
         f"soak: {report['clients']} clients in {report['client_processes']} processes x "
-        f"{report['seconds']:.0f} s (think {report['think_s']:g} s), one uvicorn worker"
-        f" ({report['stack']} stack)"
+        f"{report['seconds']:.0f} s (think {report['think_s']:g} s), "
+        + (
+            f"{report['workers']} workers behind haproxy round-robin, sessions and streams "
+            "through Redis"
+            if report["workers"]
+            else "one uvicorn worker"
+        )
+        + f" ({report['stack']} stack)"
     )
     print(
         f"  RSS  after warm-up ({report['warmup_s']:g} s) {report['rss_warm_kib'] / mib:.1f} MiB"
@@ -284,6 +444,21 @@ def print_report(report: dict[str, Any]) -> None:
         f"  (target < 5 %)  peak {report['rss_peak_kib'] / mib:.1f} MiB"
         f"  clients closed {report['rss_closed_kib'] / mib:.1f} MiB"
     )
+    for name, worker in report["per_worker"].items() if report["workers"] else ():
+        print(
+            f"    {name}: RSS {worker['rss_warm_kib'] / mib:.1f} -> "
+            f"{worker['rss_end_kib'] / mib:.1f} MiB, drift {worker['rss_drift_pct']:+.2f} %,"
+            f" peak {worker['rss_peak_kib'] / mib:.1f} MiB"
+        )
+    if "redis_memory" in report:
+        memory = report["redis_memory"]
+        print(
+            f"  Redis used_memory after warm-up {memory['warm'] / 1024:.0f} KiB  end "
+            f"{memory['end'] / 1024:.0f} KiB  drift {report['redis_drift_pct']:+.2f} %  "
+            f"clients closed {memory['closed'] / 1024:.0f} KiB; keys "
+            + " -> ".join(str(report["redis_keys"][when]) for when in ("warm", "end", "closed"))
+            + " (each SSE stream's events stay ttl, 1 h by default)"
+        )
     print(
         f"  errors {report['errors']} ({report['server_errors']} logged by the server)"
         + "".join(f"\n    {e}" for e in report["first_errors"])
@@ -335,6 +510,13 @@ def main() -> int:
         default="serve_http",
         help="serve_http: the stack serve_http runs by default (uvloop + httptools when "
         "installed, with its header deadline); h11: plain uvicorn on asyncio + h11",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="N > 0: N workers on one redis-server behind haproxy round-robin (make "
+        "soak-cluster); 0: one uvicorn worker alone",
     )
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args()

@@ -10,6 +10,9 @@ always have something to deliver and fall behind) and adds or removes a tool eve
 ``--list-changed`` seconds (5 s: every session with a GET stream or a listen subscription gets
 ``notifications/tools/list_changed``, as from a server whose tools change now and then).
 SIGUSR1 prints every thread's stack on stderr (``run.py`` asks before it kills a hung server).
+``--redis URL`` makes it one worker of a cluster on that Redis (``RedisCluster``: the session
+registry advertising ``--port``, the event store, the notification bus), and ``--no-churn``
+leaves the changes to another worker (their notifications reach this one's clients on the bus).
 """
 
 from __future__ import annotations
@@ -69,9 +72,19 @@ def build_app(args: argparse.Namespace) -> tuple[Any, str]:
     from mcpbind.http import StreamableHTTPApp
 
     server = build_server()
+    options: dict[str, Any] = {}
+    if args.redis:  # a worker of a cluster (run.py --workers): what `mcpbind serve --redis` builds
+        from mcpbind.http import RedisCluster
+
+        advertise = f"http://127.0.0.1:{args.port}/mcp"
+        options = RedisCluster(server, args.redis, advertise).app_options()
     # Every soak client connects from 127.0.0.1: the per-address session cap (100) would
     # count them all as one client, so it is off here (as behind a proxy).
-    app = StreamableHTTPApp(server, path="/mcp", sse_keepalive=5.0, max_sessions_per_client=None)
+    app = StreamableHTTPApp(
+        server, path="/mcp", sse_keepalive=5.0, max_sessions_per_client=None, **options
+    )
+    if args.no_churn:
+        return app, "sse"
 
     def extra() -> str:
         """A tool that comes and goes."""
@@ -103,6 +116,10 @@ def build_app(args: argparse.Namespace) -> tuple[Any, str]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tick", type=float, default=0.1, help="seconds between updates")
     parser.add_argument("--list-changed", type=float, default=5.0, help="seconds between changes")
+    parser.add_argument("--redis", help="a cluster worker sharing the Redis at this URL")
+    parser.add_argument(
+        "--no-churn", action="store_true", help="announce no changes (another worker does)"
+    )
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -74,4 +75,29 @@ def test_a_hang_still_reports_exits_2_and_stops_every_process(tmp_path: Path) ->
     hung = "\n".join(report["hung"])
     assert "injected hang" in hung and "did not exit: killed" in hung
     assert "hung 0" not in done.stdout and "drift" in done.stdout  # the report still printed
+    assert all(gone(pid) for pid in report["pids"].values())
+
+
+def test_a_cluster_soak_runs_the_mix_across_workers(tmp_path: Path) -> None:
+    """``--workers 2`` (make soak-cluster): the same mix through haproxy round-robin over two
+    workers on one redis-server (only worker 0 announces changes: listeners that landed on
+    worker 1 hear them over the bus), with no error and nothing hung; each worker's RSS,
+    Redis's memory and keys, and the CPU of haproxy and Redis are reported."""
+    for program in ("redis-server", "haproxy"):
+        if shutil.which(program) is None:
+            pytest.skip(f"{program} is not installed (apt-get install {program})")
+    options = ["--workers", "2", "--seconds", "12", "--think", "0.05"]
+    done, report = soak(tmp_path, *options)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert report["errors"] == 0 and report["hung"] == [], report
+    assert report["ops"]["echo"] > 0 and report["ops"]["churn"] > 0, report["ops"]
+    assert report["notifications"] > 0
+    assert set(report["per_worker"]) == {"worker 0", "worker 1"}
+    assert all(
+        w["rss_warm_kib"] > 0 and w["rss_end_kib"] > 0 for w in report["per_worker"].values()
+    )
+    assert report["redis_memory"]["end"] > 0 and report["redis_keys"]["end"] > 0
+    assert {"worker 0", "worker 1", "haproxy", "redis"} <= set(report["cpu_pct"])
+    for word in ("worker 1: RSS", "Redis used_memory", "hung 0"):
+        assert word in done.stdout
     assert all(gone(pid) for pid in report["pids"].values())

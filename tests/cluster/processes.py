@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -18,7 +19,7 @@ import pytest
 
 from tests.support.live_server import free_port, listening_process, stop_process, wait_listening
 
-__all__ = ["haproxy", "redis_process", "worker", "worker_process", "workers"]
+__all__ = ["RestartableRedis", "haproxy", "redis_process", "worker", "worker_process", "workers"]
 
 WORKER = str(Path(__file__).with_name("worker.py"))
 
@@ -62,6 +63,42 @@ def redis_process(workdir: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]
     args = [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--dir", str(workdir)]
     with listening_process(args, port, stdout=subprocess.DEVNULL) as process:
         yield f"redis://127.0.0.1:{port}/0", process
+
+
+class RestartableRedis:
+    """A redis-server of its own on one port that a test stops and starts again there:
+    ``persistent`` keeps its data over a graceful restart (an append-only file, fsynced at each
+    write, read back on start), else each start is empty (``--save ""``, as in a cache)."""
+
+    def __init__(self, workdir: Path, persistent: bool) -> None:
+        exe = shutil.which("redis-server")
+        if exe is None:
+            pytest.skip("redis-server is not installed (apt-get install redis-server)")
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.args = [exe, "--bind", "127.0.0.1", "--port", str(self.port), "--save", ""]
+        self.args += ["--dir", str(workdir)]
+        if persistent:
+            self.args += ["--appendonly", "yes", "--appendfsync", "always"]
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(self.args, stdout=subprocess.DEVNULL)
+        wait_listening(self.port, self.process)
+
+    def stop(self, sig: signal.Signals) -> None:
+        """Send ``sig`` (SIGTERM: a clean shutdown; SIGKILL: a crash) and reap it."""
+        assert self.process is not None
+        os.kill(self.process.pid, sig)
+        self.process.wait(10)
+
+    def __enter__(self) -> RestartableRedis:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None:
+            stop_process(self.process)
 
 
 @contextmanager
