@@ -194,9 +194,12 @@ class ServerSession:
     async def notify_resource_updated(self, uri: str) -> None:
         """``notifications/resources/updated`` if this client subscribed to ``uri``."""
         if uri in self.subscriptions and not self.connection.closed:
-            await self.connection.notify(
-                m.S2C_RESOURCE_UPDATED.method, t.ResourceUpdatedNotificationParams(uri=uri)
-            )
+            try:
+                await self.connection.notify(
+                    m.S2C_RESOURCE_UPDATED.method, t.ResourceUpdatedNotificationParams(uri=uri)
+                )
+            except ConnectionClosed:
+                return  # the session ended meanwhile (found by the cluster soak), as _flush
 
     # ------------------------------------------------------------------ list_changed
     def _mark_changed(self, what: str, uri: str | None = None) -> None:
