@@ -354,9 +354,10 @@ class Runner:
         self._running[key] = task
         token = current_request_id.set(rid)
         failure: list[McpError] = []
+        run: Callable[[Any], Awaitable[Any]] = handler or self.handler
         try:
             try:
-                result = await (handler or self.handler)(event)
+                result = await run(event)
             except BaseException as exc:  # SystemExit from a handler fails its request, not us
                 if is_cancellation(exc):
                     raise
