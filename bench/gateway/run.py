@@ -201,8 +201,12 @@ async def measure(config: Config, gateway_config: Path, args: argparse.Namespace
 
 
 async def calls_through(command: list[str], tool: str, calls: int, version: str) -> None:
+    # The process ends on its own once its stdin closes, however slowly (under valgrind): a
+    # SIGTERM after the default 2 s would cut its shutdown short at a point that depends on
+    # the load, and the totals with it.
+    spawn = StdioClientTransport.spawn
     async with (
-        StdioClientTransport.spawn(command[0], command[1:], env=environment()) as transport,
+        spawn(command[0], command[1:], env=environment(), close_timeout=600) as transport,
         Client(transport, protocol_version=version, timeout=600, probe_timeout=600) as client,
     ):
         echo = echo_of(client, tool)

@@ -10,7 +10,7 @@ import pytest
 
 from mcpbind import types as t
 from mcpbind.host import (
-    USER_REJECTED,
+    TOOL_CALL_DENIED,
     ApprovalDenied,
     ApprovalPolicy,
     Host,
@@ -46,14 +46,14 @@ def tool_calls(wire: Any) -> list[str]:
 async def test_annotation_defaults_without_an_approver() -> None:
     """tools.mdx §Tool annotations (readOnlyHint default false, destructiveHint default true):
     read-only tools run; everything else asks, and with no approver asking means deny. A denied
-    call reaches the caller as ApprovalDenied (-1) and never reaches the server."""
+    call reaches the caller as ApprovalDenied (TOOL_CALL_DENIED, -32010) and never reaches the server."""
     connect, wire = recorded(normal("s"))
     async with Host({"s": connect}) as host:
         assert text_of(await host.call_tool("s__echo", {"text": "hi"})) == "s: hi"
         for name in ("write", "append", "wipe"):
             with pytest.raises(ApprovalDenied) as info:
                 await host.call_tool(f"s__{name}", {"value": "v"} if name != "wipe" else {})
-            assert info.value.code == USER_REJECTED
+            assert info.value.code == TOOL_CALL_DENIED == -32010
             assert "no approver" in info.value.message
     assert tool_calls(wire) == ["echo"]
     reasons = [(a.subject, a.verdict, a.reason) for a in host.audit]

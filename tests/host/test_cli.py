@@ -83,8 +83,8 @@ def test_run_mode_lists_and_calls(two_servers: Path) -> None:
     )
     assert "normal: hi" in out
     assert "Allow this call? [y/N] n (--no)" in out
-    assert "error [-1]: Tool call s__write was denied" in out
-    assert "error [-1]: Tool call c__echo was denied: per-tool policy: deny" in out
+    assert "error [-32010]: Tool call s__write was denied" in out
+    assert "error [-32010]: Tool call c__echo was denied: per-tool policy: deny" in out
     assert "tool s/write: deny" in out
     assert "item 3 of normal" in out
 

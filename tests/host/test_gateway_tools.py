@@ -21,7 +21,7 @@ import pytest
 
 from mcpbind import Client, ClientHandlers, McpError, Server
 from mcpbind import types as t
-from mcpbind.host import ApprovalPolicy, Backoff, Host
+from mcpbind.host import TOOL_CALL_DENIED, ApprovalPolicy, Backoff, Host
 from mcpbind.host.relay import APPROVE_FIELD
 from mcpbind.protocol import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from mcpbind.server import ToolExecutionError
@@ -153,14 +153,15 @@ async def test_a_call_needing_approval_is_approved_by_elicitation(version: str) 
 async def test_a_call_the_user_refuses_is_an_error_and_never_sent(
     version: str, answer: bool | None
 ) -> None:
-    """Refused (the box unticked, or the form declined): a JSON-RPC error naming the tool;
-    the upstream server never sees the call."""
+    """Refused (the box unticked, or the form declined): a JSON-RPC error naming the tool, with
+    the Host's code for a denied call (an implementation-defined server error, JSON-RPC 2.0
+    §5.1: -32000 to -32099); the upstream server never sees the call."""
     connect, wire = recorded(normal("s"))
     handlers = ClientHandlers(elicitation=Asked(approve=answer))
     async with gateway({"s": connect}, version=version, handlers=handlers) as (_, client):
         with pytest.raises(McpError) as caught:
             await client.call("s__wipe", {})
-    assert caught.value.code == -1
+    assert caught.value.code == TOOL_CALL_DENIED
     assert "s__wipe was denied" in caught.value.message
     assert "user denied" in caught.value.message
     assert "tools/call" not in wire.methods()
@@ -174,7 +175,7 @@ async def test_a_client_without_elicitation_is_refused_with_a_clear_error(versio
     async with gateway({"s": connect}, version=version) as (_, client):
         with pytest.raises(McpError) as caught:
             await client.call("s__write", {"value": "v"})
-        assert caught.value.code == -1
+        assert caught.value.code == TOOL_CALL_DENIED
         assert caught.value.message == (
             "Tool call s__write was denied: annotations: not read-only, destructiveHint absent "
             "(defaults to true); not asked: the client did not declare elicitation, so it "

@@ -112,7 +112,8 @@ def test_host_demo_runs() -> None:
     assert "notes__delete_note       [deny]" in out
     assert '"name": "notes__delete_note", "description": "Delete a note for good."' in out
     assert (
-        "refused, error -1: Tool call notes__delete_note was denied: per-tool policy: deny" in out
+        "refused, error -32010: Tool call notes__delete_note was denied: per-tool policy: deny"
+        in out
     )
     assert "the user is asked; this demo answers yes" in out and '"id": "host-demo"' in out
     assert "tool error: Path '../README.md' is refused" in out

@@ -295,6 +295,28 @@ async def test_exit_detected_even_if_a_grandchild_holds_stdout_open() -> None:
         assert time.perf_counter() - started < 10  # not the grandchild's 30 s
 
 
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="no pidfd here: the exit is polled")
+async def test_an_idle_server_is_watched_without_polling(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a pidfd the kernel tells of the server's exit: an idle session checks nothing
+    every 50 ms (such wake-ups cost every open session CPU, and a profiler charges them to
+    each call), and the exit is still noticed at once, with its status."""
+    polls: list[int] = []
+    poll = subprocess.Popen.poll
+
+    def counted(self: subprocess.Popen[bytes]) -> int | None:
+        polls.append(self.pid)
+        return poll(self)
+
+    monkeypatch.setattr(subprocess.Popen, "poll", counted)
+    async with echo_server() as transport:
+        assert await ask(transport, b'{"idle":1}') == b'{"idle":1}'
+        await anyio.sleep(0.5)  # ten poll periods
+        assert transport.pid not in polls
+        os.kill(transport.pid, signal.SIGKILL)
+        with anyio.fail_after(10), pytest.raises(TransportClosed, match="SIGKILL"):
+            await transport.receive()
+
+
 async def test_environment_is_an_allowlist_plus_explicit_variables(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

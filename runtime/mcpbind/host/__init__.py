@@ -11,6 +11,7 @@ aggregated catalog (:mod:`.catalog`), host names (:mod:`.naming`), the approval 
 
 from typing import TYPE_CHECKING
 
+from .approval import TOOL_CALL_DENIED as TOOL_CALL_DENIED
 from .approval import USER_REJECTED as USER_REJECTED
 from .approval import ApprovalDenied as ApprovalDenied
 from .approval import Approver as Approver

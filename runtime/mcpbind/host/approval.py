@@ -32,6 +32,7 @@ from ..protocol import McpError
 from .config import ApprovalPolicy, PolicyValue
 
 __all__ = [
+    "TOOL_CALL_DENIED",
     "USER_REJECTED",
     "ApprovalDenied",
     "Approver",
@@ -50,13 +51,20 @@ __all__ = [
 #: client/sampling.mdx §Error Handling: "User rejected sampling request: -1".
 USER_REJECTED = -1
 
+#: A tool call the approval policy, the ``check`` hook or the user refused. The spec names no
+#: code for it (-1 is sampling's "User rejected", client/sampling.mdx); JSON-RPC 2.0 §5.1
+#: reserves -32000..-32099 for implementation-defined server errors, and -32010 is taken by
+#: nothing in MCP (basic/index.mdx codes, 2026-07-28 changelog: -32002, -32020..-32022,
+#: -32042) nor in mcpbind (-32000 and -32001 are the client's closed and timed out).
+TOOL_CALL_DENIED = -32010
+
 
 class ApprovalDenied(McpError):
     """A tool call the policy or the user refused; raised to the caller, nothing was sent."""
 
     def __init__(self, name: str, reason: str) -> None:
         super().__init__(
-            USER_REJECTED, f"Tool call {name} was denied: {reason}", {"reason": reason}
+            TOOL_CALL_DENIED, f"Tool call {name} was denied: {reason}", {"reason": reason}
         )
         self.reason = reason
 

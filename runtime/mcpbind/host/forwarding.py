@@ -6,7 +6,6 @@ and data; a lost connection or a timeout is one line naming the server)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 
 from mcpbind_types._common import RequestOptions
 
@@ -15,7 +14,7 @@ from ..protocol import INTERNAL_ERROR, McpError
 from ..server.context import Context
 from .state import HostError
 
-__all__ = ["progress_to", "upstream_errors"]
+__all__ = ["UpstreamErrors", "progress_to", "upstream_errors"]
 
 
 def progress_to(ctx: Context) -> RequestOptions | None:
@@ -31,18 +30,32 @@ def progress_to(ctx: Context) -> RequestOptions | None:
     return RequestOptions(on_progress=progress, reset_timeout_on_progress=True)
 
 
-@contextlib.contextmanager
-def upstream_errors(server: str) -> Iterator[None]:
+def upstream_errors(server: str) -> UpstreamErrors:
     """Raise what went wrong upstream as the downstream client's error."""
-    try:
-        yield
-    except HostError:
-        raise
-    except ConnectionClosed as exc:
-        raise McpError(
-            INTERNAL_ERROR, f"server {server!r} closed the connection: {exc.message}"
-        ) from None
-    except RequestTimeout:
-        raise McpError(INTERNAL_ERROR, f"server {server!r} did not answer in time") from None
-    except McpError as exc:
+    return UpstreamErrors(server)
+
+
+class UpstreamErrors:
+    """:func:`upstream_errors`' block (a plain context manager: it is entered on every routed
+    call): a Host error as it is; a lost connection or a timeout as one line naming the server;
+    a server's own error with its code, message and data."""
+
+    __slots__ = ("server",)
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        if exc is None or not isinstance(exc, McpError) or isinstance(exc, HostError):
+            return
+        server = self.server
+        if isinstance(exc, ConnectionClosed):
+            raise McpError(
+                INTERNAL_ERROR, f"server {server!r} closed the connection: {exc.message}"
+            ) from None
+        if isinstance(exc, RequestTimeout):
+            raise McpError(INTERNAL_ERROR, f"server {server!r} did not answer in time") from None
         raise McpError(exc.code, exc.message, exc.data) from None

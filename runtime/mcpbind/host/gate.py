@@ -160,11 +160,11 @@ class Gate:
         """Policy, then the check hook, then the approver for ``ask``; recorded either way.
         Raises :class:`ApprovalDenied` unless the call is allowed."""
         verdict, reason = decide(policy, entry.tool)
-        request = ToolCallRequest(
-            entry.server, entry.tool.name, entry.name, arguments, entry.annotations, reason
-        )
+        # What the hooks see, made only for a hook (most calls the policy allows outright).
+        request: ToolCallRequest | None = None
         check = self.hooks.check
         if check is not None:
+            request = _request(entry, arguments, reason)
             try:
                 override = await check(request)
             except Exception as exc:
@@ -177,6 +177,8 @@ class Gate:
             if approve is None:
                 verdict, reason = "deny", f"{reason}; asked, but the host has no approver"
             else:
+                if request is None:  # no check hook: the reason is still the policy's
+                    request = _request(entry, arguments, reason)
                 try:
                     ok = await approve(request)
                 except McpError as exc:  # the approver could not ask anyone (a gateway's
@@ -190,6 +192,12 @@ class Gate:
         self._record("tool", entry.server, entry.tool.name, verdict, reason)
         if verdict != "allow":
             raise ApprovalDenied(entry.name, reason)
+
+
+def _request(entry: ToolEntry, arguments: dict[str, Any] | None, reason: str) -> ToolCallRequest:
+    return ToolCallRequest(
+        entry.server, entry.tool.name, entry.name, arguments, entry.annotations, reason
+    )
 
 
 def _joined(*reasons: str) -> str:

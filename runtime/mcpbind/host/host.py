@@ -358,9 +358,11 @@ class Host:
             raise UnknownName("tool", name, "; see Host.catalog.tools")
         route = current_route()
         route.to(entry.server, entry.tool.name)
-        self.client(entry.server)  # a server that is down fails before the user is asked
+        handle = self.supervisor.handle(entry.server)
+        if handle.client is None:  # a server that is down fails before the user is asked
+            raise ServerUnavailable(entry.server, handle.status, handle.error)
         try:
-            await self.gate.authorize(self.policy(entry.server), entry, arguments)
+            await self.gate.authorize(handle.policy, entry, arguments)
         except ApprovalDenied:
             route.approved("deny")
             raise

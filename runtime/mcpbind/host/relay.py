@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import contextvars
 import json
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
@@ -33,7 +32,7 @@ from ..protocol import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 from ..server.context import Context
 from .approval import Approver, ToolCallRequest
 
-__all__ = ["APPROVE_FIELD", "MAX_PENDING_COMPLETIONS", "Downstream", "Relay"]
+__all__ = ["APPROVE_FIELD", "MAX_PENDING_COMPLETIONS", "Downstream", "Relay", "Serving"]
 
 R = TypeVar("R")
 
@@ -47,13 +46,66 @@ APPROVE_FIELD = "approve"
 
 class Downstream:
     """One downstream request in flight to an upstream server: its handler context, and
-    whether it has ended."""
+    whether it has ended (``ended``, an event made when something first waits for it: most
+    calls are never asked anything)."""
 
-    __slots__ = ("context", "ended")
+    __slots__ = ("_ended", "context", "done")
 
     def __init__(self, context: Context) -> None:
         self.context = context
-        self.ended = anyio.Event()
+        self.done = False
+        self._ended: anyio.Event | None = None
+
+    @property
+    def ended(self) -> anyio.Event:
+        """Set once the request has ended."""
+        event = self._ended
+        if event is None:
+            event = self._ended = anyio.Event()
+            if self.done:
+                event.set()
+        return event
+
+    def end(self) -> None:
+        self.done = True
+        if self._ended is not None:
+            self._ended.set()
+
+
+class Serving:
+    """:meth:`Relay.serving`'s block: ``context``'s request is in flight to ``server`` (a
+    plain context manager: it is entered on every routed call)."""
+
+    __slots__ = ("_record", "_records", "_token", "context", "relay", "server")
+
+    def __init__(self, relay: Relay, server: str, context: Context) -> None:
+        self.relay = relay
+        self.server = server
+        self.context = context
+
+    def __enter__(self) -> Downstream:
+        relay = self.relay
+        record = Downstream(self.context)
+        records = relay.inflight.get(self.server)
+        if records is None:
+            records = relay.inflight[self.server] = []
+        records.append(record)
+        self._record = record
+        self._records = records
+        self._token = relay.current.set(self.context)
+        return record
+
+    def __exit__(self, *exc: object) -> None:
+        relay = self.relay
+        relay.current.reset(self._token)
+        records, record = self._records, self._record
+        if records[-1] is record:
+            records.pop()
+        else:  # not the newest: another request to the server began since
+            records.remove(record)
+        record.end()
+        if not records and relay.inflight.get(self.server) is records:
+            del relay.inflight[self.server]
 
 
 class Relay:
@@ -71,21 +123,9 @@ class Relay:
             "mcpbind_gateway_request", default=None
         )
 
-    @contextmanager
-    def serving(self, server: str, context: Context) -> Iterator[Downstream]:
+    def serving(self, server: str, context: Context) -> Serving:
         """While the block runs, what ``server`` asks or logs goes to ``context``'s client."""
-        record = Downstream(context)
-        records = self.inflight.setdefault(server, [])
-        records.append(record)
-        token = self.current.set(context)
-        try:
-            yield record
-        finally:
-            self.current.reset(token)
-            record.ended.set()
-            records.remove(record)
-            if not records and self.inflight.get(server) is records:
-                del self.inflight[server]
+        return Serving(self, server, context)
 
     def newest(self, server: str) -> Downstream | None:
         """The newest downstream request in flight to ``server``; ``None`` when none is, or

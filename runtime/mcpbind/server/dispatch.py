@@ -371,16 +371,14 @@ async def run_request(
         if emit is None and emit_for is not None:
             emit = functools.partial(emit_for, request_id)
         # No requestState and no way to ask: no round, no state, no runner task.
-        if method not in MRTR_METHODS or (
-            custom is None
-            and _cannot_ask(server, params)
-            and not isinstance(params.request_state, str)
-        ):
+        mrtr = method in MRTR_METHODS
+        unasking = mrtr and custom is None and _cannot_ask(server, params)
+        if not mrtr or (unasking and not isinstance(params.request_state, str)):
             peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
             ctx = _context(peer, meta, request_id, debug or server.debug, server)
             return _complete(await handler(params, ctx), method, enc, enc.options)
         return await _answer_mrtr(
-            server, enc, method, params, meta, request_id, emit, handler, principal, debug
+            server, enc, method, params, meta, request_id, emit, handler, principal, debug, unasking
         )
     except McpError as exc:
         if method == "resources/read" and exc.code == RESOURCE_NOT_FOUND:
@@ -404,20 +402,26 @@ async def _answer_mrtr(
     handler: Any,
     principal: str | None,
     debug: bool,
+    unasking: bool = False,
 ) -> Any:
+    """``unasking``: the call reaches a registered function without a context parameter
+    (:func:`_cannot_ask`, as :func:`run_request` found it)."""
     state_token = field_of(params, "request_state", "requestState")
     opts = enc.options
-    codec = StateCodec(  # cheap: holds the keys, the ttl and the audience
-        opts.secret,
-        opts.state_ttl,
-        previous=opts.previous_secrets,
-        audience=server.name if opts.audience is None else opts.audience,
-    )
+
+    def codec() -> StateCodec:  # made when a state is opened or sealed: most calls never
+        return StateCodec(
+            opts.secret,
+            opts.state_ttl,
+            previous=opts.previous_secrets,
+            audience=server.name if opts.audience is None else opts.audience,
+        )
+
     # Computed only when a state is opened or sealed (most calls never ask for input).
     request_params = params
     previous: RoundState | None = None
     if isinstance(state_token, str):
-        previous = codec.open(state_token, binding_for(method, request_params, principal))
+        previous = codec().open(state_token, binding_for(method, request_params, principal))
         if previous.rounds >= opts.max_rounds:
             raise McpError(
                 INVALID_PARAMS,
@@ -437,7 +441,8 @@ async def _answer_mrtr(
     round_ = InputRound(responses, meta.client_capabilities)
     peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, round_, method)
     ctx = _context(peer, meta, request_id, debug or server.debug, server)
-    if handler is not server.custom.get(method) and _cannot_ask(server, params):
+    custom = server.custom.get(method)
+    if unasking or (custom is not None and handler is not custom and _cannot_ask(server, params)):
         # A function without a context parameter has no way to ask: no runner task needed.
         return _complete(await handler(params, ctx), method, enc, opts)
     outcome = await run_with_inputs(lambda: handler(params, ctx), round_)
@@ -452,7 +457,7 @@ async def _answer_mrtr(
         keys = sorted(asked) if isinstance(asked, dict) else []
         binding = binding_for(method, request_params, principal)
         state = RoundState(binding, 0, rounds, keys, {}, own if isinstance(own, str) else None)
-        sealed = codec.seal(state)
+        sealed = codec().seal(state)
         if isinstance(result, t.InputRequiredResult):
             result = msgspec.structs.replace(result, request_state=sealed)
         else:
@@ -462,7 +467,7 @@ async def _answer_mrtr(
     state = RoundState(binding, 0, rounds, sorted(outcome.asked), dict(round_.consumed))
     result = t.InputRequiredResult(
         input_requests=_input_requests(outcome.asked),
-        request_state=codec.seal(state),
+        request_state=codec().seal(state),
         result_type="input_required",
     )
     if enc.info is not None:

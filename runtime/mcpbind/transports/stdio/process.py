@@ -297,9 +297,28 @@ class StdioClientTransport(AsyncResource, MessagePump):
 
     async def _watch_exit(self) -> None:
         """Once the server exits, let pending output drain briefly, then fail receive()."""
-        await self._wait_exit()
+        await self._exit_signalled()
+        await self._wait_exit()  # reaps it: at once after a signalled exit
         await anyio.sleep(_EXIT_DRAIN)
         self._stdout.expire()
+
+    async def _exit_signalled(self) -> None:
+        """Return once the server has exited, told by the kernel where it can be (a pidfd,
+        Linux 5.3+): the session-long watch then wakes no loop every ``_EXIT_POLL`` (under a
+        profiler those polls are charged to each call, as many as the calls took time).
+        Elsewhere it returns at once and :meth:`_wait_exit` polls. Opened before anything
+        awaits, while only this transport could have reaped the process."""
+        pidfd_open = getattr(os, "pidfd_open", None)
+        if pidfd_open is None:
+            return
+        try:
+            fd = pidfd_open(self._process.pid)
+        except OSError:  # not supported here, or already reaped: polled
+            return
+        try:
+            await anyio.wait_readable(fd)
+        finally:
+            os.close(fd)
 
     async def _drain_stderr(self) -> None:
         try:
