@@ -75,7 +75,8 @@ has_node = shutil.which("node") is not None
 def environment(**extra: str) -> dict[str, str]:
     """This checkout's code first for every process started (stdio servers get a small
     inherited environment otherwise)."""
-    return {"PYTHONPATH": os.environ.get("PYTHONPATH", ""), **extra}
+    path = os.environ.get("PYTHONPATH")  # unset where the package is installed (CI)
+    return {**({"PYTHONPATH": path} if path else {}), **extra}
 
 
 @dataclass(frozen=True)
