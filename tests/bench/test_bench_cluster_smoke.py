@@ -84,7 +84,10 @@ def test_redis_is_touched_only_by_forwarded_requests(
     assert alone["forwarded"] < 0.05 and alone["redis_ops"] < 0.05, alone
     roaming = _cell(cells, "mcpbind sessions (Redis)", 2)
     assert 0.45 <= roaming["forwarded"] <= 0.55, roaming
-    assert roaming["redis_ops"] == pytest.approx(roaming["forwarded"], abs=0.02), roaming
+    # One registry GET per forwarded request, plus the sessions' own commands at the short
+    # window's edges (registration, release), a few per cent of its requests at most.
+    extra = roaming["redis_ops"] - roaming["forwarded"]
+    assert -0.02 <= extra <= 0.08, roaming
 
 
 def test_the_report_has_ratios_and_the_hop(quick: tuple[list[dict[str, Any]], str]) -> None:

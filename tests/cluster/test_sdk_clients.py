@@ -44,7 +44,12 @@ def _check_roaming(sent: list[list[str]], count: int) -> None:
     tags = [worker for _method, worker in sent]
     assert "" not in tags, sent
     assert set(tags) == {f"w{i}" for i in range(count)}, sent
-    assert all(a != b for a, b in itertools.pairwise(tags)), sent
+    # Round-robin hands each request to the next worker. A request these clients send while
+    # another is in flight (the GET stream, a cancellation) may reach haproxy before the one
+    # recorded ahead of it, so a few recorded neighbours can share a worker; a balancer that
+    # kept a session on one worker, or chose at random, would give many such pairs.
+    repeats = sum(a == b for a, b in itertools.pairwise(tags))
+    assert len(tags) >= 10 and repeats <= 3, sent
     assert [m for m, _ in sent].count("GET") >= 1 and sent[-1][0] == "DELETE", sent
 
 
