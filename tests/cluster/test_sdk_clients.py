@@ -111,9 +111,15 @@ async def _python_session(url: str) -> tuple[dict[str, Any], Tags]:
                 tg.start_soon(slow)
                 await first.wait()
                 tg.cancel_scope.cancel()  # the SDK sends notifications/cancelled
-            await anyio.sleep(0.3)
-            stopped = await session.call_tool("cancellations", {})
-            seen["cancelled"] = stopped.structured_content
+            # The cancel travels to the session's owner through another worker: ask until
+            # it has landed there.
+            with anyio.move_on_after(10):
+                while True:
+                    stopped = await session.call_tool("cancellations", {})
+                    seen["cancelled"] = stopped.structured_content
+                    if seen["cancelled"] and seen["cancelled"]["result"]:
+                        break
+                    await anyio.sleep(0.1)
             with warnings.catch_warnings():  # a 2025-11-25 session: resources/subscribe is its way
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
                 await session.subscribe_resource("mem://note")

@@ -67,8 +67,12 @@ try {
 } catch {
     out.aborted = true;
 }
-await sleep(300);
-out.cancelled = (await client.callTool({ name: 'cancellations', arguments: {} })).structuredContent;
+// The cancel travels to the session's owner through another worker: ask until it has landed.
+for (let waited = 0; ; waited += 100) {
+    out.cancelled = (await client.callTool({ name: 'cancellations', arguments: {} })).structuredContent;
+    if (out.cancelled.result.length > 0 || waited >= 10000) break;
+    await sleep(100);
+}
 
 await client.subscribeResource({ uri: 'mem://note' });
 await client.callTool({ name: 'touch', arguments: { uri: 'mem://note' } });
