@@ -190,11 +190,12 @@ class Relay:
                 f"{what} refused: calls of several clients of the gateway are running on "
                 f"{server}, and its request does not say which one it belongs to",
             )
-        record = self.newest(server)
-        if record is None:
+        records = self.inflight.get(server)
+        if not records:
             raise McpError(
                 INTERNAL_ERROR, f"{what} refused: no request of the gateway's client is running"
             )
+        record = records[-1]  # the newest (not ambiguous: checked above)
         context = record.context
         if not context.client_supports(what) or (path and not context.client_supports(*path)):
             detail = ".".join(path) if path else what
