@@ -337,42 +337,47 @@ class Runner:
         with :meth:`reserve`."""
         if self.closed:
             return _CANCELLED
-        rid = event.id
-        if key is None:
-            key = rid
         shared = self.shared
-        if len(self._running) >= self.limit or (
+        running = self._running
+        if len(running) >= self.limit or (
             not reserved and shared is not None and shared.count >= shared.limit
         ):
             error = self.busy_error()
-            return Answer(self.replies.error(rid, error), error, True)
-        loop = self._loop or asyncio.get_running_loop()
-        task = asyncio.current_task(loop)  # its loop given: no getpid() on 3.11
+            return Answer(self.replies.error(event.id, error), error, True)
+        rid = event.id
+        if key is None:
+            key = rid
+        task = asyncio.current_task(self._loop)  # its loop given: no getpid() on 3.11
         assert task is not None
-        if shared is not None and not reserved:
-            shared.count += 1
-        self._running[key] = task
-        token = current_request_id.set(rid)
-        failure: list[McpError] = []
+        counted = None if reserved else shared  # the bound this request's slot is taken from
+        if counted is not None:
+            counted.count += 1
+        running[key] = task
         run: Callable[[Any], Awaitable[Any]] = handler or self.handler
+        token = current_request_id.set(rid)
         try:
-            try:
-                result = await run(event)
-            except BaseException as exc:  # SystemExit from a handler fails its request, not us
-                if is_cancellation(exc):
-                    raise
-                data = self._failed(event, rid, exc, failure)
-            else:
-                data = self._encoded(event, rid, result, failure)
-            return Answer(data, failure[0] if failure else None)
-        except asyncio.CancelledError:
+            result = await run(event)
+        except BaseException as exc:  # SystemExit from a handler fails its request, not us
+            if not is_cancellation(exc):
+                return self._failure(event, rid, exc)
             if key not in self._cancelled and not self.closed:
                 raise  # not ours to swallow
             task.uncancel()  # ours: the peer cancelled the request, or the runner closed
             return _CANCELLED
+        else:
+            try:
+                return Answer(self.replies.result(rid, result))
+            except (TypeError, ValueError, msgspec.EncodeError) as exc:
+                logger.error("result of %s could not be encoded: %s", event.method, exc)
+                error = self.replies.error_for(exc)
+                return Answer(self.replies.error(rid, error), error)
         finally:
             current_request_id.reset(token)
-            self._done(key, counted=not reserved)
+            running.pop(key, None)
+            if counted is not None:
+                counted.count -= 1
+            if self._cancelled:
+                self._forget_cancelled(key)
 
     def reserve(self, needed: int) -> McpError | None:
         """Take ``needed`` slots of the shared bound at once (a batch that fits whole or not at
@@ -411,19 +416,20 @@ class Runner:
             failure.append(error)
         return replies.error(rid, error)
 
-    def _encoded(
-        self, event: Any, rid: RequestId, result: Any, failure: list[McpError] | None = None
-    ) -> bytes | None:
+    def _failure(self, event: Any, rid: RequestId, exc: BaseException) -> Answer:
+        """:meth:`_failed` as :meth:`run_here` returns it (nothing to send once cancelled)."""
+        failure: list[McpError] = []
+        data = self._failed(event, rid, exc, failure)
+        return Answer(data, failure[0] if failure else None) if data is not None else _CANCELLED
+
+    def _encoded(self, event: Any, rid: RequestId, result: Any) -> bytes | None:
         """The encoded answer of a handler's result; one that cannot be encoded becomes an
-        error answer (also put into ``failure``, when given)."""
+        error answer."""
         try:
             return self.replies.result(rid, result)
         except (TypeError, ValueError, msgspec.EncodeError) as exc:
             logger.error("result of %s could not be encoded: %s", event.method, exc)
-            error = self.replies.error_for(exc)
-            if failure is not None:
-                failure.append(error)
-            return self.replies.error(rid, error)
+            return self.replies.error(rid, self.replies.error_for(exc))
 
     def send_soon(self, data: bytes | None) -> None:
         """Send an answer made at once (a refusal) from its own task, started eagerly so that
@@ -451,10 +457,14 @@ class Runner:
         if _not_started(running):
             self._done(key)
 
-    def _done(self, key: Any, *, counted: bool = True) -> None:
-        if self._running.pop(key, _ABSENT) is not _ABSENT and counted and self.shared is not None:
+    def _done(self, key: Any) -> None:
+        if self._running.pop(key, _ABSENT) is not _ABSENT and self.shared is not None:
             self.shared.count -= 1
-        if self._cancelled and key in self._cancelled:
+        if self._cancelled:
+            self._forget_cancelled(key)
+
+    def _forget_cancelled(self, key: Any) -> None:
+        if key in self._cancelled:
             self._cancelled.discard(key)
             self.replies.forget(key)
 

@@ -268,8 +268,9 @@ def check_headers(
 ) -> str | None:
     """Why the headers disagree with the request (a ``HeaderMismatch`` message), or ``None``:
     :func:`check_header_values` of ``headers``."""
+    version = None if params is None else params.meta_version
     return check_header_values(
-        headers.values, headers.repeated, protocol_header, method, params, mirrored
+        headers.values, headers.repeated, protocol_header, method, params, version, mirrored
     )
 
 
@@ -279,6 +280,7 @@ def check_header_values(
     protocol_header: str | None,
     method: str | None,
     params: ParamsPeek | None,
+    body_version: str | None,
     mirrored: Callable[[str], Sequence[HeaderPath]] | None = None,
 ) -> str | None:
     """Why the headers disagree with the request (a ``HeaderMismatch`` message), or ``None``.
@@ -289,7 +291,8 @@ def check_header_values(
 
     ``method`` and ``params`` are the request's, as the classifier decoded them (``params``
     that are no object compare as absent: the dispatcher rejects such a request anyway, but
-    never with unchecked headers). ``mirrored(name)``: for ``tools/call``, the
+    never with unchecked headers); ``body_version``: its ``params.meta_version``, which the
+    classifier has read already (``Classified.meta_version``). ``mirrored(name)``: for ``tools/call``, the
     ``x-mcp-header`` parameters of the named tool (``header_params`` of its input schema;
     empty when the tool is unknown), checked against the arguments.
     """
@@ -299,7 +302,6 @@ def check_header_values(
         return f"Header mismatch: {min(repeated)} header given more than once"
     if protocol_header is None:
         return "Header mismatch: MCP-Protocol-Version header is required"
-    body_version = params.meta_version
     if body_version is not None and protocol_header.strip(_OWS) != body_version:
         return (
             f"Header mismatch: MCP-Protocol-Version header value {protocol_header.strip()!r} "

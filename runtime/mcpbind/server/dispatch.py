@@ -23,7 +23,7 @@ nothing but this request's response (:mod:`mcpbind.server.sessionless_mode`).
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import msgspec
@@ -47,9 +47,9 @@ from ..protocol import (
 from ..protocol.accept import MethodTable, StatelessMethodTable, read_meta
 from ..protocol.meta import SERVER_INFO, MalformedMeta, RequestMeta
 from ..protocol.wire_view import WireParams
-from ..runner import PlainReplies, Runner
+from ..runner import Answer, PlainReplies, Runner
 from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
-from .context import Context
+from .context import Context, current_request_headers
 from .limits import server_inflight
 from .mrtr import MRTR_METHODS, Emit, EmitFor, InputRound, StatelessPeer, run_with_inputs
 from .options import StatelessOptions, options_of
@@ -66,10 +66,15 @@ else:  # the method table (and the types) imported at the first use (issue 15)
 __all__ = [
     "CACHEABLE",
     "Encoded",
+    "Posted",
     "Reply",
     "answer",
+    "answer_status",
     "discover_result",
     "encoded",
+    "handle_sessionless",
+    "handle_stateless",
+    "http_status",
     "run_request",
     "stateless_capabilities",
 ]
@@ -110,14 +115,27 @@ class Reply(msgspec.Struct, frozen=True):
 
     @property
     def http_status(self) -> int:
-        """The Streamable HTTP status for this reply (basic/index.mdx §_meta, server-stateless):
-        400 for malformed metadata and -32020/-32021/-32022, 404 for an unknown method, 503
-        when the server is busy."""
-        if self.busy:
-            return 503
-        if self.malformed or self.error_code in _BAD_REQUEST:
-            return 400
-        return 404 if self.error_code == METHOD_NOT_FOUND else 200
+        """The Streamable HTTP status for this reply (:func:`http_status`)."""
+        return http_status(self.error_code, self.malformed, self.busy)
+
+
+def http_status(error_code: int | None, malformed: bool = False, busy: bool = False) -> int:
+    """The Streamable HTTP status of an answer (basic/index.mdx §_meta, server-stateless):
+    400 for malformed metadata and -32020/-32021/-32022, 404 for an unknown method, 503 when
+    the server is busy."""
+    if busy:
+        return 503
+    if malformed or error_code in _BAD_REQUEST:
+        return 400
+    return 404 if error_code == METHOD_NOT_FOUND else 200
+
+
+def answer_status(out: Answer) -> int:
+    """:func:`http_status` of what the runner made of a request."""
+    error = out.error
+    if error is None:
+        return 200
+    return http_status(error.code, isinstance(error, MalformedMeta), out.busy)
 
 
 class Encoded:
@@ -206,13 +224,23 @@ def discover_result(server: Server) -> t.DiscoverResult:
     return result
 
 
-class Posted(msgspec.Struct, frozen=True):
-    """One request of a POST without a session, as the runner sees it (a Struct: made in C,
-    once per request)."""
+class Posted(msgspec.Struct):
+    """One request of a POST without a session, as the runner and its handler
+    (:func:`handle_stateless`, :func:`handle_sessionless`) see it: a Struct, made in C once
+    per request. ``emit``: where its notifications go (set by the transport once its
+    response exists); ``principal``: the authenticated caller (2026-07-28: bound into
+    ``requestState``); ``version`` and ``options``: the 2025 sessionless mode's (``version``
+    ``None``: an ``initialize``); ``headers``: those of the HTTP request that carried it
+    (``Context.headers``; ``None``: the ``current_request_headers`` of the caller's task)."""
 
     id: int | str
     method: str
     raw: msgspec.Raw | bytes
+    emit: Emit | None = None
+    principal: str | None = None
+    version: str | None = None
+    options: SessionOptions | None = None
+    headers: Mapping[str, str] | None = None
 
 
 def plain_replies(server: Server, options: SessionOptions | None = None) -> PlainReplies:
@@ -262,13 +290,8 @@ async def answer(
     """
     if runner is None:
         runner = post_runner(server, options)
-    request = Posted(request_id, method, raw_params or _EMPTY)
-    handler: Callable[[Posted], Awaitable[Any]]
-    if sessionless:
-        handler = functools.partial(_sessionless, server, version, emit, options or _DEFAULTS)
-    else:
-        debug = server.debug or (options is not None and options.debug)
-        handler = functools.partial(_stateless, server, emit, principal, debug)
+    request = Posted(request_id, method, raw_params or _EMPTY, emit, principal, version, options)
+    handler = functools.partial(handle_sessionless if sessionless else handle_stateless, server)
     out = await runner.run_here(request, handler, key=key, reserved=reserved)
     if out.data is None:
         return None
@@ -278,31 +301,49 @@ async def answer(
     return Reply(out.data, error.code, isinstance(error, MalformedMeta), out.busy)
 
 
-async def _stateless(
-    server: Server, emit: Emit | None, principal: str | None, debug: bool, request: Posted
-) -> Any:
-    """Accept and run one 2026-07-28 request (its ``_meta`` checked by the era)."""
+async def handle_stateless(server: Server, request: Posted) -> Any:
+    """Accept and run one 2026-07-28 request (its ``_meta`` checked by the era): the handler
+    a runner is given for it (exception text goes to the client when ``Server.debug`` or
+    the request's ``options.debug`` is set)."""
     enc = encoded(server)
     era = enc.era
     raw = request.raw
-    decoded = era.decode(request.method, raw)
+    method = request.method
+    decoded = era.decode(method, raw)
     if decoded is None:  # no version in _meta: malformed, unless the method is unknown
-        era.accept(request.method)
+        era.accept(method)
         era.request_meta(read_meta(raw))
         raise MalformedMeta("Invalid params: _meta with the protocol fields is required")
-    _, params, meta = decoded
+    options = request.options
     return await run_request(
-        server, request.id, request.method, params, meta, emit, principal, enc, debug=debug
+        server,
+        request.id,
+        method,
+        decoded[1],
+        decoded[2],
+        request.emit,
+        request.principal,
+        enc,
+        debug=options is not None and options.debug,
+        headers=request.headers,
     )
 
 
-async def _sessionless(
-    server: Server, version: str | None, emit: Emit | None, options: SessionOptions, request: Posted
-) -> Any:
-    """Accept and run one request of the 2025 sessionless mode at ``version``."""
+async def handle_sessionless(server: Server, request: Posted) -> Any:
+    """Accept and run one request of the 2025 sessionless mode at ``request.version``: the
+    handler a runner is given for it."""
+    version = request.version
     table = encoded(server).sessionless(server, version or HANDSHAKE_VERSIONS[0])
     return await run_sessionless(
-        server, table, request.id, request.method, request.raw, version is None, emit, options
+        server,
+        table,
+        request.id,
+        request.method,
+        request.raw,
+        version is None,
+        request.emit,
+        request.options or _DEFAULTS,
+        request.headers,
     )
 
 
@@ -321,15 +362,19 @@ async def run_request(
     emit_for: EmitFor | None = None,
     *,
     debug: bool = False,
+    headers: Mapping[str, str] | None = None,
 ) -> Any:
     """Run the handler of one accepted 2026-07-28 request; its completed result, or the
     :class:`McpError` the client gets raised. ``emit``: where the request's notifications go;
     ``emit_for``: instead, a connection's sender for all its requests, bound to this one only
     if its handler can notify. ``enc``: the server's :class:`Encoded` when the caller keeps it
     current (a connection), else looked up. ``debug``: exception text goes to the client
-    (also when ``Server.debug`` is set)."""
+    (also when ``Server.debug`` is set). ``headers``: the HTTP request's, for
+    ``Context.headers`` (``None``: those the caller's task set, if any)."""
     if enc is None:
         enc = encoded(server)
+    if headers is None:
+        headers = current_request_headers.get()
     if method == "server/discover":
         return _complete(discover_result(server), method, enc, enc.options)
     custom = server.custom.get(method)
@@ -365,6 +410,7 @@ async def run_request(
                     progress_token=meta.progress_token,
                     meta=meta.raw,
                     debug_errors=debug or server.debug,
+                    headers=headers,
                 )
                 return _complete(await handler(params, ctx), method, enc, enc.options)
             params = params.materialize()
@@ -375,10 +421,21 @@ async def run_request(
         unasking = mrtr and custom is None and _cannot_ask(server, params)
         if not mrtr or (unasking and not isinstance(params.request_state, str)):
             peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
-            ctx = _context(peer, meta, request_id, debug or server.debug, server)
+            ctx = _context(peer, meta, request_id, debug or server.debug, server, headers)
             return _complete(await handler(params, ctx), method, enc, enc.options)
         return await _answer_mrtr(
-            server, enc, method, params, meta, request_id, emit, handler, principal, debug, unasking
+            server,
+            enc,
+            method,
+            params,
+            meta,
+            request_id,
+            emit,
+            handler,
+            principal,
+            debug,
+            headers,
+            unasking,
         )
     except McpError as exc:
         if method == "resources/read" and exc.code == RESOURCE_NOT_FOUND:
@@ -402,6 +459,7 @@ async def _answer_mrtr(
     handler: Any,
     principal: str | None,
     debug: bool,
+    headers: Mapping[str, str] | None,
     unasking: bool = False,
 ) -> Any:
     """``unasking``: the call reaches a registered function without a context parameter
@@ -440,7 +498,7 @@ async def _answer_mrtr(
         params = _with_state(params, previous.app)
     round_ = InputRound(responses, meta.client_capabilities)
     peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, round_, method)
-    ctx = _context(peer, meta, request_id, debug or server.debug, server)
+    ctx = _context(peer, meta, request_id, debug or server.debug, server, headers)
     custom = server.custom.get(method)
     if unasking or (custom is not None and handler is not custom and _cannot_ask(server, params)):
         # A function without a context parameter has no way to ask: no runner task needed.
@@ -506,7 +564,12 @@ def _input_requests(asked: dict[str, dict[str, Any]]) -> Any:
 
 
 def _context(
-    peer: StatelessPeer, meta: RequestMeta, request_id: int | str, debug: bool, server: Server
+    peer: StatelessPeer,
+    meta: RequestMeta,
+    request_id: int | str,
+    debug: bool,
+    server: Server,
+    headers: Mapping[str, str] | None,
 ) -> Context:
     return Context(
         peer=peer,
@@ -516,6 +579,7 @@ def _context(
         meta=dict(meta.raw),  # the handler's own (wire_view: raw may be shared)
         debug_errors=debug,
         lifespan_state=server.lifespan_state,
+        headers=headers,
     )
 
 

@@ -12,6 +12,7 @@ same step (:class:`mcpbind.protocol.accept.MethodTable`) the 2026-07-28 era uses
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -29,7 +30,7 @@ from ..protocol import (
 from ..protocol.accept import MethodTable, decode_params, meta_of
 from ..protocol.wire import encode_notification
 from ..versions import HANDSHAKE_VERSIONS
-from .context import Context
+from .context import Context, current_request_headers
 from .mrtr import Emit
 from .options import options_of
 
@@ -119,10 +120,13 @@ async def run_sessionless(
     initialize: bool,
     emit: Emit | None,
     options: SessionOptions,
+    headers: Mapping[str, str] | None = None,
 ) -> Any:
     """Accept, decode and run one request: ``table`` is what its version accepts;
     ``initialize``: the POST is an ``initialize`` (before any version), answered with
-    :func:`sessionless_capabilities`. Refusals are raised as :class:`McpError`."""
+    :func:`sessionless_capabilities`; ``headers``: the HTTP request's (``Context.headers``;
+    ``None``: those the caller's task set, if any). Refusals are raised as
+    :class:`McpError`."""
     if method == "initialize" and not initialize:
         raise McpError(INVALID_REQUEST, "Invalid Request: already initialized")
     params = decode_params(table.accept(method), raw, options.max_meta_bytes)
@@ -144,5 +148,6 @@ async def run_sessionless(
         else None,
         debug_errors=options.debug or server.debug,
         lifespan_state=server.lifespan_state,
+        headers=headers if headers is not None else current_request_headers.get(),
     )
     return await handler(params, ctx)

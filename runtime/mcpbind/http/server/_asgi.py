@@ -80,7 +80,11 @@ class Headers:
     and refused when repeated.
     """
 
-    __slots__ = ("_values", "duplicates", "mcp", "mcp_repeated")
+    __slots__ = ("duplicates", "get", "mcp", "mcp_repeated", "raw")
+
+    get: Callable[[bytes], str | None]
+    """The decoded value of a header the transport reads (its name in lower case), if given:
+    the values' own ``dict.get`` (a C call, no Python frame: several per request)."""
 
     def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
         values: dict[bytes, str] = {}
@@ -105,15 +109,14 @@ class Headers:
                     repeated = repeated or set()
                     repeated.add(key)
                 mcp[key] = value.decode("latin-1")
-        self._values = values
+        self.get = values.get
+        #: The headers as the ASGI scope has them (``RequestHeaders`` decodes them for handlers).
+        self.raw = raw
         #: The other ``mcp-*`` headers (the 2026-07-28 request metadata headers), and those of
         #: them given more than once: what ``check_header_values`` reads.
         self.mcp: Mapping[str, str] = _NO_MCP if mcp is None else mcp
         self.mcp_repeated: set[str] | frozenset[str] = _NONE if repeated is None else repeated
         self.duplicates = duplicates
-
-    def get(self, name: bytes) -> str | None:
-        return self._values.get(name)
 
 
 #: Left out of what handlers read: the token is the auth layer's (``ctx.principal`` says who

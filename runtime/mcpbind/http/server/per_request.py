@@ -17,9 +17,10 @@ same response writer and disconnect watcher (:meth:`PerRequestEndpoint.sessionle
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 
@@ -27,13 +28,27 @@ from ...protocol import HEADER_MISMATCH, PARSE_ERROR, McpError, SessionOptions
 from ...protocol.classify import Classified
 from ...protocol.mcp_headers import HeaderPath, check_header_values, header_params
 from ...protocol.wire import encode_error
-from ...runner import Runner
+from ...runner import Answer, Runner
 from ...server.app import Server
-from ...server.dispatch import Reply, answer, post_runner
+from ...server.dispatch import (
+    Posted,
+    Reply,
+    answer_status,
+    handle_sessionless,
+    handle_stateless,
+    post_runner,
+)
 from ...server.listen_hub import LISTEN, ListenHub, ListenSubscription
-from ...server.mrtr import Emit
 from ...server.principal import principal_key
-from ._asgi import Headers, Receive, Scope, Send, client_address, send_response
+from ._asgi import (
+    Headers,
+    Receive,
+    RequestHeaders,
+    Scope,
+    Send,
+    client_address,
+    send_response,
+)
 from .ticks import Ticks, ticks
 
 __all__ = ["PerRequestEndpoint"]
@@ -69,6 +84,8 @@ class PerRequestEndpoint:
     """The 2026-07-28 requests of one ``StreamableHTTPApp``, and its listen streams."""
 
     __slots__ = (
+        "_handle_sessionless",
+        "_handle_stateless",
         "_hub",
         "_mirrored",
         "_runner",
@@ -99,6 +116,9 @@ class PerRequestEndpoint:
         #: Runs every request of this endpoint: its in-flight table (keyed by POST, since ids
         #: of different clients may repeat), the server's shared bound, cancellation, answers.
         self._runner = post_runner(server, options)
+        #: The runner's handlers of this endpoint's requests, bound to its server once.
+        self._handle_stateless = functools.partial(handle_stateless, server)
+        self._handle_sessionless = functools.partial(handle_sessionless, server)
         #: Tool name -> (its input schema, that schema's ``x-mcp-header`` parameters): walked
         #: once per schema, not on every call.
         self._mirrored: dict[str, tuple[object, list[HeaderPath]]] = {}
@@ -155,6 +175,7 @@ class PerRequestEndpoint:
                 headers.get(b"mcp-protocol-version"),
                 method,
                 classified.peek,
+                classified.meta_version,
                 self._mirrored_of,
             )
         except msgspec.DecodeError as exc:  # e.g. invalid UTF-8 in a mirrored argument
@@ -172,26 +193,14 @@ class PerRequestEndpoint:
             return
         who = self.principal(scope)
         principal = None if who is None else principal_key(who)
-        server, runner = self.server, self._runner
-
-        def run(emit: Emit, key: object) -> Awaitable[Reply | None]:
-            return answer(
-                server,
-                rid,
-                method,
-                raw,
-                emit=emit,
-                principal=principal,
-                runner=runner,
-                key=key,
-            )
-
-        await self._request(receive, send, rid, run)
+        posted = Posted(rid, method, raw, None, principal, None, None, RequestHeaders(headers.raw))
+        await self._request(receive, send, posted, self._handle_stateless)
 
     async def sessionless(
         self,
         receive: Receive,
         send: Send,
+        headers: Headers,
         classified: Classified,
         version: str | None,
         options: SessionOptions | None,
@@ -199,67 +208,70 @@ class PerRequestEndpoint:
         """Serve one POST of the 2025 sessionless mode carrying requests (checked, and
         classified with their params kept, by the app): each is answered at ``version`` (the
         POST's ``MCP-Protocol-Version``; ``None`` for an ``initialize``), a batch's at once."""
-        server, runner = self.server, self._runner
-        calls = list(
-            zip(classified.request_ids, classified.methods, classified.request_params, strict=True)
-        )
-
-        def run(emit: Emit, key: object) -> Awaitable[Reply | list[Reply | None] | None]:
-            answers = [
-                answer(
-                    server,
-                    rid,
-                    method,
-                    raw,
-                    emit=emit,
-                    sessionless=True,
-                    version=version,
-                    options=options,
-                    runner=runner,
-                    key=(key, index) if classified.batch else key,
-                    reserved=classified.batch,
-                )
-                for index, (rid, method, raw) in enumerate(calls)
-            ]
-            return asyncio.gather(*answers) if classified.batch else answers[0]
-
-        batch = classified.request_ids if classified.batch else None
-        await self._request(receive, send, calls[0][0], run, handshake=True, batch=batch)
+        fields = RequestHeaders(headers.raw)
+        posted = [
+            Posted(rid, method, raw or _NO_PARAMS, None, None, version, options, fields)
+            for rid, method, raw in zip(
+                classified.request_ids, classified.methods, classified.request_params, strict=True
+            )
+        ]
+        requests = posted if classified.batch else posted[0]
+        await self._request(receive, send, requests, self._handle_sessionless, handshake=True)
 
     async def _request(
         self,
         receive: Receive,
         send: Send,
-        rid: int | str,
-        run: Callable[[Emit, object], Awaitable[Reply | list[Reply | None] | None]],
+        requests: Posted | list[Posted],
+        handler: Callable[[Posted], Awaitable[Any]],
         *,
         handshake: bool = False,
-        batch: list[int | str] | None = None,
     ) -> None:
-        """Answer a POST with what ``run`` replies, as JSON or SSE; on the handshake era
-        (the 2025 sessionless mode) always with status 200, as SSE unless JSON is asked for.
-        The requests of a ``batch`` (its ids) take their slots of the server's in-flight bound
-        at once: a batch that does not fit whole is refused whole, each request answered
-        "Server busy" (one request takes its slot in the runner, refused the same way).
-        ``run`` is given where emitted notifications go and the key under which the runner
-        cancels the POST's requests when the client leaves."""
+        """Answer a POST of one request or a batch (a list) by running each with ``handler``
+        in the endpoint's runner, as JSON or SSE; on the handshake era (the 2025 sessionless
+        mode) always with status 200, as SSE unless JSON is asked for. The requests of a batch
+        take their slots of the server's in-flight bound at once: a batch that does not fit
+        whole is refused whole, each request answered "Server busy" (one request takes its
+        slot in the runner, refused the same way). The runner keys a POST's requests by its
+        response (a batch's by the response and their index), which cancels them when the
+        client leaves; what they emit goes to that response."""
         runner = self._runner
-        needed = 0 if batch is None else len(batch)
+        needed = len(requests) if isinstance(requests, list) else 0
         if needed:
             refusal = runner.reserve(needed)
             if refusal is not None:
-                busy = b"[" + b",".join(encode_error(r, refusal) for r in batch or ()) + b"]"
+                ids = [r.id for r in requests] if isinstance(requests, list) else []
+                busy = b"[" + b",".join(encode_error(r, refusal) for r in ids) + b"]"
                 await _send_json(send, 200 if handshake else 503, busy)
                 return
-        response = _PostResponse(receive, send, not self.json_response, handshake, runner, batch)
+        response = _PostResponse(receive, send, not self.json_response, handshake, runner, needed)
+        emit = response.emit
         try:
             try:
-                reply = await run(response.emit, response)
+                if isinstance(requests, Posted):
+                    requests.emit = emit
+                    reply: Answer | list[Answer] = await runner.run_here(
+                        requests, handler, key=response
+                    )
+                else:
+                    for request in requests:
+                        request.emit = emit
+                    reply = list(
+                        await asyncio.gather(
+                            *(
+                                runner.run_here(
+                                    request, handler, key=(response, index), reserved=True
+                                )
+                                for index, request in enumerate(requests)
+                            )
+                        )
+                    )
             finally:
                 response.stop()  # the reply is written unwatched: the client can no longer cancel
-            if reply is not None and not response.gone:
+            if not response.gone:
                 await response.finish(reply)
         except OSError:
+            rid = requests.id if isinstance(requests, Posted) else [r.id for r in requests]
             logger.debug("client left during request %r", rid)
         finally:
             if needed:
@@ -352,7 +364,7 @@ class _PostResponse:
         sse: bool,
         handshake: bool = False,
         runner: Runner | None = None,
-        batch: list[int | str] | None = None,
+        batch: int = 0,
     ) -> None:
         self.send = send
         self.sse = sse
@@ -377,23 +389,26 @@ class _PostResponse:
             await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
         await self.send({"type": "http.response.body", "body": _frame(message), "more_body": True})
 
-    async def finish(self, reply: Reply | list[Reply | None]) -> None:
-        if isinstance(reply, Reply):
+    async def finish(self, reply: Answer | list[Answer]) -> None:
+        if isinstance(reply, Answer):
+            data = reply.data
+            if data is None:
+                return  # cancelled: nothing is sent
             if self.started:
-                body = _frame(reply.data)
+                body = _frame(data)
                 await self.send({"type": "http.response.body", "body": body, "more_body": False})
             elif self.handshake and self.sse:
-                await self._sse(_frame(reply.data))
+                await self._sse(_frame(data))
             else:
-                ok = self.handshake or reply.error_code is None
-                status = 200 if ok else reply.http_status
-                await _send_json(self.send, status, reply.data)
+                ok = self.handshake or reply.error is None
+                status = 200 if ok else answer_status(reply)
+                await _send_json(self.send, status, data)
             return
-        replies = [r for r in reply if r is not None]  # (none is missing unless cancelled)
+        replies = [r.data for r in reply if r.data is not None]  # (none unless cancelled)
         if self.sse:
-            await self._sse(b"".join(_frame(r.data) for r in replies))
+            await self._sse(b"".join(_frame(data) for data in replies))
         else:
-            await _send_json(self.send, 200, b"[" + b",".join(r.data for r in replies) + b"]")
+            await _send_json(self.send, 200, b"[" + b",".join(replies) + b"]")
 
     async def _sse(self, body: bytes) -> None:
         """The (rest of the) SSE stream, ending it."""
@@ -430,10 +445,10 @@ class _PostResponse:
             if self._task is not None:
                 self._task.cancel()
             return
-        if self._batch is None:
+        if not self._batch:
             runner.cancel(self)
         else:
-            for index in range(len(self._batch)):
+            for index in range(self._batch):
                 runner.cancel((self, index))
 
     def swallow(self) -> bool:

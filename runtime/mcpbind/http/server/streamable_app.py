@@ -187,17 +187,19 @@ class StreamableHTTPApp(SharedSettings):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            if self.bus is not None and not self.bus.started:
-                await self.bus.start()
-            self.settings.admit(scope)
+            bus, settings = self.bus, self.settings
+            if bus is not None and not bus.started:
+                await bus.start()
+            if settings.proxies is not None:
+                settings.admit(scope)
             if (
                 not self.lifespan.taken
                 and self.server.lifespan is not None
                 and not await take_lifespan(self.lifespan, send)
             ):
                 return  # answered 503: the lifespan failed to start
-            if self.settings.auth is not None:
-                checked = await self.settings.auth(self, scope, receive, send)
+            if settings.auth is not None:
+                checked = await settings.auth(self, scope, receive, send)
                 if checked is None:
                     return  # answered by the auth check (401, 403, the metadata)
                 receive = checked
@@ -250,33 +252,28 @@ class StreamableHTTPApp(SharedSettings):
         await self.lifespan.drop()
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # What the request's handlers read as ``Context.headers`` (its own task's requests).
-        token = current_request_headers.set(RequestHeaders(scope["headers"]))
-        try:
-            if self.path is not None and scope["path"].rstrip("/") != self.path.rstrip("/"):
-                await send_error(send, 404, INVALID_REQUEST, "Not Found")
-                return
-            headers = Headers(scope["headers"])
-            if (refused := refusal(self.settings.policy, scope, headers)) is not None:
-                await send_error(send, refused[0], INVALID_REQUEST, refused[1])
-                return
-            method = scope["method"]
-            if method == "POST":
-                await self._post(scope, receive, send, headers)
-            elif method == "GET" and not self.sessionless:
-                await self._get(send, receive, headers, scope)
-            elif method == "DELETE" and not self.sessionless:
-                await self._delete(send, receive, headers, scope)
-            else:
-                await send_error(
-                    send,
-                    405,
-                    INVALID_REQUEST,
-                    f"Method Not Allowed: use {self._allow.decode()}",
-                    [(b"allow", self._allow)],
-                )
-        finally:
-            current_request_headers.reset(token)
+        if self.path is not None and scope["path"].rstrip("/") != self.path.rstrip("/"):
+            await send_error(send, 404, INVALID_REQUEST, "Not Found")
+            return
+        headers = Headers(scope["headers"])
+        if (refused := refusal(self.settings.policy, scope, headers)) is not None:
+            await send_error(send, refused[0], INVALID_REQUEST, refused[1])
+            return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(scope, receive, send, headers)
+        elif method == "GET" and not self.sessionless:
+            await self._get(send, receive, headers, scope)
+        elif method == "DELETE" and not self.sessionless:
+            await self._delete(send, receive, headers, scope)
+        else:
+            await send_error(
+                send,
+                405,
+                INVALID_REQUEST,
+                f"Method Not Allowed: use {self._allow.decode()}",
+                [(b"allow", self._allow)],
+            )
 
     def session_of(self, scope: Scope) -> HttpSession | None:
         """The live session the request's ``Mcp-Session-Id`` names, if any (any principal's)."""
@@ -359,7 +356,8 @@ class StreamableHTTPApp(SharedSettings):
             await send_error(send, 400, code, message)
             return
         if classified.era == "stateless" or _stateless_header(headers, classified):
-            await self.per_request.serve(scope, receive, send, headers, classified)
+            era = self._per_request or self.per_request  # (the property builds it once)
+            await era.serve(scope, receive, send, headers, classified)
             return
         if (error := self._version_error(headers)) is not None:
             await send_error(send, 400, INVALID_REQUEST, error)
@@ -398,7 +396,13 @@ class StreamableHTTPApp(SharedSettings):
                     f"Invalid Request: JSON-RPC batches are not supported in {session.version}",
                 )
                 return
-        await self._dispatch(session, send, receive, body, classified)
+        # What the session's handlers read as ``Context.headers``: run in this task, or told
+        # to the session's (``_dispatch``); a request without a session gets them itself.
+        token = current_request_headers.set(RequestHeaders(headers.raw))
+        try:
+            await self._dispatch(session, send, receive, body, classified)
+        finally:
+            current_request_headers.reset(token)
         if classified.initialize and session.version is None and session.id is not None:
             # The handshake failed (the client got the error): the session never began.
             self.sessions.pop(session.id, None)
@@ -587,7 +591,9 @@ class StreamableHTTPApp(SharedSettings):
             await send_error(send, 400, INVALID_REQUEST, message)
             return
         era = self.per_request
-        await era.sessionless(receive, send, classified, version, self.settings.session_options)
+        await era.sessionless(
+            receive, send, headers, classified, version, self.settings.session_options
+        )
 
     @property
     def per_request(self) -> PerRequestEndpoint:
