@@ -192,7 +192,7 @@ class Runner:
         self._refusals: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._starter: InPlaceStarter | None = None
-        self._send: Callable[[bytes], Awaitable[None]] | None = None
+        self._send: Callable[[bytes], Awaitable[None]] = _unbound_send
         #: No request runs any more, and one still running ends unanswered if interrupted.
         self.closed = False
 
@@ -307,9 +307,11 @@ class Runner:
                     raise
                 data = self._failed(event, rid, exc)
             else:
-                data = self._encoded(event, rid, result)
+                try:
+                    data = self.replies.result(rid, result)
+                except (TypeError, ValueError, msgspec.EncodeError) as exc:
+                    data = self._unencodable(event, rid, exc).data
             if data is not None:
-                assert self._send is not None
                 try:
                     await self._send(data)
                 except (*_GONE, anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -368,9 +370,7 @@ class Runner:
             try:
                 return Answer(self.replies.result(rid, result))
             except (TypeError, ValueError, msgspec.EncodeError) as exc:
-                logger.error("result of %s could not be encoded: %s", event.method, exc)
-                error = self.replies.error_for(exc)
-                return Answer(self.replies.error(rid, error), error)
+                return self._unencodable(event, rid, exc)
         finally:
             current_request_id.reset(token)
             running.pop(key, None)
@@ -422,14 +422,11 @@ class Runner:
         data = self._failed(event, rid, exc, failure)
         return Answer(data, failure[0] if failure else None) if data is not None else _CANCELLED
 
-    def _encoded(self, event: Any, rid: RequestId, result: Any) -> bytes | None:
-        """The encoded answer of a handler's result; one that cannot be encoded becomes an
-        error answer."""
-        try:
-            return self.replies.result(rid, result)
-        except (TypeError, ValueError, msgspec.EncodeError) as exc:
-            logger.error("result of %s could not be encoded: %s", event.method, exc)
-            return self.replies.error(rid, self.replies.error_for(exc))
+    def _unencodable(self, event: Any, rid: RequestId, exc: BaseException) -> Answer:
+        """The error answer for a handler's result that cannot be encoded."""
+        logger.error("result of %s could not be encoded: %s", event.method, exc)
+        error = self.replies.error_for(exc)
+        return Answer(self.replies.error(rid, error), error)
 
     def send_soon(self, data: bytes | None) -> None:
         """Send an answer made at once (a refusal) from its own task, started eagerly so that
@@ -443,7 +440,6 @@ class Runner:
         task.add_done_callback(self._refusals.discard)
 
     async def _write(self, data: bytes) -> None:
-        assert self._send is not None
         try:
             await self._send(data)
         except (*_GONE, anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -467,6 +463,10 @@ class Runner:
         if key in self._cancelled:
             self._cancelled.discard(key)
             self.replies.forget(key)
+
+
+async def _unbound_send(data: bytes) -> None:  # pragma: no cover - start() asserts bind()
+    raise RuntimeError("Runner.bind() first")
 
 
 async def _closed_handler(event: RequestReceived) -> Any:  # pragma: no cover - none after close
