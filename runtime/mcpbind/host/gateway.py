@@ -19,8 +19,9 @@ both eras and every transport (stdio, in memory, Streamable HTTP):
   upstream ``notifications/resources/updated`` reaches the downstream sessions subscribed to
   the URI, and a downstream ``resources/subscribe`` subscribes at the servers that serve it.
 * A tool its server runs only as a task (``taskSupport: required``) is called as a task
-  upstream and its result awaited (basic/utilities/tasks.mdx); the client calls it as any
-  other, and cancelling the call cancels the task.
+  upstream and its result awaited (basic/utilities/tasks.mdx) when the client asks for no
+  task, and cancelling the call cancels the task. A client that asks for a task gets one
+  passed through: :mod:`.gateway_tasks` (the capability, the ``tasks/*`` routes, status).
 * ``completion/complete``: a prompt's argument (by host name) or a template's variable,
   completed by the server that owns it.
 * Sampling, elicitation and log messages of an upstream server go to the client of the call
@@ -52,6 +53,7 @@ from ..server.middleware import IncomingCall, Next
 from .approval import approve_all
 from .catalog import Catalog
 from .forwarding import progress_to, upstream_errors
+from .gateway_tasks import GatewayTasks
 from .relay import Relay
 from .state import AmbiguousResource, HostError, UnknownName
 
@@ -110,6 +112,9 @@ class Gateway:
         ):
             server.wrap(method, _replacing(handler))
         server.add_middleware(self._subscriptions)
+        #: Tasks passed through to the servers that run them (:mod:`.gateway_tasks`).
+        self.tasks = GatewayTasks(server, host, self.relay)
+        self._tasks_offered = False
         #: Downstream subscriptions by URI, with the upstream ones they opened.
         self.subscribed: dict[str, _Held] = {}
         #: URIs 2026-07-28 listen streams asked for, subscribed upstream for good.
@@ -130,11 +135,13 @@ class Gateway:
         if found is None:
             catalog = self.host.catalog
             if kind == "tools":
-                # A tool its server runs as a task is run to the end by the gateway: the
-                # client calls it as any other (the gateway declares no tasks).
+                # A tool its server runs as a task is listed as one that may run as a task
+                # (a call that asks for none is run to the end by the gateway).
                 found = [
-                    msgspec.structs.replace(e.tool, name=e.name, execution=msgspec.UNSET)
-                    if _runs_as_task(e.tool)
+                    msgspec.structs.replace(
+                        e.tool, name=e.name, execution=self.tasks.listed_execution(e)
+                    )
+                    if not isinstance(e.tool.execution, msgspec.UnsetType)
                     else msgspec.structs.replace(e.tool, name=e.name)
                     for e in catalog.tools.values()
                 ]
@@ -179,6 +186,11 @@ class Gateway:
             raise UnknownName("tool", params.name)
         raw = params.arguments
         arguments = msgspec.json.decode(raw) if isinstance(raw, msgspec.Raw) else raw or None
+        if (
+            params.task is not msgspec.UNSET or entry.tool.execution is not msgspec.UNSET
+        ) and self.tasks.wanted(params, ctx, entry):
+            created = await self.tasks.call(params, ctx, entry.server, arguments)
+            return created  # type: ignore[return-value]  # a CreateTaskResult, either era
         with self.relay.serving(entry.server, ctx):
             entry, client = await self.host.authorize_tool_call(params.name, arguments)
             upstream = t.CallToolRequestParams(name=entry.tool.name)
@@ -243,6 +255,11 @@ class Gateway:
     # ------------------------------------------------------------------ changes
     def _catalog_changed(self, old: Catalog, new: Catalog) -> None:
         self._listed.clear()
+        if self.tasks.offered() != self._tasks_offered:
+            # The capabilities change (an upstream with tasks came or went): the 2026-07-28
+            # ones are encoded once per change of the server, so make them again.
+            self._tasks_offered = not self._tasks_offered
+            self.server.encoded_state = None
         if old.tools != new.tools:
             self.server.changed("tools")
         if old.prompts != new.prompts:
@@ -256,6 +273,9 @@ class Gateway:
         elif method == "notifications/message":
             with contextlib.suppress(McpError, ConnectionError):
                 await self.relay.log(server, params)
+        elif method == "notifications/tasks/status":
+            with contextlib.suppress(McpError, ConnectionError):
+                await self.tasks.upstream_status(server, params)
         elif method == "notifications/elicitation/complete":
             with contextlib.suppress(McpError, ConnectionError):
                 await self.relay.completed(server, params.elicitation_id)

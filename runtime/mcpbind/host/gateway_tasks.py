@@ -1,0 +1,449 @@
+"""Tasks through the gateway: a downstream task-augmented ``tools/call`` becomes a task on the
+upstream server that owns the tool, and the task methods are routed to it.
+
+The gateway declares tasks for ``tools/call`` while an upstream server does (2025-11-25
+basic/utilities/tasks.mdx §Capabilities; the ``io.modelcontextprotocol/tasks`` extension on
+2026-07-28, SEP-2663 §Capability Negotiation) and lists a task-capable tool with
+``taskSupport: optional`` (it can also run a task-only tool to the end for a caller that asks
+for no task, :mod:`.gateway`).
+
+Ids: the gateway mints each downstream task id (unguessable, it names no server) and keeps a
+map from it to the upstream server, the upstream task and whose it is (the caller's scope:
+its principal, else its session, :func:`~mcpbind.server.tasks.support.default_scope`).
+``tasks/get``, ``tasks/result``, ``tasks/list`` and ``tasks/cancel`` of another caller's task
+get the same "not found" as an unknown id (tasks.mdx §Task Isolation and Access Control), and
+the upstream task id never reaches the downstream client (a result's related-task ``_meta``
+names the downstream id). Each answer is in the shape of the era of the downstream request,
+whatever the upstream's era. The map is bounded: the oldest finished tasks are forgotten first,
+and a caller with too many running ones is refused.
+
+Status: a handshake-era upstream's ``notifications/tasks/status`` is passed on, under the
+downstream id, to the session that created the task (2025-11-25) or to the 2026-07-28 listen
+streams that asked for the id (SEP-2663 §Task Status Notifications). A 2026-07-28 upstream's
+status is seen when the task is polled.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
+
+from mcpbind_types import unified as t
+from mcpbind_types.unified import methods as m
+
+from ..client.tasks import TaskHandle, start_task
+from ..protocol import has_capability
+from ..protocol.cursor import decode_cursor, encode_cursor
+from ..protocol.errors import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    McpError,
+)
+from ..server.context import Context
+from ..server.principal import principal_key
+from ..server.tasks.support import ANONYMOUS, default_scope
+from ..tasks.answers import task_id_of
+from ..tasks.record import TERMINAL
+from ..tasks.wire import EXTENSION, RELATED_TASK
+from ..versions import era_of
+from .forwarding import upstream_errors
+from .state import HostError
+
+if TYPE_CHECKING:
+    from ..server import Server
+    from .catalog import ToolEntry
+    from .host import Host
+    from .relay import Relay
+
+__all__ = ["GatewayTasks", "RoutedTask"]
+
+_TOOLS_CALL: Final = ("tasks", "requests", "tools", "call")
+_EXTENSION_PATH: Final = ("extensions", EXTENSION)
+_REQUIRED_CAPS: Final[dict[str, Any]] = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
+_NOT_FOUND: Final = "Failed to retrieve task: Task not found"
+
+
+@dataclass(slots=True, eq=False)
+class RoutedTask:
+    """One downstream task: the upstream task behind it and whose it is."""
+
+    task_id: str
+    """The downstream id (minted by the gateway)."""
+    scope: str
+    server: str
+    handle: TaskHandle = field(repr=False)
+    peer: Any = field(repr=False)
+    """The downstream session that created it (2025-11-25 status notifications go there)."""
+    stateless: bool
+    """Created by a 2026-07-28 request."""
+    state: dict[str, Any] = field(default_factory=dict)
+    """The last status seen upstream, era-neutral (``ttl``, ``poll``)."""
+    outcome: dict[str, Any] | None = None
+    """Once finished: ``{"result": ...}`` or ``{"error": ...}`` as 2026-07-28 inlines them."""
+
+    @property
+    def status(self) -> str:
+        return str(self.state.get("status", "working"))
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+
+class GatewayTasks:
+    """The gateway's task routes (made by :class:`~.gateway.Gateway`): installed on ``server``
+    as an extension (capabilities, listen filter, notifications) and as the ``tasks/*``
+    methods. ``max_per_caller`` running tasks per scope; ``max_total`` remembered in all."""
+
+    def __init__(
+        self,
+        server: Server,
+        host: Host,
+        relay: Relay,
+        *,
+        max_per_caller: int = 100,
+        max_total: int = 1000,
+    ) -> None:
+        self.server = server
+        self.host = host
+        self.relay = relay
+        self.max_per_caller = max_per_caller
+        self.max_total = max_total
+        #: Downstream id -> task, oldest first.
+        self.routed: dict[str, RoutedTask] = {}
+        #: (upstream server, upstream task id) -> task.
+        self.upstream: dict[tuple[str, str], RoutedTask] = {}
+        server.extensions.append(self)
+        for name, handler in (
+            ("tasks/get", self._get),
+            ("tasks/result", self._result),
+            ("tasks/list", self._list),
+            ("tasks/cancel", self._cancel),
+        ):
+            server.method(name)(handler)
+
+    # ------------------------------------------------------------------ capabilities
+    def capable(self, server: str) -> bool:
+        """Whether ``server`` (connected) declares tasks for ``tools/call``, in its era."""
+        try:
+            client = self.host.client(server)
+            return client.peer_has_capability(_TOOLS_CALL) or client.peer_has_capability(
+                _EXTENSION_PATH
+            )
+        except (HostError, RuntimeError):
+            return False
+
+    def offered(self) -> bool:
+        """Whether any upstream serving a tool declares tasks."""
+        return any(self.capable(s) for s in {e.server for e in self.host.catalog.tools.values()})
+
+    def listed_execution(self, entry: ToolEntry) -> t.ToolExecution | msgspec.UnsetType:
+        """The ``execution`` a tool is listed with downstream: ``optional`` for one its server
+        runs as a task (the gateway serves either way); none for a server without tasks."""
+        support = _support(entry.tool)
+        if support is None or not self.capable(entry.server):
+            return msgspec.UNSET
+        return t.ToolExecution(task_support="optional")
+
+    def capabilities(self, caps: t.ServerCapabilities, *, stateless: bool) -> None:
+        if not self.offered():
+            return
+        if stateless:
+            current = caps.extensions if isinstance(caps.extensions, dict) else {}
+            caps.extensions = {**current, EXTENSION: {}}
+        else:
+            caps.tasks = t.ServerCapabilitiesTasks(
+                cancel={},
+                list_={},
+                requests=t.ServerCapabilitiesTasksRequests(
+                    tools=t.ServerCapabilitiesTasksRequestsTools(call={})
+                ),
+            )
+
+    def listen_filter(self, wanted: Mapping[str, Any], client_capabilities: Any) -> dict[str, Any]:
+        """SEP-2663 §Task Status Notifications: ``taskIds`` on ``subscriptions/listen``."""
+        ids = wanted.get("taskIds")
+        if not isinstance(ids, list):
+            return {}
+        if not has_capability(client_capabilities, _EXTENSION_PATH):
+            raise McpError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"Missing required client capability: the {EXTENSION} extension",
+                _REQUIRED_CAPS,
+            )
+        return {"taskIds": [i for i in dict.fromkeys(ids) if isinstance(i, str)]}
+
+    async def notification(
+        self, what: str, detail: str | None, agreed: Mapping[str, Any], principal: Any
+    ) -> tuple[str, dict[str, Any]] | None:
+        """``notifications/tasks`` for a listener that asked for the id and whose task it is
+        (another principal's task is not sent, even to a listener that knows its id)."""
+        if what != "task" or detail is None or detail not in agreed.get("taskIds", ()):
+            return None
+        routed = self.routed.get(detail)
+        if routed is None:
+            return None
+        listener = ANONYMOUS if principal is None else f"principal:{principal_key(principal)}"
+        if routed.scope != listener:
+            return None
+        return "notifications/tasks", _view(routed, stateless=True, detailed=True)
+
+    # ------------------------------------------------------------------ tools/call
+    def wanted(self, params: t.CallToolRequestParams, ctx: Context, entry: ToolEntry) -> bool:
+        """Whether this downstream call is to run as a task upstream (2025-11-25: it carries
+        ``task``; 2026-07-28: the caller declared the extension and the tool may be one)."""
+        capable = _support(entry.tool) is not None and self.capable(entry.server)
+        if not era_of(ctx.protocol_version).tasks_extension:
+            if params.task is msgspec.UNSET:
+                return False
+            if not capable:  # tasks.mdx §Tool-Level Negotiation
+                raise McpError(
+                    METHOD_NOT_FOUND, f"Tool {params.name} does not support task-augmented calls"
+                )
+            return True
+        return capable and ctx.client_supports(*_EXTENSION_PATH)
+
+    async def call(
+        self,
+        params: t.CallToolRequestParams,
+        ctx: Context,
+        server: str,
+        arguments: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """Start the tool as a task upstream; the downstream ``CreateTaskResult``."""
+        stateless = era_of(ctx.protocol_version).tasks_extension
+        scope = default_scope(ctx)
+        self._make_room(scope)
+        ttl = params.task.ttl if isinstance(params.task, t.TaskMetadata) else None
+        if isinstance(ttl, int) and ttl < 0:
+            raise McpError(INVALID_PARAMS, "Invalid params: task.ttl must be >= 0")
+        with self.relay.serving(server, ctx):
+            entry, client = await self.host.authorize_tool_call(params.name, arguments)
+            with upstream_errors(entry.server):
+                handle = await start_task(
+                    client, entry.tool.name, arguments, ttl_ms=ttl if isinstance(ttl, int) else None
+                )
+                routed = RoutedTask(
+                    secrets.token_urlsafe(16), scope, entry.server, handle, ctx.peer, stateless
+                )
+                await self._refresh(routed)
+        self.routed[routed.task_id] = routed
+        if handle.task_id is not None:
+            self.upstream[(routed.server, handle.task_id)] = routed
+        view = _view(routed, stateless=stateless, detailed=False)
+        if not stateless:
+            return {"task": view}
+        view["resultType"] = "task"
+        text = f"Started task {routed.task_id}; its result comes from tasks/get."
+        view["content"] = [{"type": "text", "text": text}]
+        return view
+
+    def _make_room(self, scope: str) -> None:
+        """Forget the oldest finished tasks past ``max_total``; refuse a caller that has
+        ``max_per_caller`` running (tasks.mdx §Resource Management)."""
+        running = sum(1 for r in self.routed.values() if r.scope == scope and not r.terminal)
+        if running >= self.max_per_caller:
+            raise McpError(
+                INVALID_REQUEST,
+                f"Too many running tasks ({self.max_per_caller}); let one finish first",
+            )
+        if len(self.routed) < self.max_total:
+            return
+        for routed in [r for r in self.routed.values() if r.terminal]:
+            self._forget(routed)
+            if len(self.routed) < self.max_total:
+                return
+        raise McpError(INVALID_REQUEST, f"Too many running tasks on the gateway ({self.max_total})")
+
+    def _forget(self, routed: RoutedTask) -> None:
+        self.routed.pop(routed.task_id, None)
+        if routed.handle.task_id is not None:
+            self.upstream.pop((routed.server, routed.handle.task_id), None)
+
+    # ------------------------------------------------------------------ tasks/* methods
+    def _owned(self, params: Any, ctx: Context) -> tuple[RoutedTask, bool]:
+        """The caller's task and whether the request is 2026-07-28; another caller's task is
+        not found, as an unknown one (tasks.mdx §Task Isolation and Access Control)."""
+        stateless = era_of(ctx.protocol_version).tasks_extension
+        if stateless and not ctx.client_supports(*_EXTENSION_PATH):
+            raise McpError(  # SEP-2663 §Protocol Errors
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"Missing required client capability: the {EXTENSION} extension",
+                _REQUIRED_CAPS,
+            )
+        routed = self.routed.get(task_id_of(params))
+        if routed is None or routed.scope != default_scope(ctx):
+            raise McpError(INVALID_PARAMS, _NOT_FOUND)
+        return routed, stateless
+
+    async def _get(self, params: Any, ctx: Context) -> dict[str, Any]:
+        routed, stateless = self._owned(params, ctx)
+        with self.relay.serving(routed.server, ctx), upstream_errors(routed.server):
+            await self._refresh(routed)
+            if stateless and routed.terminal:
+                await self._fetch_outcome(routed)
+        return _view(routed, stateless=stateless, detailed=stateless)
+
+    async def _result(self, params: Any, ctx: Context) -> t.CallToolResult:
+        """2025-11-25 ``tasks/result``: waits upstream for the end (its requests for input
+        meanwhile go to this caller, :mod:`.relay`); the result names the downstream id."""
+        routed, stateless = self._owned(params, ctx)
+        if stateless:  # SEP-2663 §Backward Compatibility: the result is inlined on tasks/get
+            raise McpError(METHOD_NOT_FOUND, "Method not found: tasks/result")
+        with self.relay.serving(routed.server, ctx), upstream_errors(routed.server):
+            result = await routed.handle.result()
+        meta = result.meta if isinstance(result.meta, dict) else {}
+        result.meta = {**meta, RELATED_TASK: {"taskId": routed.task_id}}
+        return result
+
+    async def _list(self, params: Any, ctx: Context) -> dict[str, Any]:
+        if era_of(ctx.protocol_version).tasks_extension:
+            raise McpError(METHOD_NOT_FOUND, "Method not found: tasks/list")
+        scope = default_scope(ctx)
+        if scope == ANONYMOUS:  # tasks.mdx §Task Isolation: it would show every caller's
+            raise McpError(
+                METHOD_NOT_FOUND,
+                "Method not found: tasks/list (the caller is not identified: tasks are "
+                "reached by id only)",
+            )
+        cursor = params.get("cursor") if isinstance(params, dict) else None
+        start = decode_cursor(cursor) if isinstance(cursor, str) else 0
+        mine = [r for r in self.routed.values() if r.scope == scope]
+        end = start + self.server.page_size
+        page = mine[start:end]
+        for routed in page:
+            if not routed.terminal:
+                try:
+                    with upstream_errors(routed.server):
+                        await self._refresh(routed)
+                except McpError:
+                    continue  # listed as last seen
+        result: dict[str, Any] = {"tasks": [_view(r, stateless=False) for r in page]}
+        if end < len(mine):
+            result["nextCursor"] = encode_cursor(end)
+        return result
+
+    async def _cancel(self, params: Any, ctx: Context) -> dict[str, Any]:
+        routed, stateless = self._owned(params, ctx)
+        if routed.handle.task_id is None or (not stateless and routed.terminal):
+            if stateless:
+                return {}  # SEP-2663 §Task Cancellation: an ack, also for a finished task
+            raise McpError(
+                INVALID_PARAMS,
+                f"Cannot cancel task: already in terminal status '{routed.status}'",
+            )
+        with upstream_errors(routed.server):
+            await routed.handle.cancel()
+            if stateless:
+                return {}
+            await self._refresh(routed)
+        return _view(routed, stateless=False)
+
+    # ------------------------------------------------------------------ upstream
+    async def _refresh(self, routed: RoutedTask) -> None:
+        handle = routed.handle
+        if handle.task_id is None:  # answered at once (2026-07-28 upstream: no task made)
+            if not routed.state:
+                now = _now()
+                routed.state = {"status": "completed", "createdAt": now, "lastUpdatedAt": now}
+                routed.outcome = {"result": handle.result_now}
+            return
+        state = await handle.status()
+        routed.state = _neutral(state.raw)
+        if "result" in state.raw:
+            routed.outcome = {"result": state.raw["result"]}
+        elif "error" in state.raw:
+            routed.outcome = {"error": state.raw["error"]}
+
+    async def _fetch_outcome(self, routed: RoutedTask) -> None:
+        """A finished task's result or error, for a 2026-07-28 ``tasks/get`` (a handshake-era
+        upstream gives it on ``tasks/result``)."""
+        if routed.outcome is not None or routed.status == "cancelled":
+            return
+        try:
+            result = await routed.handle.result()
+        except McpError as exc:
+            error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+            if exc.data is not None:
+                error["data"] = exc.data
+            routed.outcome = {"error": error}
+        else:
+            routed.outcome = {"result": msgspec.Raw(msgspec.json.encode(result))}
+
+    async def upstream_status(self, server: str, params: Any) -> None:
+        """A handshake-era upstream's ``notifications/tasks/status``: to the downstream
+        caller, under the downstream id (tasks.mdx §Task Status Notification)."""
+        raw = msgspec.to_builtins(params)
+        upstream_id = raw.get("taskId") if isinstance(raw, dict) else None
+        routed = self.upstream.get((server, upstream_id)) if isinstance(upstream_id, str) else None
+        if routed is None:
+            return
+        routed.state = _neutral(raw)
+        if routed.stateless:
+            self.server.extension_changed("task", routed.task_id)
+        else:
+            await routed.peer.send_notification(m.S2C_TASK_STATUS, _view(routed, stateless=False))
+
+
+def _support(tool: t.Tool) -> str | None:
+    execution = tool.execution
+    if isinstance(execution, t.ToolExecution) and execution.task_support in (
+        "optional",
+        "required",
+    ):
+        return execution.task_support
+    return None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _neutral(raw: dict[str, Any]) -> dict[str, Any]:
+    """An upstream task (either era's shape) in era-neutral keys."""
+    now = _now()
+    message = raw.get("statusMessage")
+    return {
+        "status": str(raw.get("status", "working")),
+        "statusMessage": message if isinstance(message, str) else None,
+        "createdAt": raw.get("createdAt") or now,
+        "lastUpdatedAt": raw.get("lastUpdatedAt") or now,
+        "ttl": raw.get("ttl", raw.get("ttlMs")),
+        "poll": raw.get("pollInterval", raw.get("pollIntervalMs")),
+    }
+
+
+def _view(routed: RoutedTask, *, stateless: bool, detailed: bool = False) -> dict[str, Any]:
+    """The task in the downstream era's shape (tasks.mdx §Data Types; SEP-2663 §Tasks), under
+    the downstream id; ``detailed``: a 2026-07-28 ``DetailedTask`` with the outcome inlined."""
+    state = routed.state
+    out: dict[str, Any] = {
+        "taskId": routed.task_id,
+        "status": routed.status,
+        "createdAt": state.get("createdAt") or _now(),
+        "lastUpdatedAt": state.get("lastUpdatedAt") or _now(),
+    }
+    if isinstance(state.get("statusMessage"), str):
+        out["statusMessage"] = state["statusMessage"]
+    ttl, poll = state.get("ttl"), state.get("poll")
+    if stateless:
+        out["ttlMs"] = ttl
+        if isinstance(poll, int):
+            out["pollIntervalMs"] = poll
+    else:
+        out["ttl"] = ttl
+        if isinstance(poll, int):
+            out["pollInterval"] = poll
+    if detailed and routed.outcome is not None:
+        if routed.status == "completed" and "result" in routed.outcome:
+            out["result"] = routed.outcome["result"]
+        elif routed.status == "failed" and "error" in routed.outcome:
+            out["error"] = routed.outcome["error"]
+    return out

@@ -1,0 +1,268 @@
+"""Tasks passed through the gateway (issue 33): a downstream task-augmented ``tools/call`` is a
+task on the upstream server that owns the tool, and ``tasks/get``, ``tasks/result``,
+``tasks/list`` and ``tasks/cancel`` are routed to it; a real mcpbind upstream (``Tasks``), in
+memory, upstreams of both eras, mcpbind's client downstream on both eras. (The official Python
+SDK in the venv, 2.3.0, has no client side of tasks: nothing of it to drive here.)
+
+Spec: 2025-11-25 basic/utilities/tasks.mdx (§Capabilities, §Tool-Level Negotiation, §Creating
+Tasks, §Getting Tasks, §Result Retrieval, §Listing Tasks, §Cancelling Tasks, §Task Status
+Notification, §Task Isolation and Access Control); the 2026-07-28 tasks extension
+(extensions/sep-2663-tasks-extension.mdx §Capability Negotiation, §Task Creation, §Task
+Polling, §Task Cancellation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import anyio
+import msgspec
+import pytest
+
+from mcpbind import Client, ClientHandlers, McpError, Server
+from mcpbind.client.tasks import TaskHandle, start_task
+from mcpbind.host import Host, ToolCallRequest
+from mcpbind.host.config import PolicyValue
+from mcpbind.protocol import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcpbind.server.options import StatelessOptions
+from mcpbind.server.tasks import TaskContext, Tasks
+from mcpbind.tasks.wire import EXTENSION, RELATED_TASK
+from mcpbind.versions import (
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE,
+    LATEST_STATELESS,
+    STATELESS_VERSIONS,
+)
+
+from .helpers import text_of, wait_for
+from .servers import READ_ONLY
+
+pytestmark = pytest.mark.anyio
+
+ERAS = [LATEST_HANDSHAKE, LATEST_STATELESS]
+UPSTREAM_ERAS = {"handshake": HANDSHAKE_VERSIONS, "stateless": STATELESS_VERSIONS}
+
+
+class Jobs:
+    """A real upstream with task-capable tools; records what ran and what was cancelled."""
+
+    def __init__(self, versions: tuple[str, ...]) -> None:
+        self.ran: list[int] = []
+        self.cancelled: list[str] = []
+        self.upstream_ids: list[str] = []
+        server = self.server = Server("jobs", version="1.0.0")
+        server.stateless = StatelessOptions(versions=versions)
+        Tasks(server, poll_interval_ms=20)
+
+        @server.tool(task="optional", annotations=READ_ONLY)
+        async def build(steps: int, task: TaskContext) -> str:
+            self.ran.append(steps)
+            assert task.task_id is not None
+            self.upstream_ids.append(task.task_id)
+            for step in range(1, steps + 1):
+                await task.status(f"step {step}")
+                await anyio.sleep(0.02)
+            return f"built in {steps} steps"
+
+        @server.tool(task="required", annotations=READ_ONLY)
+        async def forever(task: TaskContext) -> str:
+            try:
+                await anyio.sleep_forever()
+            except anyio.get_cancelled_exc_class():
+                self.cancelled.append("forever")
+                raise
+            return "never"
+
+        @server.tool(annotations=READ_ONLY)
+        def plain(text: str) -> str:
+            return f"plain {text}"
+
+
+async def allow(request: ToolCallRequest) -> PolicyValue:
+    return "allow"
+
+
+@asynccontextmanager
+async def gateway(
+    upstream: Server, *versions: str, handlers: ClientHandlers | None = None
+) -> AsyncIterator[tuple[Host, list[Client]]]:
+    """The Host serving ``upstream`` as ``j``, behind the gateway; one client per version."""
+    host = Host({"j": upstream}, check=allow)
+    server = host.as_server()
+    async with AsyncExitStack() as stack:
+        await stack.enter_async_context(host)
+        clients = [
+            await stack.enter_async_context(Client(server, protocol_version=v, handlers=handlers))
+            for v in versions
+        ]
+        yield host, clients
+
+
+def task_id(handle: TaskHandle) -> str:
+    assert handle.task_id is not None
+    return handle.task_id
+
+
+@pytest.mark.parametrize("upstream_era", list(UPSTREAM_ERAS))
+@pytest.mark.parametrize("version", ERAS)
+async def test_the_gateway_declares_tasks_when_its_upstream_does(
+    version: str, upstream_era: str
+) -> None:
+    """tasks.mdx §Capabilities (2025-11-25: ``tasks.requests.tools.call``) and SEP-2663
+    §Capability Negotiation (2026-07-28: the extension in ``server/discover``); §Tool-Level
+    Negotiation: a task-capable tool is listed ``optional`` (the gateway also runs a
+    task-only one to the end for a caller that asks for no task), a plain one without."""
+    jobs = Jobs(UPSTREAM_ERAS[upstream_era])
+    async with gateway(jobs.server, version) as (_, (client,)):
+        if version == LATEST_HANDSHAKE:
+            assert client.peer_has_capability(("tasks", "requests", "tools", "call"))
+            assert client.peer_has_capability(("tasks", "cancel"))
+        else:
+            assert client.peer_has_capability(("extensions", EXTENSION))
+        tools = {tool.name: tool async for tool in client.iter_tools()}
+        for name in ("j__build", "j__forever"):
+            execution = tools[name].execution
+            assert not isinstance(execution, msgspec.UnsetType)
+            assert execution.task_support == "optional"
+        assert isinstance(tools["j__plain"].execution, msgspec.UnsetType)
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_without_an_upstream_with_tasks_none_are_declared(version: str) -> None:
+    """tasks.mdx §Capabilities: nothing behind the gateway runs tasks, so it declares none."""
+    plain = Server("plain", version="1.0.0")
+
+    @plain.tool(annotations=READ_ONLY)
+    def echo(text: str) -> str:
+        return text
+
+    async with gateway(plain, version) as (_, (client,)):
+        assert not client.peer_has_capability(("tasks",))
+        assert not client.peer_has_capability(("extensions", EXTENSION))
+
+
+@pytest.mark.parametrize("upstream_era", list(UPSTREAM_ERAS))
+@pytest.mark.parametrize("version", ERAS)
+async def test_a_task_call_runs_as_a_task_upstream_under_a_gateway_id(
+    version: str, upstream_era: str
+) -> None:
+    """§Creating Tasks, §Getting Tasks, §Result Retrieval (SEP-2663 §Task Polling): the call
+    makes one task upstream; the client polls it through the gateway under an id the gateway
+    minted (never the upstream's) and gets the tool's result, naming the downstream id."""
+    jobs = Jobs(UPSTREAM_ERAS[upstream_era])
+    async with gateway(jobs.server, version) as (_, (client,)):
+        handle = await start_task(client, "j__build", {"steps": 3})
+        down = task_id(handle)
+        seen = [state async for state in handle.updates()]
+        assert seen[-1].status == "completed"
+        assert {"step 1", "step 2", "step 3"} & {s.status_message for s in seen}
+        result = await handle.result()
+        assert text_of(result) == "built in 3 steps"
+        assert jobs.ran == [3]  # one upstream run for the whole task
+        assert jobs.upstream_ids and down not in jobs.upstream_ids
+        if version == LATEST_HANDSHAKE:
+            assert isinstance(result.meta, dict)
+            assert result.meta[RELATED_TASK] == {"taskId": down}
+
+
+@pytest.mark.parametrize("upstream_era", list(UPSTREAM_ERAS))
+@pytest.mark.parametrize("version", ERAS)
+async def test_cancelling_the_downstream_task_cancels_the_upstream_one(
+    version: str, upstream_era: str
+) -> None:
+    """§Cancelling Tasks (SEP-2663 §Task Cancellation): ``tasks/cancel`` reaches the upstream
+    task, which stops; the task is then ``cancelled`` through the gateway."""
+    jobs = Jobs(UPSTREAM_ERAS[upstream_era])
+    async with gateway(jobs.server, version) as (_, (client,)):
+        handle = await start_task(client, "j__forever", {})
+        assert (await handle.status()).status == "working"
+        await handle.cancel()
+        await wait_for(lambda: jobs.cancelled == ["forever"])
+        assert (await handle.status()).status == "cancelled"
+
+
+@pytest.mark.parametrize("upstream_era", list(UPSTREAM_ERAS))
+async def test_tasks_list_shows_the_callers_tasks_only(upstream_era: str) -> None:
+    """§Listing Tasks with §Task Isolation: each session lists its own tasks, under the
+    gateway's ids."""
+    jobs = Jobs(UPSTREAM_ERAS[upstream_era])
+    async with gateway(jobs.server, LATEST_HANDSHAKE, LATEST_HANDSHAKE) as (_, (a, b)):
+        mine = [task_id(await start_task(a, "j__build", {"steps": 1})) for _ in range(2)]
+        theirs = task_id(await start_task(b, "j__build", {"steps": 1}))
+        listed_a = await a.request("tasks/list", {})
+        listed_b = await b.request("tasks/list", {})
+        assert sorted(task.task_id for task in listed_a.tasks) == sorted(mine)
+        assert [task.task_id for task in listed_b.tasks] == [theirs]
+
+
+async def test_one_session_cannot_read_or_cancel_anothers_task() -> None:
+    """§Task Isolation and Access Control: another session's task id is "not found" for
+    ``tasks/get``, ``tasks/result`` and ``tasks/cancel``, exactly as an unknown id is, and
+    the owner's task runs on untouched."""
+    jobs = Jobs(HANDSHAKE_VERSIONS)
+    async with gateway(jobs.server, LATEST_HANDSHAKE, LATEST_HANDSHAKE) as (_, (owner, other)):
+        handle = await start_task(owner, "j__forever", {})
+        stolen = task_id(handle)
+        unknown: list[tuple[int, str]] = []
+        for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+            for target in (stolen, "no-such-task"):
+                with pytest.raises(McpError) as caught:
+                    await other.request(method, {"taskId": target})
+                unknown.append((caught.value.code, caught.value.message))
+        assert set(unknown) == {(INVALID_PARAMS, "Failed to retrieve task: Task not found")}
+        assert jobs.cancelled == []
+        assert (await handle.status()).status == "working"
+        await handle.cancel()
+
+
+async def test_a_task_only_tool_without_a_task_request_still_runs_to_the_end() -> None:
+    """§Tool-Level Negotiation: the gateway lists a ``required`` tool ``optional`` and runs
+    it to the end as a task upstream for a caller that asks for no task."""
+    jobs = Jobs(HANDSHAKE_VERSIONS)
+    async with gateway(jobs.server, LATEST_HANDSHAKE) as (_, (client,)):
+        with anyio.move_on_after(0.3):
+            await client.call("j__forever", {})
+        await wait_for(lambda: jobs.cancelled == ["forever"])
+
+
+async def test_a_task_request_for_a_tool_without_tasks_is_method_not_found() -> None:
+    """§Tool-Level Negotiation: ``task`` on a tool that does not support it is -32601."""
+    jobs = Jobs(HANDSHAKE_VERSIONS)
+    async with gateway(jobs.server, LATEST_HANDSHAKE) as (_, (client,)):
+        with pytest.raises(McpError) as caught:
+            await start_task(client, "j__plain", {"text": "x"})
+        assert caught.value.code == METHOD_NOT_FOUND
+        assert "j__plain" in caught.value.message
+
+
+async def test_upstream_status_notifications_reach_the_creating_session() -> None:
+    """§Task Status Notification: the upstream's ``notifications/tasks/status`` arrive at
+    the session that made the task, under the gateway's id; another session hears none."""
+    heard: dict[str, list[dict[str, Any]]] = {"owner": [], "other": []}
+
+    def listener(who: str) -> ClientHandlers:
+        async def notification(method: str, params: Any) -> None:
+            if method == "notifications/tasks/status":
+                heard[who].append(msgspec.to_builtins(params))
+
+        return ClientHandlers(notification=notification)
+
+    jobs = Jobs(HANDSHAKE_VERSIONS)
+    host = Host({"j": jobs.server}, check=allow)
+    server = host.as_server()
+    async with (
+        host,
+        Client(server, protocol_version=LATEST_HANDSHAKE, handlers=listener("owner")) as owner,
+        Client(server, protocol_version=LATEST_HANDSHAKE, handlers=listener("other")) as other,
+    ):
+        assert other.peer_has_capability(("tasks",))
+        handle = await start_task(owner, "j__build", {"steps": 2})
+        await handle.result()
+        down = task_id(handle)
+        await wait_for(lambda: any(n["status"] == "completed" for n in heard["owner"]))
+        assert {n["taskId"] for n in heard["owner"]} == {down}
+        assert heard["owner"][-1]["status"] == "completed"
+        assert {"ttl", "createdAt", "lastUpdatedAt"} <= set(heard["owner"][-1])  # a 2025 Task
+        assert heard["other"] == []
