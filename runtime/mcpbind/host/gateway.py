@@ -50,9 +50,11 @@ from ..protocol.cursor import decode_cursor, encode_cursor
 from ..server import Server
 from ..server.context import Context
 from ..server.middleware import IncomingCall, Next
+from ..server.mrtr import StatelessPeer
 from .approval import approve_all
-from .catalog import Catalog
+from .catalog import Catalog, ToolEntry
 from .forwarding import progress_to, upstream_errors
+from .gateway_rounds import GatewayRounds
 from .gateway_tasks import GatewayTasks
 from .relay import Relay
 from .state import AmbiguousResource, HostError, UnknownName
@@ -115,6 +117,8 @@ class Gateway:
         #: Tasks passed through to the servers that run them (:mod:`.gateway_tasks`).
         self.tasks = GatewayTasks(server, host, self.relay)
         self._tasks_offered = False
+        #: 2026-07-28 callers' input rounds, the upstream call kept (:mod:`.gateway_rounds`).
+        self.rounds = GatewayRounds(host, self.relay, self._forward)
         #: Downstream subscriptions by URI, with the upstream ones they opened.
         self.subscribed: dict[str, _Held] = {}
         #: URIs 2026-07-28 listen streams asked for, subscribed upstream for good.
@@ -191,6 +195,10 @@ class Gateway:
         ) and self.tasks.wanted(params, ctx, entry):
             created = await self.tasks.call(params, ctx, entry.server, arguments)
             return created  # type: ignore[return-value]  # a CreateTaskResult, either era
+        if type(ctx.peer) is StatelessPeer and self.rounds.wanted(params, ctx):
+            # A 2026-07-28 client that can be asked: the upstream call outlives the rounds.
+            answer = await self.rounds.call(params, ctx, entry.server, arguments)
+            return answer  # type: ignore[no-any-return]  # or an InputRequiredResult
         with self.relay.serving(entry.server, ctx):
             entry, client = await self.host.authorize_tool_call(params.name, arguments)
             upstream = t.CallToolRequestParams(name=entry.tool.name)
@@ -200,6 +208,24 @@ class Gateway:
                 if _runs_as_task(entry.tool):
                     return await _as_task(client, entry.tool.name, arguments)
                 return await client.call_tool(upstream, options=progress_to(ctx))
+
+    async def _forward(
+        self,
+        entry: ToolEntry,
+        client: Client,
+        raw: Any,
+        arguments: dict[str, Any] | None,
+        ctx: Context,
+    ) -> t.CallToolResult:
+        """The authorized call, upstream (as :meth:`_call_tool` makes it), for
+        :class:`~.gateway_rounds.GatewayRounds`."""
+        upstream = t.CallToolRequestParams(name=entry.tool.name)
+        if not isinstance(raw, msgspec.UnsetType):
+            upstream.arguments = raw
+        with upstream_errors(entry.server):
+            if _runs_as_task(entry.tool):
+                return await _as_task(client, entry.tool.name, arguments)
+            return await client.call_tool(upstream, options=progress_to(ctx))
 
     async def _get_prompt(
         self, params: t.GetPromptRequestParams, ctx: Context
