@@ -25,7 +25,8 @@ both eras and every transport (stdio, in memory, Streamable HTTP):
 * ``completion/complete``: a prompt's argument (by host name) or a template's variable,
   completed by the server that owns it.
 * Sampling, elicitation and log messages of an upstream server go to the client of the call
-  that caused them (:mod:`.relay`), after the Host's review (:class:`~.gate.Gate`).
+  that caused them (:mod:`.relay`), after the Host's review (:class:`~.gate.Gate`); to a
+  2026-07-28 client as input rounds that resume the upstream call (:mod:`.gateway_rounds`).
 
 Credentials stay upstream: each server's headers and tokens live in its own client
 (:mod:`.auth`), and nothing the gateway sends downstream carries them.
