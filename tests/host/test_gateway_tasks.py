@@ -13,8 +13,12 @@ Polling, §Task Cancellation).
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -29,6 +33,7 @@ from mcpbind.protocol import INVALID_PARAMS, METHOD_NOT_FOUND
 from mcpbind.server.options import StatelessOptions
 from mcpbind.server.tasks import TaskContext, Tasks
 from mcpbind.tasks.wire import EXTENSION, RELATED_TASK
+from mcpbind.transports import StdioClientTransport
 from mcpbind.versions import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE,
@@ -42,6 +47,7 @@ from .servers import READ_ONLY
 pytestmark = pytest.mark.anyio
 
 ERAS = [LATEST_HANDSHAKE, LATEST_STATELESS]
+TASK_APP = str(Path(__file__).resolve().parents[1] / "tasks" / "task_app.py")
 UPSTREAM_ERAS = {"handshake": HANDSHAKE_VERSIONS, "stateless": STATELESS_VERSIONS}
 
 
@@ -266,3 +272,60 @@ async def test_upstream_status_notifications_reach_the_creating_session() -> Non
         assert heard["owner"][-1]["status"] == "completed"
         assert {"ttl", "createdAt", "lastUpdatedAt"} <= set(heard["owner"][-1])  # a 2025 Task
         assert heard["other"] == []
+
+
+async def test_a_listen_stream_hears_the_status_of_its_task_under_the_gateway_id(
+    tmp_path: Path,
+) -> None:
+    """SEP-2663 §Task Status Notifications, through ``mcpbind host --serve`` over stdio with
+    raw 2026-07-28 messages: ``taskIds`` on ``subscriptions/listen`` are agreed (-32021
+    without the extension); cancelling the task upstream (a handshake-era task server,
+    tests/tasks/task_app.py) arrives as one ``notifications/tasks`` under the gateway's id,
+    tagged with the subscription id."""
+    jobs = {
+        "command": sys.executable,
+        "args": [TASK_APP, "stdio"],
+        "approval": "allow",
+        "protocolVersion": LATEST_HANDSHAKE,
+    }
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"jobs": jobs}}))
+    caps: dict[str, Any] = {"extensions": {EXTENSION: {}}}
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": LATEST_STATELESS,
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": caps,
+    }
+    command = ["-m", "mcpbind.cli", "host", "-c", str(config), "--serve"]
+    path = os.environ.get("PYTHONPATH")  # this checkout's code (unset where it is installed)
+    env = {"PYTHONPATH": path} if path else None
+    async with StdioClientTransport.spawn(sys.executable, command, env=env) as wire:
+
+        async def request(rid: int, method: str, params: dict[str, Any], m: Any = meta) -> None:
+            message = {"jsonrpc": "2.0", "id": rid, "method": method}
+            await wire.send(json.dumps({**message, "params": {**params, "_meta": m}}).encode())
+
+        async def take() -> dict[str, Any]:
+            with anyio.fail_after(20):
+                message: dict[str, Any] = json.loads(await wire.receive())
+                return message
+
+        await request(1, "tools/call", {"name": "jobs__slow", "arguments": {"seconds": 60}})
+        created = await take()
+        assert created["result"]["resultType"] == "task"
+        task_id = created["result"]["taskId"]
+        bare = {**meta, "io.modelcontextprotocol/clientCapabilities": {}}
+        await request(2, "subscriptions/listen", {"notifications": {"taskIds": [task_id]}}, bare)
+        refused = await take()
+        assert refused["id"] == 2 and refused["error"]["code"] == -32021
+        await request(3, "subscriptions/listen", {"notifications": {"taskIds": [task_id]}})
+        ack = await take()
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"]["notifications"] == {"taskIds": [task_id]}
+        await request(4, "tasks/cancel", {"taskId": task_id})
+        got = [await take(), await take()]
+        notes = [m for m in got if m.get("method") == "notifications/tasks"]
+        assert len(notes) == 1 and notes[0]["params"]["taskId"] == task_id
+        assert notes[0]["params"]["status"] == "cancelled"
+        assert notes[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 3
+        assert [m["id"] for m in got if "id" in m] == [4]

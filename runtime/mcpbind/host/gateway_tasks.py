@@ -19,8 +19,8 @@ and a caller with too many running ones is refused.
 
 Status: a handshake-era upstream's ``notifications/tasks/status`` is passed on, under the
 downstream id, to the session that created the task (2025-11-25) or to the 2026-07-28 listen
-streams that asked for the id (SEP-2663 §Task Status Notifications). A 2026-07-28 upstream's
-status is seen when the task is polled.
+streams that asked for the id (SEP-2663 §Task Status Notifications), as is a change the
+gateway sees when it polls (a 2026-07-28 upstream's status is seen only then).
 """
 
 from __future__ import annotations
@@ -341,10 +341,8 @@ class GatewayTasks:
             )
         with upstream_errors(routed.server):
             await routed.handle.cancel()
-            if stateless:
-                return {}
-            await self._refresh(routed)
-        return _view(routed, stateless=False)
+            await self._refresh(routed)  # the cancelled status, for listeners too
+        return {} if stateless else _view(routed, stateless=False)
 
     # ------------------------------------------------------------------ upstream
     async def _refresh(self, routed: RoutedTask) -> None:
@@ -356,7 +354,7 @@ class GatewayTasks:
                 routed.outcome = {"result": handle.result_now}
             return
         state = await handle.status()
-        routed.state = _neutral(state.raw)
+        self._observed(routed, state.raw)
         if "result" in state.raw:
             routed.outcome = {"result": state.raw["result"]}
         elif "error" in state.raw:
@@ -383,13 +381,21 @@ class GatewayTasks:
         raw = msgspec.to_builtins(params)
         upstream_id = raw.get("taskId") if isinstance(raw, dict) else None
         routed = self.upstream.get((server, upstream_id)) if isinstance(upstream_id, str) else None
-        if routed is None:
+        if routed is None or not self._observed(routed, raw) or routed.stateless:
             return
-        routed.state = _neutral(raw)
-        if routed.stateless:
+        await routed.peer.send_notification(m.S2C_TASK_STATUS, _view(routed, stateless=False))
+
+    def _observed(self, routed: RoutedTask, raw: dict[str, Any]) -> bool:
+        """Record an upstream view of the task; whether its status or message changed (a
+        2026-07-28 caller's listen streams are told, SEP-2663 §Task Status Notifications:
+        also a change the gateway saw by polling)."""
+        state = routed.state
+        before = (state.get("status"), state.get("statusMessage"))
+        state = routed.state = _neutral(raw)
+        changed = before != (state["status"], state["statusMessage"])
+        if changed and routed.stateless:
             self.server.extension_changed("task", routed.task_id)
-        else:
-            await routed.peer.send_notification(m.S2C_TASK_STATUS, _view(routed, stateless=False))
+        return changed
 
 
 def _support(tool: t.Tool) -> str | None:
