@@ -192,15 +192,36 @@ async def test_cancelling_the_downstream_task_cancels_the_upstream_one(
 @pytest.mark.parametrize("upstream_era", list(UPSTREAM_ERAS))
 async def test_tasks_list_shows_the_callers_tasks_only(upstream_era: str) -> None:
     """§Listing Tasks with §Task Isolation: each session lists its own tasks, under the
-    gateway's ids."""
+    gateway's ids, a page at a time (``nextCursor``); a cursor not minted here is -32602."""
     jobs = Jobs(UPSTREAM_ERAS[upstream_era])
     async with gateway(jobs.server, LATEST_HANDSHAKE, LATEST_HANDSHAKE) as (_, (a, b)):
-        mine = [task_id(await start_task(a, "j__build", {"steps": 1})) for _ in range(2)]
+        mine = [task_id(await start_task(a, "j__build", {"steps": 1})) for _ in range(3)]
         theirs = task_id(await start_task(b, "j__build", {"steps": 1}))
-        listed_a = await a.request("tasks/list", {})
         listed_b = await b.request("tasks/list", {})
-        assert sorted(task.task_id for task in listed_a.tasks) == sorted(mine)
         assert [task.task_id for task in listed_b.tasks] == [theirs]
+        assert isinstance(listed_b.next_cursor, msgspec.UnsetType)
+        first = await a.request("tasks/list", {})
+        assert len(first.tasks) == 3
+        assert [task.task_id for task in first.tasks] == mine
+        with pytest.raises(McpError) as caught:
+            await a.request("tasks/list", {"cursor": "not-ours"})
+        assert caught.value.code == INVALID_PARAMS
+
+
+async def test_tasks_list_pages() -> None:
+    """§Listing Tasks: pages of the server's size, followed by ``nextCursor``."""
+    jobs = Jobs(HANDSHAKE_VERSIONS)
+    host = Host({"j": jobs.server}, check=allow)
+    server = host.as_server()
+    server.page_size = 2
+    async with host, Client(server, protocol_version=LATEST_HANDSHAKE) as client:
+        mine = [task_id(await start_task(client, "j__build", {"steps": 1})) for _ in range(3)]
+        first = await client.request("tasks/list", {})
+        assert [task.task_id for task in first.tasks] == mine[:2]
+        assert isinstance(first.next_cursor, str)
+        rest = await client.request("tasks/list", {"cursor": first.next_cursor})
+        assert [task.task_id for task in rest.tasks] == mine[2:]
+        assert isinstance(rest.next_cursor, msgspec.UnsetType)
 
 
 async def test_one_session_cannot_read_or_cancel_anothers_task() -> None:

@@ -313,7 +313,9 @@ class GatewayTasks:
                 "Method not found: tasks/list (the caller is not identified: tasks are "
                 "reached by id only)",
             )
-        cursor = params.get("cursor") if isinstance(params, dict) else None
+        cursor = (
+            params.get("cursor") if isinstance(params, dict) else getattr(params, "cursor", None)
+        )
         start = decode_cursor(cursor) if isinstance(cursor, str) else 0
         mine = [r for r in self.routed.values() if r.scope == scope]
         end = start + self.server.page_size
