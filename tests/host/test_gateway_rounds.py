@@ -203,15 +203,16 @@ async def test_a_retry_after_the_timeout_is_told_to_call_again() -> None:
 
 
 async def test_a_caller_may_keep_only_so_many_calls_waiting() -> None:
-    """``max_per_caller``: a second call waiting for input of the same (anonymous) caller is
-    refused with -32600 and cancelled upstream; the first one goes on. (Two upstreams: asks
-    of two 2026-07-28 requests on one handshake-era server are refused, :mod:`.relay`.)"""
+    """``max_anonymous`` (the unauthenticated callers together; ``max_per_caller`` for a
+    principal): a second call waiting for input is refused with -32600 and cancelled
+    upstream; the first one goes on. (Two upstreams: asks of two 2026-07-28 requests on one
+    handshake-era server are refused, :mod:`.relay`.)"""
     upstream, other, downstream = (
         Upstream(HANDSHAKE_VERSIONS),
         Upstream(HANDSHAKE_VERSIONS),
         Downstream(hold=0.5),
     )
-    async with gateway(upstream, downstream, more=other, max_per_caller=1) as (_, client):
+    async with gateway(upstream, downstream, more=other, max_anonymous=1) as (_, client):
         results: dict[str, Any] = {}
 
         async def call(tool: str, prompt: str) -> None:

@@ -12,9 +12,10 @@ asks (sampling, elicitation, by way of :mod:`.relay`) reach the downstream clien
 mints; the server seals it in its signed state, bound to the tool, its arguments and the
 principal, mrtr.mdx §Server Requirements), and the retry's ``inputResponses`` are handed to
 the pending asks: the upstream call goes on where it stopped. Bounded: a suspended call that
-is not resumed within ``timeout`` seconds is cancelled (and with it the upstream request), and
-a caller (its principal, else all anonymous callers together) may have ``max_per_caller``
-suspended calls at once.
+is not resumed within ``timeout`` seconds is cancelled (and with it the upstream request); an
+authenticated caller (its principal) may have ``max_per_caller`` suspended calls at once, and
+the unauthenticated callers, whom nothing tells apart on 2026-07-28, ``max_anonymous``
+together.
 
 Used for a 2026-07-28 call whose client declared sampling or elicitation (another call can
 be asked nothing, and runs on the plain path) and for every retry naming a suspended call.
@@ -35,7 +36,7 @@ from mcpbind_types._common import MethodInfo, RequestOptions, decoder
 
 from ..protocol.errors import INVALID_PARAMS, INVALID_REQUEST, McpError
 from ..server.context import Context, Peer
-from ..server.tasks.support import default_scope
+from ..server.tasks.support import ANONYMOUS, default_scope
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -161,12 +162,14 @@ class GatewayRounds:
         *,
         timeout: float = 300.0,
         max_per_caller: int = 16,
+        max_anonymous: int = 256,
     ) -> None:
         self.host = host
         self.relay = relay
         self.forward = forward
         self.timeout = timeout
         self.max_per_caller = max_per_caller
+        self.max_anonymous = max_anonymous
         #: Calls waiting for a round's answers, by the token their requestState carries.
         self.pending: dict[str, Suspended] = {}
 
@@ -246,12 +249,12 @@ class GatewayRounds:
         """Keep the call for the retry; the asks as the downstream's input round."""
         if suspended.token is None:
             waiting = sum(1 for s in self.pending.values() if s.scope == suspended.scope)
-            if waiting >= self.max_per_caller:
+            limit = self.max_anonymous if suspended.scope == ANONYMOUS else self.max_per_caller
+            if waiting >= limit:
                 self._drop(suspended)
                 raise McpError(
                     INVALID_REQUEST,
-                    f"Too many calls waiting for input ({self.max_per_caller}); answer or "
-                    "abandon one first",
+                    f"Too many calls waiting for input ({limit}); answer or abandon one first",
                 )
             suspended.token = secrets.token_urlsafe(18)
             self.pending[suspended.token] = suspended
