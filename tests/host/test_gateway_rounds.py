@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
+from support.live_server import LiveServer
 
 from mcpbind import Client, ClientHandlers, Context, McpError, Server
 from mcpbind import types as t
@@ -24,6 +25,7 @@ from mcpbind.host import Host, ToolCallRequest
 from mcpbind.host.config import PolicyValue
 from mcpbind.host.gateway import Gateway
 from mcpbind.host.relay import APPROVE_FIELD
+from mcpbind.http import StreamableHTTPApp
 from mcpbind.protocol import INVALID_PARAMS, INVALID_REQUEST
 from mcpbind.server.options import StatelessOptions
 from mcpbind.versions import (
@@ -154,6 +156,23 @@ async def test_an_approval_round_comes_first_and_the_call_still_runs_once() -> N
         assert downstream.asked == ["approval", "sampling hi", "form and?"]
         assert upstream.runs == ["hi"]
         assert gw.rounds.pending == {}
+
+
+async def test_over_streamable_http_each_round_is_a_post_and_the_call_still_runs_once() -> None:
+    """basic/transports.mdx (2026-07-28 Streamable HTTP: one POST per request): the retries
+    are new POSTs, answered by the call the first POST left waiting."""
+    upstream, downstream = Upstream(HANDSHAKE_VERSIONS), Downstream()
+    host = Host({"up": upstream.server}, check=allow)
+    live = LiveServer(StreamableHTTPApp(host.as_server(run_host=True), path="/mcp")).start()
+    try:
+        handlers = downstream.handlers()
+        async with Client(live.url, protocol_version=LATEST_STATELESS, handlers=handlers) as client:
+            result = await client.call("up__ask", {"prompt": "hi"})
+    finally:
+        live.stop()
+    assert text_of(result) == "HI / forty-two"
+    assert upstream.runs == ["hi"]
+    assert downstream.asked == ["sampling hi", "form and?"]
 
 
 async def test_a_2026_upstream_runs_its_own_rounds_only() -> None:
