@@ -26,6 +26,7 @@ import msgspec
 import pytest
 
 from mcpbind import Client, ClientHandlers, McpError, Server
+from mcpbind import types as t
 from mcpbind.client.tasks import TaskHandle, start_task
 from mcpbind.host import Host, ToolCallRequest
 from mcpbind.host.config import PolicyValue
@@ -40,6 +41,7 @@ from mcpbind.versions import (
     LATEST_STATELESS,
     STATELESS_VERSIONS,
 )
+from tests.tasks.forms import ask_name
 
 from .helpers import text_of, wait_for
 from .servers import READ_ONLY
@@ -84,6 +86,13 @@ class Jobs:
         @server.tool(annotations=READ_ONLY)
         def plain(text: str) -> str:
             return f"plain {text}"
+
+        @server.tool(task="optional", annotations=READ_ONLY)
+        async def ask(task: TaskContext) -> str:
+            assert task.task_id is not None
+            self.upstream_ids.append(task.task_id)
+            answer = await task.elicit(ask_name())
+            return f"hello {(answer.content or {}).get('name')}"
 
 
 async def allow(request: ToolCallRequest) -> PolicyValue:
@@ -242,6 +251,29 @@ async def test_one_session_cannot_read_or_cancel_anothers_task() -> None:
         assert jobs.cancelled == []
         assert (await handle.status()).status == "working"
         await handle.cancel()
+
+
+@pytest.mark.parametrize("upstream_era", list(UPSTREAM_ERAS))
+async def test_what_an_upstream_task_asks_reaches_its_client_under_the_gateway_id(
+    upstream_era: str,
+) -> None:
+    """§Input Required Status and §Related Task Metadata: the upstream task's elicitation
+    reaches the 2025-11-25 client waiting on ``tasks/result``; its related-task ``_meta``
+    names the gateway's id (a handshake-era upstream's names its own, replaced; a
+    2026-07-28 upstream's input request names none, added), never the upstream's."""
+    seen: list[Any] = []
+
+    async def elicit(params: Any) -> t.ElicitResult:
+        seen.append(params.meta)
+        return t.ElicitResult(action="accept", content={"name": "Ada"})
+
+    jobs = Jobs(UPSTREAM_ERAS[upstream_era])
+    handlers = ClientHandlers(elicitation=elicit)
+    async with gateway(jobs.server, LATEST_HANDSHAKE, handlers=handlers) as (_, (client,)):
+        handle = await start_task(client, "j__ask", {})
+        assert text_of(await handle.result()) == "hello Ada"
+    assert seen == [{RELATED_TASK: {"taskId": task_id(handle)}}]
+    assert jobs.upstream_ids and jobs.upstream_ids[0] != task_id(handle)
 
 
 async def test_a_task_only_tool_without_a_task_request_still_runs_to_the_end() -> None:

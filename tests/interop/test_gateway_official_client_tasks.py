@@ -33,7 +33,11 @@ pytestmark = [pytest.mark.interop, pytest.mark.anyio]
 APP = str(Path(__file__).resolve().parents[1] / "tasks" / "task_app.py")
 
 
+related_seen: list[Any] = []
+
+
 async def _elicit(context: Any, params: Any) -> mt.ElicitResult:
+    related_seen.append((params.meta or {}).get("io.modelcontextprotocol/related-task"))
     return mt.ElicitResult(action="accept", content={"name": "Grace"})
 
 
@@ -100,6 +104,8 @@ async def test_official_client_drives_tasks_through_the_gateway(tmp_path: Path) 
                 mt.CallToolResult,
             )
             assert answered.content[0].text == "hello Grace"  # type: ignore[union-attr]
+            # §Related Task Metadata: the ask names the task by the gateway's id.
+            assert related_seen == [{"taskId": asked.task.task_id}]
 
             slow = await start("jobs__slow", {"seconds": 60})
             tasks_now = await session.send_request(mt.ListTasksRequest(), mt.ListTasksResult)

@@ -95,8 +95,8 @@ class Gateway:
         self.host = host
         self.relay = Relay(fallback_approver=host.approve)
         host.approve = self.relay.approve
-        host.sampler = self.relay.sample
-        host.elicit = self.relay.elicit
+        host.sampler = self._sample
+        host.elicit = self._elicit
         if host.review_sampling is None:
             host.review_sampling = approve_all
         self.server = server = Server(name, version=version)
@@ -127,6 +127,14 @@ class Gateway:
         self._listed: dict[str, list[Any]] = {}
         host.supervisor.catalog_listeners.append(self._catalog_changed)
         host.supervisor.notification_listeners.append(self._upstream_notification)
+
+    async def _sample(
+        self, server: str, params: t.CreateMessageRequestParams
+    ) -> t.CreateMessageResult:
+        return await self.relay.sample(server, await self.tasks.related(server, params))
+
+    async def _elicit(self, server: str, params: Any) -> t.ElicitResult:
+        return await self.relay.elicit(server, await self.tasks.related(server, params))
 
     @contextlib.asynccontextmanager
     async def _running(self, _server: Server) -> AsyncIterator[Host]:

@@ -25,12 +25,16 @@ gateway sees when it polls (a 2026-07-28 upstream's status is seen only then).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import secrets
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
+import anyio
 import msgspec
 
 from mcpbind_types import unified as t
@@ -68,6 +72,7 @@ _TOOLS_CALL: Final = ("tasks", "requests", "tools", "call")
 _EXTENSION_PATH: Final = ("extensions", EXTENSION)
 _REQUIRED_CAPS: Final[dict[str, Any]] = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
 _NOT_FOUND: Final = "Failed to retrieve task: Task not found"
+_WAIT_FOR_CREATED: Final = 5.0
 
 
 @dataclass(slots=True, eq=False)
@@ -120,6 +125,15 @@ class GatewayTasks:
         self.routed: dict[str, RoutedTask] = {}
         #: (upstream server, upstream task id) -> task.
         self.upstream: dict[tuple[str, str], RoutedTask] = {}
+        #: Tasks being created, per server, and an event set when one becomes known: a new
+        #: task may ask before the answer that names it has arrived (:meth:`related`).
+        self._creating: Counter[str] = Counter()
+        self._known: anyio.Event | None = None
+        #: The task whose upstream request is running in this context (a 2026-07-28
+        #: upstream's input requests are answered inside it, :meth:`related`).
+        self._task: contextvars.ContextVar[RoutedTask | None] = contextvars.ContextVar(
+            "mcpbind_gateway_task", default=None
+        )
         server.extensions.append(self)
         for name, handler in (
             ("tasks/get", self._get),
@@ -227,16 +241,23 @@ class GatewayTasks:
         with self.relay.serving(server, ctx):
             entry, client = await self.host.authorize_tool_call(params.name, arguments)
             with upstream_errors(entry.server):
-                handle = await start_task(
-                    client, entry.tool.name, arguments, ttl_ms=ttl if isinstance(ttl, int) else None
+                routed = await self._create(
+                    entry.server,
+                    lambda: start_task(
+                        client,
+                        entry.tool.name,
+                        arguments,
+                        ttl_ms=ttl if isinstance(ttl, int) else None,
+                    ),
+                    scope,
+                    ctx.peer,
+                    stateless,
                 )
-                routed = RoutedTask(
-                    secrets.token_urlsafe(16), scope, entry.server, handle, ctx.peer, stateless
-                )
-                await self._refresh(routed)
-        self.routed[routed.task_id] = routed
-        if handle.task_id is not None:
-            self.upstream[(routed.server, handle.task_id)] = routed
+                try:
+                    await self._refresh(routed)
+                except BaseException:
+                    self._forget(routed)
+                    raise
         view = _view(routed, stateless=stateless, detailed=False)
         if not stateless:
             return {"task": view}
@@ -244,6 +265,30 @@ class GatewayTasks:
         text = f"Started task {routed.task_id}; its result comes from tasks/get."
         view["content"] = [{"type": "text", "text": text}]
         return view
+
+    async def _create(
+        self,
+        server: str,
+        start: Callable[[], Awaitable[TaskHandle]],
+        scope: str,
+        peer: Any,
+        stateless: bool,
+    ) -> RoutedTask:
+        """Start the upstream task and know it by both ids before anything more comes of it
+        (the task may ask, or change, at once: :meth:`related` waits meanwhile)."""
+        self._creating[server] += 1
+        try:
+            handle = await start()
+            routed = RoutedTask(secrets.token_urlsafe(16), scope, server, handle, peer, stateless)
+            self.routed[routed.task_id] = routed
+            if handle.task_id is not None:
+                self.upstream[(server, handle.task_id)] = routed
+            return routed
+        finally:
+            self._creating[server] -= 1
+            if self._creating[server] <= 0:
+                del self._creating[server]
+            self._wake()
 
     def _make_room(self, scope: str) -> None:
         """Forget the oldest finished tasks past ``max_total``; refuse a caller that has
@@ -261,6 +306,20 @@ class GatewayTasks:
             if len(self.routed) < self.max_total:
                 return
         raise McpError(INVALID_REQUEST, f"Too many running tasks on the gateway ({self.max_total})")
+
+    @contextlib.contextmanager
+    def _on_behalf_of(self, routed: RoutedTask) -> Iterator[None]:
+        token = self._task.set(routed)
+        try:
+            yield
+        finally:
+            self._task.reset(token)
+
+    def _wake(self) -> None:
+        """Asks waiting for a task to become known look again (:meth:`related`)."""
+        known, self._known = self._known, None
+        if known is not None:
+            known.set()
 
     def _forget(self, routed: RoutedTask) -> None:
         self.routed.pop(routed.task_id, None)
@@ -297,7 +356,8 @@ class GatewayTasks:
         routed, stateless = self._owned(params, ctx)
         if stateless:  # SEP-2663 §Backward Compatibility: the result is inlined on tasks/get
             raise McpError(METHOD_NOT_FOUND, "Method not found: tasks/result")
-        with self.relay.serving(routed.server, ctx), upstream_errors(routed.server):
+        server = routed.server
+        with self.relay.serving(server, ctx), upstream_errors(server), self._on_behalf_of(routed):
             result = await routed.handle.result()
         meta = result.meta if isinstance(result.meta, dict) else {}
         result.meta = {**meta, RELATED_TASK: {"taskId": routed.task_id}}
@@ -355,7 +415,8 @@ class GatewayTasks:
                 routed.state = {"status": "completed", "createdAt": now, "lastUpdatedAt": now}
                 routed.outcome = {"result": handle.result_now}
             return
-        state = await handle.status()
+        with self._on_behalf_of(routed):
+            state = await handle.status()
         self._observed(routed, state.raw)
         if "result" in state.raw:
             routed.outcome = {"result": state.raw["result"]}
@@ -368,7 +429,8 @@ class GatewayTasks:
         if routed.outcome is not None or routed.status == "cancelled":
             return
         try:
-            result = await routed.handle.result()
+            with self._on_behalf_of(routed):
+                result = await routed.handle.result()
         except McpError as exc:
             error: dict[str, Any] = {"code": exc.code, "message": exc.message}
             if exc.data is not None:
@@ -376,6 +438,40 @@ class GatewayTasks:
             routed.outcome = {"error": error}
         else:
             routed.outcome = {"result": msgspec.Raw(msgspec.json.encode(result))}
+
+    async def related(self, server: str, params: Any) -> Any:
+        """An upstream ask (sampling, elicitation) on its way down: a related-task ``_meta``
+        (tasks.mdx §Related Task Metadata) names the downstream id of that task, and is left
+        out for a task the gateway did not create (the upstream id means nothing below). A
+        task may ask at once, before the answer naming it has arrived: while a task is being
+        created on ``server``, the ask waits for it (up to ``_WAIT_FOR_CREATED`` seconds). An
+        ask without one made while the gateway polls a task of ``server`` (a 2026-07-28
+        upstream's ``inputRequests``) gets that task's."""
+        meta = getattr(params, "meta", None)
+        if not isinstance(meta, dict) or RELATED_TASK not in meta:
+            # A 2026-07-28 upstream's input request names no task: it is the one whose
+            # tasks/get (or result) is running here, if any.
+            routed = self._task.get()
+            if routed is None or routed.server != server:
+                return params
+            mine = {**(meta if isinstance(meta, dict) else {})}
+            mine[RELATED_TASK] = {"taskId": routed.task_id}
+            return msgspec.structs.replace(params, meta=mine)
+        related = meta[RELATED_TASK]
+        upstream_id = related.get("taskId") if isinstance(related, dict) else None
+        if not isinstance(upstream_id, str):
+            upstream_id = ""
+        key = (server, upstream_id)
+        with anyio.move_on_after(_WAIT_FOR_CREATED):
+            while key not in self.upstream and self._creating.get(server):
+                if self._known is None:
+                    self._known = anyio.Event()
+                await self._known.wait()
+        routed = self.upstream.get(key)
+        rest = {k: v for k, v in meta.items() if k != RELATED_TASK}
+        if routed is not None:
+            rest[RELATED_TASK] = {"taskId": routed.task_id}
+        return msgspec.structs.replace(params, meta=rest or msgspec.UNSET)
 
     async def upstream_status(self, server: str, params: Any) -> None:
         """A handshake-era upstream's ``notifications/tasks/status``: to the downstream
