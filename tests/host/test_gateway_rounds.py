@@ -34,6 +34,7 @@ from mcpbind.versions import (
     LATEST_STATELESS,
     STATELESS_VERSIONS,
 )
+from mcpbind_types._common import RequestOptions
 
 from .helpers import text_of, wait_for
 from .servers import READ_ONLY
@@ -72,6 +73,15 @@ class Upstream:
             text = sampled.content.text  # type: ignore[union-attr]
             content = form.content if isinstance(form.content, dict) else {}
             return f"{text} / {content.get('answer')}"
+
+        @server.tool(annotations=READ_ONLY)
+        async def count(ctx: Context, steps: int = 3) -> str:
+            self.runs.append(f"count {steps}")
+            for step in range(1, steps + 1):
+                await ctx.report_progress(step, steps, f"step {step}")
+            message = t.SamplingMessage(role="user", content=t.TextContent(text="done?"))
+            await ctx.sample(t.CreateMessageRequestParams(messages=[message], max_tokens=10))
+            return f"counted {steps}"
 
 
 class Downstream:
@@ -173,6 +183,23 @@ async def test_over_streamable_http_each_round_is_a_post_and_the_call_still_runs
     assert text_of(result) == "HI / forty-two"
     assert upstream.runs == ["hi"]
     assert downstream.asked == ["sampling hi", "form and?"]
+
+
+async def test_progress_of_the_kept_call_reaches_the_caller() -> None:
+    """basic/utilities/progress.mdx: the kept upstream call's progress goes to the caller's
+    token while its request runs (before the first ask, here)."""
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append((value, total, message))
+
+    upstream, downstream = Upstream(HANDSHAKE_VERSIONS), Downstream()
+    async with gateway(upstream, downstream) as (_, client):
+        options = RequestOptions(on_progress=progress)
+        result = await client.call("up__count", {"steps": 2}, options=options)
+        assert text_of(result) == "counted 2"
+    assert seen == [(1, 2, "step 1"), (2, 2, "step 2")]
+    assert upstream.runs == ["count 2"]
 
 
 async def test_a_2026_upstream_runs_its_own_rounds_only() -> None:
