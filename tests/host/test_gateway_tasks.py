@@ -276,6 +276,48 @@ async def test_what_an_upstream_task_asks_reaches_its_client_under_the_gateway_i
     assert jobs.upstream_ids and jobs.upstream_ids[0] != task_id(handle)
 
 
+async def test_a_2026_task_asks_its_2026_client_through_input_requests_and_tasks_update() -> None:
+    """SEP-2663 §Task Polling and §Task Update Requests: a 2026-07-28 upstream task in
+    ``input_required`` lists its ``inputRequests`` on ``tasks/get`` through the gateway; the
+    2026-07-28 client answers with ``tasks/update`` to the gateway's id, which reaches the
+    upstream task: it completes with the answer, having run once."""
+    asked: list[str] = []
+
+    async def elicit(params: Any) -> t.ElicitResult:
+        asked.append(params.message)
+        return t.ElicitResult(action="accept", content={"name": "Ada"})
+
+    jobs = Jobs(STATELESS_VERSIONS)
+    handlers = ClientHandlers(elicitation=elicit)
+    async with gateway(jobs.server, LATEST_STATELESS, handlers=handlers) as (_, (client,)):
+        handle = await start_task(client, "j__ask", {})
+        assert text_of(await handle.result()) == "hello Ada"
+    assert asked == ["Name?"]
+    assert len(jobs.upstream_ids) == 1
+
+
+async def test_a_handshake_era_task_cannot_ask_a_2026_client_and_is_started_once() -> None:
+    """A handshake-era upstream task asks by a request of its own; a 2026-07-28 client has no
+    channel for it (its ``tasks/get`` cannot ask, mrtr.mdx), so the ask is refused and the
+    task fails with that error, one line; the task was created once (an ask during the
+    creating ``tools/call`` would have been an input round whose retry starts it again)."""
+    asked: list[str] = []
+
+    async def elicit(params: Any) -> t.ElicitResult:
+        asked.append(params.message)
+        return t.ElicitResult(action="accept", content={"name": "Ada"})
+
+    jobs = Jobs(HANDSHAKE_VERSIONS)
+    handlers = ClientHandlers(elicitation=elicit)
+    async with gateway(jobs.server, LATEST_STATELESS, handlers=handlers) as (_, (client,)):
+        handle = await start_task(client, "j__ask", {})
+        with pytest.raises(McpError) as caught:
+            await handle.result()
+        assert "\n" not in caught.value.message
+    assert asked == []
+    assert len(jobs.upstream_ids) == 1
+
+
 async def test_a_task_only_tool_without_a_task_request_still_runs_to_the_end() -> None:
     """§Tool-Level Negotiation: the gateway lists a ``required`` tool ``optional`` and runs
     it to the end as a task upstream for a caller that asks for no task."""

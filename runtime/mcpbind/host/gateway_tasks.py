@@ -92,6 +92,14 @@ class RoutedTask:
     """The last status seen upstream, era-neutral (``ttl``, ``poll``)."""
     outcome: dict[str, Any] | None = None
     """Once finished: ``{"result": ...}`` or ``{"error": ...}`` as 2026-07-28 inlines them."""
+    inputs: dict[str, Any] | None = None
+    """While ``input_required`` upstream, its ``inputRequests`` (passed on as they are)."""
+
+    @property
+    def relays_inputs(self) -> bool:
+        """A 2026-07-28 caller's task on a 2026-07-28 upstream: its ``inputRequests`` and
+        the caller's ``tasks/update`` pass through (SEP-2663 §Task Update Requests)."""
+        return self.stateless and self.handle.client.era == "stateless"
 
     @property
     def status(self) -> str:
@@ -140,6 +148,7 @@ class GatewayTasks:
             ("tasks/result", self._result),
             ("tasks/list", self._list),
             ("tasks/cancel", self._cancel),
+            ("tasks/update", self._update),
         ):
             server.method(name)(handler)
 
@@ -238,26 +247,32 @@ class GatewayTasks:
         ttl = params.task.ttl if isinstance(params.task, t.TaskMetadata) else None
         if isinstance(ttl, int) and ttl < 0:
             raise McpError(INVALID_PARAMS, "Invalid params: task.ttl must be >= 0")
+        ttl_ms = ttl if isinstance(ttl, int) else None
         with self.relay.serving(server, ctx):
             entry, client = await self.host.authorize_tool_call(params.name, arguments)
-            with upstream_errors(entry.server):
-                routed = await self._create(
-                    entry.server,
-                    lambda: start_task(
-                        client,
-                        entry.tool.name,
-                        arguments,
-                        ttl_ms=ttl if isinstance(ttl, int) else None,
-                    ),
-                    scope,
-                    ctx.peer,
-                    stateless,
-                )
-                try:
-                    await self._refresh(routed)
-                except BaseException:
-                    self._forget(routed)
-                    raise
+
+            async def start() -> RoutedTask:
+                with upstream_errors(entry.server):
+                    routed = await self._create(
+                        entry.server,
+                        lambda: start_task(client, entry.tool.name, arguments, ttl_ms=ttl_ms),
+                        scope,
+                        ctx.peer,
+                        stateless,
+                    )
+                    try:
+                        await self._refresh(routed)
+                    except BaseException:
+                        self._forget(routed)
+                        raise
+                return routed
+
+            if not stateless:  # what the new task asks at once goes to this caller
+                routed = await start()
+        if stateless:
+            # Not asked on the way: for a 2026-07-28 caller an ask would be an input round,
+            # and its retry would start the task a second time.
+            routed = await start()
         view = _view(routed, stateless=stateless, detailed=False)
         if not stateless:
             return {"task": view}
@@ -406,6 +421,25 @@ class GatewayTasks:
             await self._refresh(routed)  # the cancelled status, for listeners too
         return {} if stateless else _view(routed, stateless=False)
 
+    async def _update(self, params: Any, ctx: Context) -> dict[str, Any]:
+        """SEP-2663 §Task Update Requests: the caller's answers to the upstream task's
+        ``inputRequests``, passed on (a 2026-07-28 upstream: its keys, as listed)."""
+        if not era_of(ctx.protocol_version).tasks_extension:
+            raise McpError(METHOD_NOT_FOUND, "Method not found: tasks/update")
+        routed, _ = self._owned(params, ctx)
+        responses = params.get("inputResponses") if isinstance(params, dict) else None
+        if not isinstance(responses, dict):
+            raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+        if not routed.relays_inputs:
+            raise McpError(
+                INVALID_PARAMS,
+                f"Invalid params: task {routed.task_id} runs on a handshake-era server, which "
+                "asks for input directly; it takes no tasks/update",
+            )
+        with upstream_errors(routed.server):
+            await routed.handle.update(responses)
+        return {}
+
     # ------------------------------------------------------------------ upstream
     async def _refresh(self, routed: RoutedTask) -> None:
         handle = routed.handle
@@ -416,8 +450,10 @@ class GatewayTasks:
                 routed.outcome = {"result": handle.result_now}
             return
         with self._on_behalf_of(routed):
-            state = await handle.status()
+            state = await handle.status(answer=not routed.relays_inputs)
         self._observed(routed, state.raw)
+        inputs = state.raw.get("inputRequests") if state.status == "input_required" else None
+        routed.inputs = inputs if isinstance(inputs, dict) else None
         if "result" in state.raw:
             routed.outcome = {"result": state.raw["result"]}
         elif "error" in state.raw:
@@ -545,6 +581,8 @@ def _view(routed: RoutedTask, *, stateless: bool, detailed: bool = False) -> dic
         out["ttl"] = ttl
         if isinstance(poll, int):
             out["pollInterval"] = poll
+    if detailed and routed.status == "input_required" and routed.inputs:
+        out["inputRequests"] = routed.inputs
     if detailed and routed.outcome is not None:
         if routed.status == "completed" and "result" in routed.outcome:
             out["result"] = routed.outcome["result"]
