@@ -16,7 +16,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import msgspec
 import pytest
 
 from mcpbind import Client, ClientHandlers, McpError, Server
@@ -362,13 +361,15 @@ def tasked(ended: list[str]) -> Server:
 
 @pytest.mark.parametrize("version", ERAS)
 async def test_a_task_required_tool_is_run_as_a_task_upstream(version: str) -> None:
-    """basic/utilities/tasks.mdx: the gateway calls it as a task, waits for the result and
-    answers the call with it; the client sees a plain tool. Cancelling the call cancels the
-    task (§Cancelling Tasks)."""
+    """basic/utilities/tasks.mdx: a client that asks for no task may call it (§Tool-Level
+    Negotiation: listed ``optional``, test_gateway_tasks.py passes tasks through); the gateway
+    calls it as a task, waits for the result and answers the call with it. Cancelling the call
+    cancels the task (§Cancelling Tasks)."""
     ended: list[str] = []
     async with gateway({"j": tasked(ended)}, version=version) as (_, client):
         listed = [tool async for tool in client.iter_tools() if tool.name == "j__build"].pop()
-        assert isinstance(listed.execution, msgspec.UnsetType)
+        assert isinstance(listed.execution, t.ToolExecution)
+        assert listed.execution.task_support == "optional"
         assert text_of(await client.call("j__build", {"steps": 2})) == "built in 2 steps"
         with anyio.move_on_after(0.3):
             await client.call("j__forever", {})

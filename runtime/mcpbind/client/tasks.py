@@ -27,7 +27,13 @@ import msgspec
 from mcpbind_types import unified as t
 from mcpbind_types._common import decoder
 
-from ..protocol import INTERNAL_ERROR, McpError, RemoteProtocolError, custom_method
+from ..protocol import (
+    INTERNAL_ERROR,
+    LocalProtocolError,
+    McpError,
+    RemoteProtocolError,
+    custom_method,
+)
 from ..tasks.record import TERMINAL
 from ..tasks.wire import EXTENSION, cancelled_error
 from .handlers import answer_inputs
@@ -108,15 +114,17 @@ class TaskHandle:
             params = {**params, "_meta": _with_extension(self.client)}
         return await _request(self.client, method, params)
 
-    async def status(self) -> TaskState:
-        """One ``tasks/get`` (on 2026-07-28, input requests it lists are answered first)."""
+    async def status(self, *, answer: bool = True) -> TaskState:
+        """One ``tasks/get`` (on 2026-07-28, input requests it lists are answered first).
+        ``answer=False``: they are not (nor, on 2025-11-25, is ``tasks/result`` started for
+        them): the caller answers the ``inputRequests`` of ``raw`` with :meth:`update`."""
         if self.task_id is None:
             return TaskState("", "completed", None, None, {})
         data = await self._call("tasks/get", {"taskId": self.task_id})
         if not isinstance(data, dict) or not isinstance(data.get("taskId"), str):
             raise RemoteProtocolError(INTERNAL_ERROR, f"tasks/get {self.task_id}: not a task")
         state = TaskState.of(data)
-        if state.status == "input_required":
+        if state.status == "input_required" and answer:
             if self._stateless:
                 await self._answer(state.raw.get("inputRequests") or {})
             elif self._waiting is None:
@@ -143,6 +151,14 @@ class TaskHandle:
         if responses:
             params = {"taskId": self.task_id, "inputResponses": msgspec.to_builtins(responses)}
             await self._call("tasks/update", params)
+
+    async def update(self, responses: dict[str, Any]) -> None:
+        """2026-07-28 ``tasks/update``: answers to the task's ``inputRequests``, by key, as the
+        caller's own (SEP-2663 §Task Update Requests; keys not outstanding are ignored)."""
+        if not self._stateless:
+            raise LocalProtocolError("tasks/update is a 2026-07-28 method (tasks extension)")
+        await self._call("tasks/update", {"taskId": self.task_id, "inputResponses": responses})
+        self._answered.update(responses)
 
     async def updates(self) -> AsyncIterator[TaskState]:
         """Each change of status or status message, polled at the server's interval, until

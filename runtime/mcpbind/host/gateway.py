@@ -19,12 +19,14 @@ both eras and every transport (stdio, in memory, Streamable HTTP):
   upstream ``notifications/resources/updated`` reaches the downstream sessions subscribed to
   the URI, and a downstream ``resources/subscribe`` subscribes at the servers that serve it.
 * A tool its server runs only as a task (``taskSupport: required``) is called as a task
-  upstream and its result awaited (basic/utilities/tasks.mdx); the client calls it as any
-  other, and cancelling the call cancels the task.
+  upstream and its result awaited (basic/utilities/tasks.mdx) when the client asks for no
+  task, and cancelling the call cancels the task. A client that asks for a task gets one
+  passed through: :mod:`.gateway_tasks` (the capability, the ``tasks/*`` routes, status).
 * ``completion/complete``: a prompt's argument (by host name) or a template's variable,
   completed by the server that owns it.
 * Sampling, elicitation and log messages of an upstream server go to the client of the call
-  that caused them (:mod:`.relay`), after the Host's review (:class:`~.gate.Gate`).
+  that caused them (:mod:`.relay`), after the Host's review (:class:`~.gate.Gate`); to a
+  2026-07-28 client as input rounds that resume the upstream call (:mod:`.gateway_rounds`).
 
 Credentials stay upstream: each server's headers and tokens live in its own client
 (:mod:`.auth`), and nothing the gateway sends downstream carries them.
@@ -49,9 +51,12 @@ from ..protocol.cursor import decode_cursor, encode_cursor
 from ..server import Server
 from ..server.context import Context
 from ..server.middleware import IncomingCall, Next
+from ..server.mrtr import StatelessPeer
 from .approval import approve_all
-from .catalog import Catalog
+from .catalog import Catalog, ToolEntry
 from .forwarding import progress_to, upstream_errors
+from .gateway_rounds import GatewayRounds
+from .gateway_tasks import GatewayTasks
 from .relay import Relay
 from .state import AmbiguousResource, HostError, UnknownName
 
@@ -90,8 +95,8 @@ class Gateway:
         self.host = host
         self.relay = Relay(fallback_approver=host.approve)
         host.approve = self.relay.approve
-        host.sampler = self.relay.sample
-        host.elicit = self.relay.elicit
+        host.sampler = self._sample
+        host.elicit = self._elicit
         if host.review_sampling is None:
             host.review_sampling = approve_all
         self.server = server = Server(name, version=version)
@@ -110,6 +115,11 @@ class Gateway:
         ):
             server.wrap(method, _replacing(handler))
         server.add_middleware(self._subscriptions)
+        #: Tasks passed through to the servers that run them (:mod:`.gateway_tasks`).
+        self.tasks = GatewayTasks(server, host, self.relay)
+        self._tasks_offered = False
+        #: 2026-07-28 callers' input rounds, the upstream call kept (:mod:`.gateway_rounds`).
+        self.rounds = GatewayRounds(host, self.relay, self._forward)
         #: Downstream subscriptions by URI, with the upstream ones they opened.
         self.subscribed: dict[str, _Held] = {}
         #: URIs 2026-07-28 listen streams asked for, subscribed upstream for good.
@@ -117,6 +127,14 @@ class Gateway:
         self._listed: dict[str, list[Any]] = {}
         host.supervisor.catalog_listeners.append(self._catalog_changed)
         host.supervisor.notification_listeners.append(self._upstream_notification)
+
+    async def _sample(
+        self, server: str, params: t.CreateMessageRequestParams
+    ) -> t.CreateMessageResult:
+        return await self.relay.sample(server, await self.tasks.related(server, params))
+
+    async def _elicit(self, server: str, params: Any) -> t.ElicitResult:
+        return await self.relay.elicit(server, await self.tasks.related(server, params))
 
     @contextlib.asynccontextmanager
     async def _running(self, _server: Server) -> AsyncIterator[Host]:
@@ -130,11 +148,13 @@ class Gateway:
         if found is None:
             catalog = self.host.catalog
             if kind == "tools":
-                # A tool its server runs as a task is run to the end by the gateway: the
-                # client calls it as any other (the gateway declares no tasks).
+                # A tool its server runs as a task is listed as one that may run as a task
+                # (a call that asks for none is run to the end by the gateway).
                 found = [
-                    msgspec.structs.replace(e.tool, name=e.name, execution=msgspec.UNSET)
-                    if _runs_as_task(e.tool)
+                    msgspec.structs.replace(
+                        e.tool, name=e.name, execution=self.tasks.listed_execution(e)
+                    )
+                    if not isinstance(e.tool.execution, msgspec.UnsetType)
                     else msgspec.structs.replace(e.tool, name=e.name)
                     for e in catalog.tools.values()
                 ]
@@ -179,6 +199,15 @@ class Gateway:
             raise UnknownName("tool", params.name)
         raw = params.arguments
         arguments = msgspec.json.decode(raw) if isinstance(raw, msgspec.Raw) else raw or None
+        if (
+            params.task is not msgspec.UNSET or entry.tool.execution is not msgspec.UNSET
+        ) and self.tasks.wanted(params, ctx, entry):
+            created = await self.tasks.call(params, ctx, entry.server, arguments)
+            return created  # type: ignore[return-value]  # a CreateTaskResult, either era
+        if type(ctx.peer) is StatelessPeer and self.rounds.wanted(params, ctx):
+            # A 2026-07-28 client that can be asked: the upstream call outlives the rounds.
+            answer = await self.rounds.call(params, ctx, entry.server, arguments)
+            return answer  # type: ignore[no-any-return]  # or an InputRequiredResult
         with self.relay.serving(entry.server, ctx):
             entry, client = await self.host.authorize_tool_call(params.name, arguments)
             upstream = t.CallToolRequestParams(name=entry.tool.name)
@@ -188,6 +217,24 @@ class Gateway:
                 if _runs_as_task(entry.tool):
                     return await _as_task(client, entry.tool.name, arguments)
                 return await client.call_tool(upstream, options=progress_to(ctx))
+
+    async def _forward(
+        self,
+        entry: ToolEntry,
+        client: Client,
+        raw: Any,
+        arguments: dict[str, Any] | None,
+        ctx: Context,
+    ) -> t.CallToolResult:
+        """The authorized call, upstream (as :meth:`_call_tool` makes it), for
+        :class:`~.gateway_rounds.GatewayRounds`."""
+        upstream = t.CallToolRequestParams(name=entry.tool.name)
+        if not isinstance(raw, msgspec.UnsetType):
+            upstream.arguments = raw
+        with upstream_errors(entry.server):
+            if _runs_as_task(entry.tool):
+                return await _as_task(client, entry.tool.name, arguments)
+            return await client.call_tool(upstream, options=progress_to(ctx))
 
     async def _get_prompt(
         self, params: t.GetPromptRequestParams, ctx: Context
@@ -243,6 +290,11 @@ class Gateway:
     # ------------------------------------------------------------------ changes
     def _catalog_changed(self, old: Catalog, new: Catalog) -> None:
         self._listed.clear()
+        if self.tasks.offered() != self._tasks_offered:
+            # The capabilities change (an upstream with tasks came or went): the 2026-07-28
+            # ones are encoded once per change of the server, so make them again.
+            self._tasks_offered = not self._tasks_offered
+            self.server.encoded_state = None
         if old.tools != new.tools:
             self.server.changed("tools")
         if old.prompts != new.prompts:
@@ -256,6 +308,9 @@ class Gateway:
         elif method == "notifications/message":
             with contextlib.suppress(McpError, ConnectionError):
                 await self.relay.log(server, params)
+        elif method == "notifications/tasks/status":
+            with contextlib.suppress(McpError, ConnectionError):
+                await self.tasks.upstream_status(server, params)
         elif method == "notifications/elicitation/complete":
             with contextlib.suppress(McpError, ConnectionError):
                 await self.relay.completed(server, params.elicitation_id)
