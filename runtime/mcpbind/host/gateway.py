@@ -51,7 +51,7 @@ from ..server.context import Context
 from ..server.middleware import IncomingCall, Next
 from .approval import approve_all
 from .catalog import Catalog
-from .forwarding import progress_to, upstream_errors
+from .forwarding import PASS_CALL_TOOL, passed_on, progress_to, upstream_errors
 from .relay import Relay
 from .state import AmbiguousResource, HostError, UnknownName
 
@@ -173,7 +173,7 @@ class Gateway:
         return _paged(t.ListResourceTemplatesResult(resource_templates=found), cursor)
 
     # ------------------------------------------------------------------ routed requests
-    async def _call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> t.CallToolResult:
+    async def _call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> Any:
         entry = self.host.catalog.tools.get(params.name)
         if entry is None:
             raise UnknownName("tool", params.name)
@@ -187,7 +187,9 @@ class Gateway:
             with upstream_errors(entry.server):
                 if _runs_as_task(entry.tool):
                     return await _as_task(client, entry.tool.name, arguments)
-                return await client.call_tool(upstream, options=progress_to(ctx))
+                # The upstream's result passed on as its JSON (forwarding.PassedToolResult).
+                result = await client.send_request(PASS_CALL_TOOL, upstream, progress_to(ctx))
+                return passed_on(result)
 
     async def _get_prompt(
         self, params: t.GetPromptRequestParams, ctx: Context
