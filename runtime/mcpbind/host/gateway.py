@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -109,7 +109,7 @@ class Gateway:
             ("completion/complete", self._complete),
         ):
             server.wrap(method, _replacing(handler))
-        server.add_middleware(self._subscriptions)
+        server.add_middleware(_Subscriptions(self._subscriptions))
         #: Downstream subscriptions by URI, with the upstream ones they opened.
         self.subscribed: dict[str, _Held] = {}
         #: URIs 2026-07-28 listen streams asked for, subscribed upstream for good.
@@ -268,7 +268,7 @@ class Gateway:
         §Subscriptions; a 2026-07-28 server's listen stream, subscriptions.mdx) while any
         downstream session holds it."""
         method = call.method
-        if method not in ("resources/subscribe", "resources/unsubscribe"):
+        if method not in _Subscriptions.methods:
             return await call_next(call)
         uri = call.params.uri
         owners = self.host.resource_owners(uri)
@@ -332,6 +332,19 @@ class _Held:
         for subscription in self.upstream:
             with contextlib.suppress(McpError):
                 await subscription.close()
+
+
+class _Subscriptions:
+    """The gateway's middleware: it wraps ``resources/subscribe`` and ``unsubscribe`` only
+    (``methods``, :func:`~mcpbind.server.middleware.compose`), so a tool call runs without it."""
+
+    methods = frozenset({"resources/subscribe", "resources/unsubscribe"})
+
+    def __init__(self, layer: Callable[[IncomingCall, Next], Awaitable[Any]]) -> None:
+        self.layer = layer
+
+    def __call__(self, call: IncomingCall, call_next: Next) -> Awaitable[Any]:
+        return self.layer(call, call_next)
 
 
 class _Capabilities:
