@@ -135,6 +135,23 @@ async def test_cancelling_the_call_cancels_it_upstream(version: str) -> None:
 
 
 @pytest.mark.parametrize("version", ERAS)
+async def test_a_check_hook_sees_the_call_s_arguments_decoded(version: str) -> None:
+    """The gateway hands the caller's argument JSON on undecoded; a check hook still gets
+    them as an object (and a call without arguments as ``None``)."""
+    seen: list[Any] = []
+
+    async def check(request: Any) -> str:
+        seen.append(request.arguments)
+        return "allow"
+
+    async with gateway({"a": normal("a")}, version=version, check=check) as (_, client):
+        assert text_of(await client.call("a__echo", {"text": "ü ✓"})) == "a: ü ✓"
+        wiped = await client.call_tool(t.CallToolRequestParams(name="a__wipe"))
+        assert text_of(wiped) == "wiped"
+    assert seen == [{"text": "ü ✓"}, None]
+
+
+@pytest.mark.parametrize("version", ERAS)
 async def test_a_call_needing_approval_is_approved_by_elicitation(version: str) -> None:
     """tools.mdx §Security Considerations: ``write`` (destructive by default) asks; the
     caller is asked by elicitation and the call runs on its approval."""

@@ -178,7 +178,8 @@ class Gateway:
         if entry is None:
             raise UnknownName("tool", params.name)
         raw = params.arguments
-        arguments = msgspec.json.decode(raw) if isinstance(raw, msgspec.Raw) else raw or None
+        # The caller's JSON: decoded for an approval hook only (most calls need none).
+        arguments = raw if isinstance(raw, msgspec.Raw) else raw or None
         with self.relay.serving(entry.server, ctx):
             entry, client = await self.host.authorize_tool_call(params.name, arguments)
             upstream = t.CallToolRequestParams(name=entry.tool.name)
@@ -186,6 +187,8 @@ class Gateway:
                 upstream.arguments = raw  # the caller's JSON, passed on as it came
             with upstream_errors(entry.server):
                 if _runs_as_task(entry.tool):
+                    if isinstance(arguments, msgspec.Raw):
+                        arguments = msgspec.json.decode(arguments)
                     return await _as_task(client, entry.tool.name, arguments)
                 # The upstream's result passed on as its JSON (forwarding.PassedToolResult).
                 result = await client.send_request(PASS_CALL_TOOL, upstream, progress_to(ctx))
