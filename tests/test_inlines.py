@@ -228,7 +228,7 @@ class _Recorder:
         self.core = SimpleNamespace(version=LATEST_STATELESS)
         self.sent: list[Any] = []
 
-    async def request(self, name: str, params: Any, options: Any) -> Any:
+    async def request(self, name: str, params: Any, options: Any, *, info: Any = None) -> Any:
         self.sent.append(params)
         return t.CallToolResult(content=[], result_type="complete")
 

@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 
 from mcpbind import Client, ClientHandlers, McpError, Server
@@ -24,8 +25,9 @@ from mcpbind.host import TOOL_CALL_DENIED, ApprovalPolicy, Backoff, Host
 from mcpbind.host.relay import APPROVE_FIELD
 from mcpbind.protocol import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from mcpbind.server import ToolExecutionError
+from mcpbind.server.options import StatelessOptions
 from mcpbind.server.tasks import TaskContext, Tasks
-from mcpbind.versions import LATEST_HANDSHAKE, LATEST_STATELESS, era_of
+from mcpbind.versions import LATEST_HANDSHAKE, LATEST_STATELESS, STATELESS_VERSIONS, era_of
 from mcpbind_types._common import RequestOptions
 
 from .helpers import recorded, stdio, text_of, wait_for
@@ -130,6 +132,23 @@ async def test_cancelling_the_call_cancels_it_upstream(version: str) -> None:
         assert cancel["params"]["requestId"] == call["id"]
         # The gateway still serves after the cancel.
         assert text_of(await client.call("s__echo", {"text": "after"})) == "s: after"
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_a_check_hook_sees_the_call_s_arguments_decoded(version: str) -> None:
+    """The gateway hands the caller's argument JSON on undecoded; a check hook still gets
+    them as an object (and a call without arguments as ``None``)."""
+    seen: list[Any] = []
+
+    async def check(request: Any) -> str:
+        seen.append(request.arguments)
+        return "allow"
+
+    async with gateway({"a": normal("a")}, version=version, check=check) as (_, client):
+        assert text_of(await client.call("a__echo", {"text": "ü ✓"})) == "a: ü ✓"
+        wiped = await client.call_tool(t.CallToolRequestParams(name="a__wipe"))
+        assert text_of(wiped) == "wiped"
+    assert seen == [{"text": "ü ✓"}, None]
 
 
 @pytest.mark.parametrize("version", ERAS)
@@ -264,6 +283,51 @@ async def test_an_upstream_error_keeps_its_code_message_and_data(version: str) -
         )
         broken = await client.call("f__broken", {})
         assert broken.is_error and text_of(broken) == "the tool broke"
+
+
+def annotated(name: str, *, only_stateless: bool = False) -> Server:
+    """A tool whose result carries every field of CallToolResult, and ``_meta`` of its own."""
+    server = Server(name, version="1.0.0")
+    if only_stateless:  # speaking only 2026-07-28, as servers.modern
+        server.stateless = StatelessOptions(versions=STATELESS_VERSIONS)
+
+    @server.tool(annotations=READ_ONLY)
+    def report() -> t.CallToolResult:
+        return t.CallToolResult(
+            content=[t.TextContent(text="ünïcode ✓"), t.ImageContent(data="AAAA", mime_type="x/y")],
+            structured_content={"n": [1, 2.5, None]},
+            is_error=True,
+            meta={"example.com/trace": {"id": "t1"}},
+        )
+
+    return server
+
+
+@pytest.mark.parametrize("upstream", ["both", "modern"])
+@pytest.mark.parametrize("version", ERAS)
+async def test_a_result_is_passed_on_as_the_upstream_sent_it(version: str, upstream: str) -> None:
+    """tools.mdx §Tool Result: content, structured content, ``isError`` and the result's own
+    ``_meta`` reach the caller as the upstream sent them (the gateway passes its JSON on).
+    The upstream's identity does not: on 2026-07-28 the result names the gateway
+    (basic/index.mdx, ``io.modelcontextprotocol/serverInfo``), on 2025-11-25 it has no
+    ``resultType`` and no server identity, even from a 2026-07-28-only upstream."""
+    only = upstream == "modern"
+    async with gateway({"u": annotated("up", only_stateless=only)}, version=version) as (_, c):
+        result = await c.call("u__report", {})
+    text, image = result.content
+    assert isinstance(text, t.TextContent) and text.text == "ünïcode ✓"
+    assert isinstance(image, t.ImageContent) and (image.data, image.mime_type) == ("AAAA", "x/y")
+    assert msgspec.json.decode(result.structured_content) == {"n": [1, 2.5, None]}
+    assert result.is_error is True
+    assert isinstance(result.meta, dict)
+    assert result.meta["example.com/trace"] == {"id": "t1"}
+    info = result.meta.get("io.modelcontextprotocol/serverInfo")
+    if era_of(version).stateless:
+        assert result.result_type == "complete"
+        assert info == {"name": "mcpbind-gateway", "version": "0.1.0"}
+    else:
+        assert result.result_type is msgspec.UNSET
+        assert info is None and set(result.meta) == {"example.com/trace"}
 
 
 async def test_the_arguments_reach_the_server_as_the_caller_sent_them() -> None:

@@ -129,6 +129,41 @@ async def test_the_session_s_own_methods_pass_the_chain() -> None:
     assert "ping" in methods and "logging/setLevel" in methods
 
 
+class Only(Recorder):
+    """A recorder that names the methods it wraps."""
+
+    methods = frozenset({"tools/list", "ping"})
+
+
+@pytest.mark.parametrize(("entry", "era"), ENTRIES)
+async def test_a_layer_naming_its_methods_wraps_those_only(entry: str, era: str) -> None:
+    """A layer with ``methods`` sees those requests, handler or session answered, and no
+    other; the layers around it still see everything, in order."""
+    log: list[tuple[str, str, str]] = []
+    outer, only = Recorder("outer", log), Only("only", log)
+    server = make_server(outer, only)
+    async with connected(server, entry, era) as client:
+        assert (await client.call("add", {"a": 2, "b": 3})).is_error is not True
+        await client.list_tools()
+        if era == LATEST_HANDSHAKE and entry == "memory":
+            await client.ping()
+    seen = {c.method for c in only.calls}
+    assert seen == (
+        {"tools/list", "ping"} if era == LATEST_HANDSHAKE and entry == "memory" else {"tools/list"}
+    )
+    assert "tools/call" in {c.method for c in outer.calls}
+    i = log.index(("outer", "in", "tools/list"))
+    assert log[i : i + 4] == [
+        ("outer", "in", "tools/list"),
+        ("only", "in", "tools/list"),
+        ("only", "out", "tools/list"),
+        ("outer", "out", "tools/list"),
+    ]
+    # Alone, it leaves the other methods' handlers as they are (tools/call the server's own).
+    assert make_server(Only("alone", log)).own_tool_calls
+    assert not make_server(Recorder("every", log)).own_tool_calls
+
+
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_middleware_changes_params_and_results(era: str) -> None:
     async def double_a(call: IncomingCall, call_next: Next) -> Any:

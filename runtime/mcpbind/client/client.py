@@ -266,7 +266,7 @@ class Client(ServerMethods):
         connection = self.connection
         if connection is None:
             return self._conn().request(method.method, params, options)  # raises
-        return connection.request(method.method, params, options)
+        return connection.request(method.method, params, options, info=method)
 
     def call_tool(
         self, params: t.CallToolRequestParams, /, *, options: RequestOptions | None = None

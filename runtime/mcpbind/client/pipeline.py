@@ -117,9 +117,9 @@ class Pipeline:
             wire = params.__copy__()
             wire.meta = meta[1]
             try:
-                result = await self._conn.request(name, wire, options)
+                result = await self._conn.request(name, wire, options, info=method)
             except PeerError as exc:
-                result = await self._retry_round(name, wire, options, exc)
+                result = await self._retry_round(name, wire, options, exc, method)
             if type(result) is method.result_type and result.result_type == "complete":
                 return result
             return await self._rounds(method, params, wire, options, None, result)
@@ -140,9 +140,9 @@ class Pipeline:
                 return hit
         wire = with_meta(method, params, *self._meta.wire())
         try:
-            result = await self._conn.request(name, wire, options)
+            result = await self._conn.request(name, wire, options, info=method)
         except PeerError as exc:
-            result = await self._retry_round(name, wire, options, exc)
+            result = await self._retry_round(name, wire, options, exc, method)
         return await self._rounds(method, params, wire, options, cache, result)
 
     async def _rounds(
@@ -188,9 +188,9 @@ class Pipeline:
                     request_state=result.request_state,
                 )
                 try:
-                    result = await self._conn.request(name, wire, options)
+                    result = await self._conn.request(name, wire, options, info=method)
                 except PeerError as exc:
-                    result = await self._retry_round(name, wire, options, exc)
+                    result = await self._retry_round(name, wire, options, exc, method)
                 continue
             if kind != "complete" and kind is not UNSET:
                 # basic/index.mdx, ResultType: an unrecognized value is invalid.

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgspec
@@ -81,16 +81,17 @@ class ToolCallRequest:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class AuditEntry:
-    """One decision: ``kind`` is ``tool``, ``sampling`` or ``elicitation``."""
+class AuditEntry(msgspec.Struct, frozen=True, gc=False):
+    """One decision: ``kind`` is ``tool``, ``sampling`` or ``elicitation``. (A Struct: one is
+    made for every tool call, and a frozen dataclass's ``__init__`` is a Python frame setting
+    each field through ``object.__setattr__``.)"""
 
     kind: Literal["tool", "sampling", "elicitation"]
     server: str
     subject: str
     verdict: str
     reason: str
-    at: float = field(default_factory=time.time)
+    at: float = msgspec.field(default_factory=time.time)
 
 
 @dataclass(frozen=True, slots=True)

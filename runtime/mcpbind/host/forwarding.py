@@ -1,20 +1,74 @@
 """What the gateway and a remote mount pass between a downstream request and the upstream one
 that serves it: the upstream's progress to the caller's token (basic/utilities/progress.mdx),
-and an upstream failure as the caller's error (a server's own error keeps its code, message
-and data; a lost connection or a timeout is one line naming the server)."""
+an upstream failure as the caller's error (a server's own error keeps its code, message and
+data; a lost connection or a timeout is one line naming the server), and a ``tools/call``
+result passed on as the upstream's JSON (:class:`PassedToolResult`)."""
 
 from __future__ import annotations
 
 import contextlib
+from typing import Any, Final
 
-from mcpbind_types._common import RequestOptions
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from mcpbind_types._common import MethodInfo, RequestOptions
+from mcpbind_types.unified import methods as m
+from mcpbind_types.unified import types as t
 
 from ..peer_errors import ConnectionClosed, RequestTimeout
 from ..protocol import INTERNAL_ERROR, McpError
+from ..protocol.meta import SERVER_INFO
 from ..server.context import Context
 from .state import HostError
 
-__all__ = ["UpstreamErrors", "progress_to", "upstream_errors"]
+__all__ = [
+    "PASS_CALL_TOOL",
+    "PassedToolResult",
+    "UpstreamErrors",
+    "passed_on",
+    "progress_to",
+    "upstream_errors",
+]
+
+
+class PassedToolResult(msgspec.Struct, kw_only=True, gc=False, omit_defaults=True):
+    """A ``tools/call`` result as the upstream server sent it, to be sent on: the content and
+    structured content stay its JSON (never decoded into blocks and encoded again); ``_meta``
+    is opened one level (its server identity is the upstream's, not the gateway's) and
+    ``resultType`` read (an input round is decoded as such, not passed on). The fields are
+    ``CallToolResult``'s, under the same names."""
+
+    content: msgspec.Raw
+    meta: dict[str, msgspec.Raw] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    is_error: bool | UnsetType = msgspec.field(default=UNSET, name="isError")
+    result_type: str | UnsetType = msgspec.field(default=UNSET, name="resultType")
+    structured_content: msgspec.Raw | UnsetType = msgspec.field(
+        default=UNSET, name="structuredContent"
+    )
+
+
+_TABLE_ROW: MethodInfo[Any, Any] = m.C2S_CALL_TOOL
+PASS_CALL_TOOL: Final[MethodInfo[t.CallToolRequestParams, PassedToolResult]] = (
+    msgspec.structs.replace(_TABLE_ROW, result_type=PassedToolResult)
+)
+"""``tools/call`` with its result kept as :class:`PassedToolResult` (its wire type stays the
+table's: an ``InputRequiredResult`` of the 2026-07-28 era is decoded as one and answered by the
+client's input rounds, whose last answer may then come typed)."""
+
+
+def passed_on(result: Any) -> Any:
+    """An upstream ``tools/call`` result as the gateway's own: without the upstream's
+    ``resultType`` (a 2025-11-25 client has none; on 2026-07-28 the server stamps its own) and
+    without the upstream's identity in ``_meta`` (basic/index.mdx, 2026-07-28: the server that
+    answers, here the gateway)."""
+    result.result_type = UNSET
+    meta = result.meta
+    if type(meta) is dict and SERVER_INFO in meta:
+        del meta[SERVER_INFO]
+        if not meta:
+            result.meta = UNSET
+    return result
 
 
 def progress_to(ctx: Context) -> RequestOptions | None:

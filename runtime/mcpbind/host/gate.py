@@ -155,10 +155,14 @@ class Gate:
         self.audit.append(AuditEntry(kind, server, subject, verdict, reason))
 
     async def authorize(
-        self, policy: ApprovalPolicy, entry: ToolEntry, arguments: dict[str, Any] | None
+        self,
+        policy: ApprovalPolicy,
+        entry: ToolEntry,
+        arguments: dict[str, Any] | msgspec.Raw | None,
     ) -> None:
         """Policy, then the check hook, then the approver for ``ask``; recorded either way.
-        Raises :class:`ApprovalDenied` unless the call is allowed."""
+        Raises :class:`ApprovalDenied` unless the call is allowed. ``arguments`` may be the
+        call's JSON: decoded for a hook only."""
         verdict, reason = decide(policy, entry.tool)
         # What the hooks see, made only for a hook (most calls the policy allows outright).
         request: ToolCallRequest | None = None
@@ -194,9 +198,12 @@ class Gate:
             raise ApprovalDenied(entry.name, reason)
 
 
-def _request(entry: ToolEntry, arguments: dict[str, Any] | None, reason: str) -> ToolCallRequest:
+def _request(
+    entry: ToolEntry, arguments: dict[str, Any] | msgspec.Raw | None, reason: str
+) -> ToolCallRequest:
+    decoded = msgspec.json.decode(arguments) if isinstance(arguments, msgspec.Raw) else arguments
     return ToolCallRequest(
-        entry.server, entry.tool.name, entry.name, arguments, entry.annotations, reason
+        entry.server, entry.tool.name, entry.name, decoded, entry.annotations, reason
     )
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -54,7 +54,7 @@ from ..server.middleware import IncomingCall, Next
 from ..server.mrtr import StatelessPeer
 from .approval import approve_all
 from .catalog import Catalog, ToolEntry
-from .forwarding import progress_to, upstream_errors
+from .forwarding import PASS_CALL_TOOL, passed_on, progress_to, upstream_errors
 from .gateway_rounds import GatewayRounds
 from .gateway_tasks import GatewayTasks
 from .relay import Relay
@@ -114,7 +114,7 @@ class Gateway:
             ("completion/complete", self._complete),
         ):
             server.wrap(method, _replacing(handler))
-        server.add_middleware(self._subscriptions)
+        server.add_middleware(_Subscriptions(self._subscriptions))
         #: Tasks passed through to the servers that run them (:mod:`.gateway_tasks`).
         self.tasks = GatewayTasks(server, host, self.relay)
         self._tasks_offered = False
@@ -193,48 +193,45 @@ class Gateway:
         return _paged(t.ListResourceTemplatesResult(resource_templates=found), cursor)
 
     # ------------------------------------------------------------------ routed requests
-    async def _call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> t.CallToolResult:
+    async def _call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> Any:
         entry = self.host.catalog.tools.get(params.name)
         if entry is None:
             raise UnknownName("tool", params.name)
         raw = params.arguments
-        arguments = msgspec.json.decode(raw) if isinstance(raw, msgspec.Raw) else raw or None
         if (
             params.task is not msgspec.UNSET or entry.tool.execution is not msgspec.UNSET
         ) and self.tasks.wanted(params, ctx, entry):
-            created = await self.tasks.call(params, ctx, entry.server, arguments)
-            return created  # type: ignore[return-value]  # a CreateTaskResult, either era
+            created = await self.tasks.call(params, ctx, entry.server, _decoded(raw))
+            return created  # a CreateTaskResult, either era
         if type(ctx.peer) is StatelessPeer and self.rounds.wanted(params, ctx):
             # A 2026-07-28 client that can be asked: the upstream call outlives the rounds.
-            answer = await self.rounds.call(params, ctx, entry.server, arguments)
-            return answer  # type: ignore[no-any-return]  # or an InputRequiredResult
+            answer = await self.rounds.call(params, ctx, entry.server, _decoded(raw))
+            return answer  # or an InputRequiredResult
+        # The caller's JSON: decoded for an approval hook only (most calls need none).
+        arguments = raw if isinstance(raw, msgspec.Raw) else raw or None
         with self.relay.serving(entry.server, ctx):
             entry, client = await self.host.authorize_tool_call(params.name, arguments)
-            upstream = t.CallToolRequestParams(name=entry.tool.name)
-            if not isinstance(raw, msgspec.UnsetType):
-                upstream.arguments = raw  # the caller's JSON, passed on as it came
-            with upstream_errors(entry.server):
-                if _runs_as_task(entry.tool):
-                    return await _as_task(client, entry.tool.name, arguments)
-                return await client.call_tool(upstream, options=progress_to(ctx))
+            return await self._forward(entry, client, raw, arguments, ctx)
 
     async def _forward(
         self,
         entry: ToolEntry,
         client: Client,
         raw: Any,
-        arguments: dict[str, Any] | None,
+        arguments: msgspec.Raw | dict[str, Any] | None,
         ctx: Context,
-    ) -> t.CallToolResult:
-        """The authorized call, upstream (as :meth:`_call_tool` makes it), for
-        :class:`~.gateway_rounds.GatewayRounds`."""
+    ) -> Any:
+        """The authorized call, upstream: for :meth:`_call_tool` and
+        :class:`~.gateway_rounds.GatewayRounds`. The upstream's result is passed on as its
+        JSON (:class:`~.forwarding.PassedToolResult`)."""
         upstream = t.CallToolRequestParams(name=entry.tool.name)
         if not isinstance(raw, msgspec.UnsetType):
-            upstream.arguments = raw
+            upstream.arguments = raw  # the caller's JSON, passed on as it came
         with upstream_errors(entry.server):
             if _runs_as_task(entry.tool):
-                return await _as_task(client, entry.tool.name, arguments)
-            return await client.call_tool(upstream, options=progress_to(ctx))
+                return await _as_task(client, entry.tool.name, _decoded(arguments))
+            result = await client.send_request(PASS_CALL_TOOL, upstream, progress_to(ctx))
+            return passed_on(result)
 
     async def _get_prompt(
         self, params: t.GetPromptRequestParams, ctx: Context
@@ -321,7 +318,7 @@ class Gateway:
         §Subscriptions; a 2026-07-28 server's listen stream, subscriptions.mdx) while any
         downstream session holds it."""
         method = call.method
-        if method not in ("resources/subscribe", "resources/unsubscribe"):
+        if method not in _Subscriptions.methods:
             return await call_next(call)
         uri = call.params.uri
         owners = self.host.resource_owners(uri)
@@ -387,6 +384,19 @@ class _Held:
                 await subscription.close()
 
 
+class _Subscriptions:
+    """The gateway's middleware: it wraps ``resources/subscribe`` and ``unsubscribe`` only
+    (``methods``, :func:`~mcpbind.server.middleware.compose`), so a tool call runs without it."""
+
+    methods = frozenset({"resources/subscribe", "resources/unsubscribe"})
+
+    def __init__(self, layer: Callable[[IncomingCall, Next], Awaitable[Any]]) -> None:
+        self.layer = layer
+
+    def __call__(self, call: IncomingCall, call_next: Next) -> Awaitable[Any]:
+        return self.layer(call, call_next)
+
+
 class _Capabilities:
     """Declares what the gateway serves, whatever the servers behind it offer at the moment
     (they come and go; a client told of no tools at the handshake would never list them),
@@ -431,6 +441,11 @@ def _unique(items: Iterable[Any], key: str) -> Iterable[Any]:
         if value not in seen:
             seen.add(value)
             yield item
+
+
+def _decoded(raw: Any) -> dict[str, Any] | None:
+    """A call's arguments as a dict (``None``: none given)."""
+    return msgspec.json.decode(raw) if isinstance(raw, msgspec.Raw) else raw or None
 
 
 def _runs_as_task(tool: t.Tool) -> bool:

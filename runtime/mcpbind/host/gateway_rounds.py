@@ -50,7 +50,9 @@ __all__ = ["GatewayRounds", "Suspended"]
 _SETTLE_STEPS: Final = 8
 _REQUESTS = decoder(dict[str, t.InputRequest])
 
-Forward = Callable[["ToolEntry", "Client", Any, "dict[str, Any] | None", Context], Awaitable[Any]]
+Forward = Callable[
+    ["ToolEntry", "Client", Any, "msgspec.Raw | dict[str, Any] | None", Context], Awaitable[Any]
+]
 """How the gateway calls the tool upstream (entry, client, raw arguments, arguments, context)."""
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import msgspec
 
 from mcpbind_types import unified as t
 from mcpbind_types._common import RequestOptions
@@ -344,11 +345,13 @@ class Host:
             return await client.call(entry.tool.name, arguments, options=options)
 
     async def authorize_tool_call(
-        self, name: str, arguments: dict[str, Any] | None = None
+        self, name: str, arguments: dict[str, Any] | msgspec.Raw | None = None
     ) -> tuple[ToolEntry, Client]:
         """Put a call of the tool ``name`` (a host name) through the approval policy, as
         :meth:`call_tool` does before it calls: the tool's catalog entry and the client of its
         server, to call it with (e.g. as a task, :class:`mcpbind.host.tasks.HostTasks`).
+        ``arguments`` may be the call's JSON object (``msgspec.Raw``, as a gateway receives
+        it): decoded only for a check hook or an approver.
 
         Raises :class:`UnknownName`, :class:`ServerUnavailable` or :class:`ApprovalDenied`.
         Inside :func:`~.telemetry.routing`, its span records the server and the verdict.

@@ -10,10 +10,11 @@ A middleware is an async callable ``middleware(call, call_next)``: ``call`` is t
 
 They wrap the handler of each method (``Server.handlers``, custom methods included) and the
 methods a session answers itself (``initialize``, ``ping``, ``logging/setLevel``,
-``resources/subscribe``/``unsubscribe``). With none registered (and OpenTelemetry not active,
-see :mod:`mcpbind.server.telemetry`) nothing is wrapped: the request path is the same as
-without this module. The chain of each method is built once per change of the handler table,
-not per request.
+``resources/subscribe``/``unsubscribe``). A layer with a ``methods`` attribute (a collection
+of method names) wraps those methods only: the others run as if it were not registered. With
+none registered (and OpenTelemetry not active, see :mod:`mcpbind.server.telemetry`) nothing is
+wrapped: the request path is the same as without this module. The chain of each method is
+built once per change of the handler table, not per request.
 
 On 2026-07-28 a handler that asks the client for input (``ctx.elicit``) is run again on the
 client's retry: each round is a request of its own, seen by the chain, and the round that ends
@@ -120,7 +121,11 @@ Handler = Callable[[Any, Context], Awaitable[Any]]
 
 
 def compose(method: str, layers: Sequence[Middleware], handler: Handler) -> Handler:
-    """``handler`` (``handler(params, ctx)``) wrapped by ``layers``, the first outermost."""
+    """``handler`` (``handler(params, ctx)``) wrapped by ``layers``, the first outermost; a
+    layer whose ``methods`` leave ``method`` out is skipped (none left: ``handler`` itself)."""
+    layers = [layer for layer in layers if _wraps(layer, method)]
+    if not layers:
+        return handler
 
     def innermost(call: IncomingCall) -> Awaitable[Any]:
         return handler(call.params, call.context)
@@ -134,6 +139,12 @@ def compose(method: str, layers: Sequence[Middleware], handler: Handler) -> Hand
         return first(IncomingCall(method, params, ctx))
 
     return layered
+
+
+def _wraps(layer: Middleware, method: str) -> bool:
+    """Whether ``layer`` wraps ``method``: every method, unless it names its ``methods``."""
+    methods = getattr(layer, "methods", None)
+    return methods is None or method in methods
 
 
 def _link(layer: Middleware, call_next: Next) -> Next:
