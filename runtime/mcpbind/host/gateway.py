@@ -113,7 +113,9 @@ class Gateway:
             ("prompts/get", self._get_prompt),
             ("completion/complete", self._complete),
         ):
-            server.wrap(method, _replacing(handler))
+            # A 2026-07-28 caller's rounds are the gateway's own (GatewayRounds): an upstream
+            # ask reaches the caller as an InputRequiredResult it builds, never by the context.
+            server.wrap(method, _replacing(handler), explicit_rounds=method == "tools/call")
         server.add_middleware(_Subscriptions(self._subscriptions))
         #: Tasks passed through to the servers that run them (:mod:`.gateway_tasks`).
         self.tasks = GatewayTasks(server, host, self.relay)

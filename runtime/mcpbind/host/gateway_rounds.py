@@ -210,12 +210,14 @@ class GatewayRounds:
             suspended.peer.live = True
         else:
             suspended = Suspended(params.name, default_scope(ctx), ctx.peer)
-            with self.relay.serving(server, ctx):  # the approval asks this request's client
-                entry, client = await self.host.authorize_tool_call(params.name, arguments)
             upstream_ctx = msgspec.structs.replace(ctx, peer=suspended.peer)
             raw = params.arguments
 
             async def run() -> Any:
+                # The approval's ask, then the upstream's, reach the caller as this call's
+                # input requests (the gateway's own rounds: nothing asks through ``ctx``).
+                with self.relay.serving(server, upstream_ctx):
+                    entry, client = await self.host.authorize_tool_call(params.name, arguments)
                 with self.relay.serving(entry.server, upstream_ctx):
                     return await self.forward(entry, client, raw, arguments, upstream_ctx)
 

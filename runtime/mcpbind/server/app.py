@@ -164,6 +164,9 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     #: wrapper): a 2026-07-28 call then reaches it without its params made (wire_view).
     own_tool_calls: bool = msgspec.field(default=False)
     _wrappers: dict[str, list[Wrapper]] = msgspec.field(default_factory=dict)
+    #: Methods whose wrapped handler answers a 2026-07-28 request's input rounds itself
+    #: (:meth:`wrap` with ``explicit_rounds``).
+    explicit_rounds: set[str] = msgspec.field(default_factory=set)
     middleware: list[Middleware] = msgspec.field(default_factory=list)
     """Around every inbound request, in order (the first outermost): :mod:`.middleware`."""
     #: The layers the handler table was built with (``middleware``, OpenTelemetry's if active).
@@ -407,10 +410,16 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         self.middleware.extend(layers)
         self._build_handlers()
 
-    def wrap(self, method: str, wrapper: Wrapper) -> None:
+    def wrap(self, method: str, wrapper: Wrapper, *, explicit_rounds: bool = False) -> None:
         """Low level, for extensions (use :meth:`add_middleware`): wrap one method's handler
-        (``wrapper(inner) -> handler``), inside every middleware."""
+        (``wrapper(inner) -> handler``), inside every middleware. ``explicit_rounds``: on
+        protocol 2026-07-28 the handler answers its input rounds itself (it returns an
+        ``InputRequiredResult`` with its own ``requestState``, basic/patterns/mrtr.mdx) and
+        never asks through its context, so it runs without the task that turns a context's
+        asks into rounds (a context's ask then fails at once)."""
         self._wrappers.setdefault(method, []).append(wrapper)
+        if explicit_rounds:
+            self.explicit_rounds.add(method)
         self._build_handlers()
 
     @property

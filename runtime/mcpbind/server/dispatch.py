@@ -51,7 +51,15 @@ from ..runner import Answer, PlainReplies, Runner
 from ..versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 from .context import Context, current_request_headers
 from .limits import server_inflight
-from .mrtr import MRTR_METHODS, Emit, EmitFor, InputRound, StatelessPeer, run_with_inputs
+from .mrtr import (
+    MRTR_METHODS,
+    Emit,
+    EmitFor,
+    InputRound,
+    Outcome,
+    StatelessPeer,
+    run_with_inputs,
+)
 from .options import StatelessOptions, options_of
 from .request_state import RoundState, StateCodec, binding_for, field_of
 from .sessionless_mode import run_sessionless, sessionless_capabilities
@@ -496,14 +504,20 @@ async def _answer_mrtr(
     if previous is not None:
         # The handler sees only state it minted itself (explicit MRTR), never ours.
         params = _with_state(params, previous.app)
+    explicit = method in server.explicit_rounds  # the handler makes its own rounds
     round_ = InputRound(responses, meta.client_capabilities)
-    peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, round_, method)
+    peer = StatelessPeer(
+        meta.client_capabilities, meta.log_level, emit, None if explicit else round_, method
+    )
     ctx = _context(peer, meta, request_id, debug or server.debug, server, headers)
     custom = server.custom.get(method)
     if unasking or (custom is not None and handler is not custom and _cannot_ask(server, params)):
         # A function without a context parameter has no way to ask: no runner task needed.
         return _complete(await handler(params, ctx), method, enc, opts)
-    outcome = await run_with_inputs(lambda: handler(params, ctx), round_)
+    if explicit:  # nothing asks through the context: no runner task either
+        outcome = Outcome(await handler(params, ctx))
+    else:
+        outcome = await run_with_inputs(lambda: handler(params, ctx), round_)
     rounds = previous.rounds + 1 if previous is not None else 1
     if outcome.asked is None:
         result = outcome.result
