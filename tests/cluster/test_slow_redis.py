@@ -11,13 +11,16 @@ worker still holds, and the session lives.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
+import pytest
 
 from mcpbind.http.server.events import parse_event_id
+from mcpbind.http.server.redis_events import RedisEventStore
 
 from .processes import paused, redis_process, worker
 from .wire import HANDSHAKE, SSE, iter_events, messages, open_session
@@ -78,3 +81,29 @@ def test_a_stalled_event_store_loses_neither_the_stream_nor_the_session(tmp_path
             (answer,) = messages(response)
             assert answer["result"]["structuredContent"] == {"result": 5}
             assert http.delete(mcp, headers=headers).status_code == 200
+
+
+@pytest.mark.anyio
+async def test_a_store_behind_its_redis_lets_the_worker_run(tmp_path: Path) -> None:
+    """A handler emitting in a loop to a connection that is gone waits on nothing but the
+    store; with Redis stalled and 100 events of the stream waiting for it, each further
+    event yields once, so the worker's other requests (a ticker here) go on meanwhile."""
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    with redis_process(tmp_path) as (url, redis), paused(redis):
+        store = RedisEventStore(url)
+        running = asyncio.ensure_future(ticker())
+        try:
+            for n in range(1, 301):
+                await store.store_event("flooded", n, b"x")
+            assert ticks >= 100
+            assert await store.events_after("flooded", 250) == [(n, b"x") for n in range(251, 301)]
+        finally:
+            running.cancel()
+            await store.close()

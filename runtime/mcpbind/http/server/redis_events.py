@@ -36,6 +36,7 @@ __all__ = ["RedisEventStore"]
 logger = logging.getLogger("mcpbind.http")
 
 _BACKOFF_MAX = 2.0
+_YIELD_AT = 100  # events of one stream waiting for Redis past which each store yields once
 
 
 class RedisEventStore:
@@ -100,6 +101,11 @@ class RedisEventStore:
         if len(pending) > self.max_events:
             del pending[0]  # as LTRIM would; a resume from before it is refused (a gap)
         self._kick()
+        if len(pending) >= _YIELD_AT:
+            # Redis is behind this stream: a handler emitting in a loop to a connection that
+            # is gone (so nothing else makes it wait) lets the writer and the other requests
+            # run between its events, as a write awaited here used to.
+            await asyncio.sleep(0)
 
     def _kick(self) -> None:
         if self._writer is None:
@@ -118,6 +124,7 @@ class RedisEventStore:
                     await self._write(batch, doomed)
                 except self._errors() as exc:
                     self._requeue(batch, doomed)
+                    self._writing, self._deleting = {}, set()  # back in _pending/_doomed
                     if not self._failing:
                         self._failing = True
                         logger.warning(
