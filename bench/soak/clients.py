@@ -27,6 +27,7 @@ import contextlib
 import faulthandler
 import json
 import random
+import re
 import signal
 import socket
 import sys
@@ -74,20 +75,40 @@ class Stats:
     #: task name -> what it is doing now (for the report of a hang).
     running: dict[str, str] = field(default_factory=dict)
     hung: list[str] = field(default_factory=list)
+    #: error kind -> [how many, the first one's message] (see :func:`error_kind`).
+    kinds: dict[str, list[Any]] = field(default_factory=dict)
 
     def error(self, where: str, exc: BaseException) -> None:
-        self.errors.append(f"{where}: {type(exc).__name__}: {exc}"[:300])
+        message = f"{where}: {type(exc).__name__}: {exc}"[:300]
+        self.errors.append(message)
+        entry = self.kinds.setdefault(error_kind(where, exc), [0, message])
+        entry[0] += 1
 
     def as_json(self) -> dict[str, Any]:
         return {
             "latencies": self.latencies,
             "ops": self.ops,
             "errors": len(self.errors),
+            "kinds": self.kinds,
             "first_errors": self.errors[:10],
             "streamed": self.streamed,
             "notifications": self.notifications,
             "hung": self.hung,
         }
+
+
+def error_kind(where: str, exc: BaseException) -> str:
+    """What kind of error: the operation, the exception type, its JSON-RPC code and the HTTP
+    status it names, if any (``echo: PeerError -32600 HTTP 400``), so a report groups a
+    run's errors by cause and a failure explains itself."""
+    kind = f"{where}: {type(exc).__name__}"
+    code = getattr(exc, "code", None)
+    if isinstance(code, int):
+        kind += f" {code}"
+    status = re.search(r"\bHTTP (\d{3})\b", str(exc))
+    if status is not None:
+        kind += f" HTTP {status.group(1)}"
+    return kind
 
 
 def pool() -> httpx2.AsyncClient:

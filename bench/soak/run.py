@@ -351,6 +351,7 @@ def merge(
     ops: dict[str, int] = {}
     errors = 0
     first_errors: list[str] = []
+    kinds: dict[str, list[Any]] = {}  # kind -> [how many, the first one's message]
     streamed = notifications = 0
     for proc in clients:
         if proc.out is None or not proc.out.exists():
@@ -362,6 +363,8 @@ def merge(
             ops[op] = ops.get(op, 0) + n
         errors += part["errors"]
         first_errors += part["first_errors"]
+        for kind, (n, first) in part.get("kinds", {}).items():
+            kinds.setdefault(kind, [0, first])[0] += n
         streamed += part["streamed"]
         notifications += part["notifications"]
         problems += [f"{proc.name}: hung task {task}" for task in part["hung"]]
@@ -372,7 +375,9 @@ def merge(
     server_errors = 0
     for server in servers:
         assert server.log is not None
-        server_errors += server.log.read_text(errors="replace").count("Traceback (most recent")
+        for kind, first in server_tracebacks(server.name, server.log.read_text(errors="replace")):
+            server_errors += 1
+            kinds.setdefault(kind, [0, first])[0] += 1
     latencies.sort()
     cpu = {
         proc.name: round(100 * (proc.cpu[1] - proc.cpu[0]) / window, 1)
@@ -406,6 +411,7 @@ def merge(
         "errors": errors + server_errors,
         "server_errors": server_errors,
         "first_errors": first_errors[:10],
+        "error_kinds": dict(sorted(kinds.items(), key=lambda item: -item[1][0])),
         "hung": problems,
         "ops": ops,
         "ops_per_s": round(sum(ops.values()) / args.seconds, 1),
@@ -419,6 +425,24 @@ def merge(
         "stream_chunks_read": streamed,
         "notifications": notifications,
     }
+
+
+def server_tracebacks(name: str, log: str) -> list[tuple[str, str]]:
+    """Each traceback a server logged, as (kind, message): the kind is the server and the
+    exception's type, the message the exception's line (the last unindented line of the
+    traceback) with the log line before the traceback (what the server was doing)."""
+    found = []
+    lines = log.splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith("Traceback (most recent"):
+            continue
+        context = lines[i - 1].strip() if i else ""
+        end = i + 1
+        while end < len(lines) and (lines[end].startswith(" ") or not lines[end].strip()):
+            end += 1
+        exception = lines[end].strip() if end < len(lines) else "(traceback cut short)"
+        found.append((f"{name}: {exception.split(':')[0]}", f"{context} | {exception}"[:300]))
+    return found
 
 
 def drift(warm: int, end: int) -> float:
@@ -457,11 +481,15 @@ def print_report(report: dict[str, Any]) -> None:
             f"{memory['end'] / 1024:.0f} KiB  drift {report['redis_drift_pct']:+.2f} %  "
             f"clients closed {memory['closed'] / 1024:.0f} KiB; keys "
             + " -> ".join(str(report["redis_keys"][when]) for when in ("warm", "end", "closed"))
-            + " (each SSE stream's events stay ttl, 1 h by default)"
+            + " (the events of streams still live or dropped before their end, ttl 600 s)"
         )
     print(
         f"  errors {report['errors']} ({report['server_errors']} logged by the server)"
-        + "".join(f"\n    {e}" for e in report["first_errors"])
+        + (", by kind (count, kind, the first one):" if report["error_kinds"] else "")
+        + "".join(
+            f"\n    {n:5d} x {kind}\n            first: {first}"
+            for kind, (n, first) in report["error_kinds"].items()
+        )
     )
     print(f"  hung {len(report['hung'])}" + "".join(f"\n    {h}" for h in report["hung"]))
     print(

@@ -87,3 +87,65 @@ def test_every_pool_is_built_before_any_client_starts(
     assert all(isinstance(http, httpx2.AsyncClient) for http in pools)
     assert len({id(http) for http in pools}) == len(pools) == len(built)
     assert all(http.is_closed for http in pools)  # closed once the run is over
+
+
+def test_errors_are_reported_by_kind_with_the_first_message(clients: ModuleType) -> None:
+    """Issue 30: the soak's report groups its errors by kind (operation, exception type,
+    JSON-RPC code, HTTP status) with the first one's message, so a failed run explains
+    itself: two 400s of ``echo`` are one kind, a 503 another, a timeout a third."""
+    from mcpbind import PeerError, RequestTimeout
+
+    stats = clients.Stats()
+    missing = "HTTP 400 Bad Request: Bad Request: Mcp-Session-Id required"
+    stats.error("echo", PeerError(-32600, missing))
+    stats.error("echo", PeerError(-32600, missing + " (again)"))
+    stats.error("echo", PeerError(-32600, "HTTP 503 Service Unavailable: registry"))
+    stats.error("flooder", RequestTimeout("tools/call", 30.2))
+    kinds = stats.as_json()["kinds"]
+    assert kinds == {
+        "echo: PeerError -32600 HTTP 400": [2, f"echo: PeerError: [-32600] {missing}"],
+        "echo: PeerError -32600 HTTP 503": [
+            1,
+            "echo: PeerError: [-32600] HTTP 503 Service Unavailable: registry",
+        ],
+        "flooder: RequestTimeout -32001": [
+            1,
+            "flooder: RequestTimeout: [-32001] Request tools/call timed out after 30.2s",
+        ],
+    }
+    assert stats.as_json()["errors"] == 4
+
+
+def test_server_tracebacks_are_told_apart_by_exception(tmp_path: Path) -> None:
+    """Each traceback in a worker's log is one error, named by its exception, with the log
+    line before it (what the server was doing)."""
+    spec = importlib.util.spec_from_file_location("soak_run", CLIENTS.with_name("run.py"))
+    assert spec is not None and spec.loader is not None
+    run = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = run
+    try:
+        spec.loader.exec_module(run)
+        log = "\n".join(
+            [
+                "INFO: started",
+                "tool count failed",
+                "Traceback (most recent call last):",
+                '  File "x.py", line 1, in f',
+                "    raise TimeoutError",
+                "redis.exceptions.TimeoutError: Timeout reading from 127.0.0.1:6379",
+                "Task exception was never retrieved",
+                "Traceback (most recent call last):",
+                '  File "y.py", line 2, in g',
+                "KeyError: 'x'",
+            ]
+        )
+        assert run.server_tracebacks("worker 1", log) == [
+            (
+                "worker 1: redis.exceptions.TimeoutError",
+                "tool count failed | redis.exceptions.TimeoutError: Timeout reading from "
+                "127.0.0.1:6379",
+            ),
+            ("worker 1: KeyError", "Task exception was never retrieved | KeyError: 'x'"),
+        ]
+    finally:
+        del sys.modules[spec.name]

@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -19,7 +20,15 @@ import pytest
 
 from tests.support.live_server import free_port, listening_process, stop_process, wait_listening
 
-__all__ = ["RestartableRedis", "haproxy", "redis_process", "worker", "worker_process", "workers"]
+__all__ = [
+    "RestartableRedis",
+    "haproxy",
+    "paused",
+    "redis_process",
+    "worker",
+    "worker_process",
+    "workers",
+]
 
 WORKER = str(Path(__file__).with_name("worker.py"))
 
@@ -63,6 +72,22 @@ def redis_process(workdir: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]
     args = [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--dir", str(workdir)]
     with listening_process(args, port, stdout=subprocess.DEVNULL) as process:
         yield f"redis://127.0.0.1:{port}/0", process
+
+
+@contextmanager
+def paused(process: subprocess.Popen[bytes], seconds: float | None = None) -> Iterator[None]:
+    """redis-server stopped (SIGSTOP) for the block, or for ``seconds`` from its start."""
+    os.kill(process.pid, signal.SIGSTOP)
+    timer = None
+    if seconds is not None:
+        timer = threading.Timer(seconds, os.kill, (process.pid, signal.SIGCONT))
+        timer.start()
+    try:
+        yield
+    finally:
+        if timer is not None:
+            timer.cancel()
+        os.kill(process.pid, signal.SIGCONT)
 
 
 class RestartableRedis:

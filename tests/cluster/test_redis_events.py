@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import httpx2 as httpx
@@ -51,12 +52,13 @@ async def test_replays_after_a_cursor_and_refuses_what_it_cannot(redis_url: str)
 
 
 async def test_events_written_by_one_worker_are_read_by_another(redis_url: str) -> None:
-    """Two stores (two workers) on one Redis see one history; writes racing on one stream
-    land in event order."""
+    """Two stores (two workers) on one Redis see one history once it is written (behind the
+    live stream: ``flush`` waits for it); writes racing on one stream land in event order."""
     writer, reader = RedisEventStore(redis_url), RedisEventStore(redis_url)
     try:
         stream = _stream()
         await asyncio.gather(*(writer.store_event(stream, n, b"m%d" % n) for n in range(1, 51)))
+        await writer.flush()
         assert await reader.events_after(stream, 0) == [(n, b"m%d" % n) for n in range(1, 51)]
     finally:
         await writer.close()
@@ -96,8 +98,8 @@ def _call(rid: int, to: int) -> dict[str, Any]:
 def test_a_dropped_stream_resumes_with_each_event_exactly_once(redis_url: str) -> None:
     """transports.mdx, Resumability and Redelivery: the client drops a tool call's stream
     after a few events and resumes it with ``Last-Event-ID``; every progress notification and
-    the result arrive exactly once, in order. The events are in Redis: another store (any
-    worker) reads the same ones."""
+    the result arrive exactly once, in order. The events are in Redis while the stream lives
+    (another store, any worker, reads them); once the stream is delivered whole, they go."""
     with worker("w0", options={"redis_events": redis_url}) as port:
         url = f"http://127.0.0.1:{port}/mcp"
         with httpx.Client(timeout=10) as http:
@@ -113,6 +115,8 @@ def test_a_dropped_stream_resumes_with_each_event_exactly_once(redis_url: str) -
                         got.append((n, event.message))
                     if len(got) == 4:
                         break  # the connection drops here
+            seen = asyncio.run(_read_when(redis_url, stream, lambda kept: len(kept) >= 4))
+            assert [n for n, _ in seen[:4]] == [1, 2, 3, 4]
             resume = {**headers, "accept": "text/event-stream", "last-event-id": f"{stream}.4"}
             with http.stream("GET", url, headers=resume) as response:
                 assert response.status_code == 200
@@ -127,14 +131,24 @@ def test_a_dropped_stream_resumes_with_each_event_exactly_once(redis_url: str) -
             assert got[-1][1]["id"] == 7 and got[-1][1]["result"]["structuredContent"] == {
                 "result": 25
             }
-
-            async def read() -> list[tuple[int, bytes]] | None:
-                other = RedisEventStore(redis_url)
-                try:
-                    return await other.events_after(stream, 0)
-                finally:
-                    await other.close()
-
-            kept = asyncio.run(read())
-            assert kept is not None and [n for n, _ in kept] == numbers
+            assert asyncio.run(_read_when(redis_url, stream, lambda kept: not kept)) == []
+            # Delivered whole: resuming it again is refused (nothing kept, nothing twice).
+            assert http.get(url, headers=resume).status_code == 404
             assert http.delete(url, headers=headers).status_code == 200
+
+
+async def _read_when(
+    redis_url: str, stream: str, done: Callable[[list[tuple[int, bytes]]], bool]
+) -> list[tuple[int, bytes]]:
+    """The stream's events as another worker's store reads them from Redis, once ``done``
+    holds for them (within 5 s)."""
+    other = RedisEventStore(redis_url)
+    try:
+        for _ in range(100):
+            kept = await other.events_after(stream, 0) or []
+            if done(kept):
+                return kept
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"Redis holds {[n for n, _ in kept]} of stream {stream}")
+    finally:
+        await other.close()

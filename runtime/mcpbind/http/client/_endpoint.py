@@ -121,11 +121,13 @@ class HTTPEndpoint:
         self._inbox.close(reason)
         self._tasks.cancel_all()
 
-    def _headers(self, accept: str | None, last_event_id: str | None = None) -> dict[str, str]:
+    def _headers(
+        self, accept: str | None, last_event_id: str | None = None, *, session: bool = True
+    ) -> dict[str, str]:
         headers = dict(self.headers)
         if accept is not None:
             headers["accept"] = accept
-        if self.session_id is not None:
+        if session and self.session_id is not None:
             headers["mcp-session-id"] = self.session_id
         if self.protocol_version is not None:
             headers["mcp-protocol-version"] = self.protocol_version
@@ -140,10 +142,13 @@ class HTTPEndpoint:
         last_event_id: str | None = None,
         extra: dict[str, str] | None = None,
         timeout: httpx2.Timeout | None = None,
+        *,
+        session: bool = True,
     ) -> httpx2.Response:
-        """Send one request and return the response with its body not yet read."""
+        """Send one request and return the response with its body not yet read
+        (``session=False``: without the session id, for a new session's ``initialize``)."""
         accept = ACCEPT_POST if method == "POST" else ACCEPT_SSE
-        headers = self._headers(accept, last_event_id)
+        headers = self._headers(accept, last_event_id, session=session)
         if body is not None:
             headers["content-type"] = "application/json"
         if extra:

@@ -334,20 +334,27 @@ class StreamableHTTPTransport(HTTPEndpoint):
     # ------------------------------------------------------------------ session renewal
     async def _reinitialize(self, failed_session: str) -> bool:
         """Start a new session after a 404 (spec §Session Management, point 4) by replaying
-        the initialize request and initialized notification; their answers are swallowed."""
+        the initialize request and initialized notification; their answers are swallowed.
+
+        The failed session's id stays the transport's until the new one is known: a request
+        another task sends meanwhile carries it, gets 404 and waits here for the new session
+        (sent with no id at all, it would get 400, issue 30). If no new session starts (the
+        server refuses, 503 while its registry is down), the failed id stays too: the next
+        request gets 404 and tries again."""
         async with self._reinit_lock:
             if self.session_id != failed_session:
                 return self.session_id is not None  # another task already renewed it
-            self.session_id = None
             init, notification = self._init_request, self._init_notification
             if init is None:
+                self.session_id = None
                 return False
             logger.info("session %s expired; starting a new one", failed_session)
             try:
-                response = await self._open("POST", init)
+                response = await self._open("POST", init, session=False)
                 try:
                     if response.status_code >= 400:
                         return False
+                    self.session_id = None  # the new one, if the server gave one
                     self._learn_session(response)
                     await self._swallow_answer(response)
                 finally:

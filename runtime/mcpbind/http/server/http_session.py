@@ -16,6 +16,7 @@ import contextvars
 import functools
 import logging
 import secrets
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -42,6 +43,18 @@ current_http_session: contextvars.ContextVar[HttpSession | None] = contextvars.C
 
 _CLOSED: Any = object()
 _MAX_FINISHED = 256  # finished-but-undelivered POST streams kept for a resume, per session
+_background: set[asyncio.Task[None]] = set()  # streams forgotten in the background
+_STORE_LOG_EVERY = 60.0
+_store_logged = [float("-inf")]  # when an event store failure was last logged
+
+
+def _store_failed(exc: Exception) -> None:
+    """An event store call failed: logged (one line, at most once a minute), never raised
+    into the session."""
+    now = time.monotonic()
+    if now - _store_logged[0] >= _STORE_LOG_EVERY:
+        _store_logged[0] = now
+        logger.warning("event store failed, streams go on without it: %r", exc)
 
 
 class _Peek(msgspec.Struct, gc=False):
@@ -232,9 +245,7 @@ class HttpSession:
             if not marked and not task.done():
                 task.cancel()  # no room for the marker (or closed before): stop it directly
             await asyncio.gather(task, return_exceptions=True)
-        if self.store is not None:
-            for stream_id in [*self._streams, *self._finished]:
-                await self.store.forget_stream(stream_id)
+        await self._forget([*self._streams, *self._finished])
         self._streams.clear()
         self._finished.clear()
 
@@ -354,7 +365,7 @@ class HttpSession:
         if stream is not None:
             stream.pending.discard(request_id)
             if not stream.pending:
-                self._finish(stream)
+                self._forget_soon(self._finish(stream))
 
     # ------------------------------------------------------------------ server -> client
     async def route(self, message: bytes) -> None:
@@ -374,7 +385,9 @@ class HttpSession:
                 stream.pending.discard(rid)
             await self._deliver(stream, message)
             if not stream.standalone and not stream.pending:
-                self._finish(stream)
+                gone = self._finish(stream)
+                if gone:
+                    await self._forget(gone)
             return
         rid = current_request_id.get()
         stream = self._by_request.get(rid) if rid is not None else None
@@ -386,7 +399,13 @@ class HttpSession:
         n = 0
         if self.store is not None and not stream.json:
             n = stream.n = stream.n + 1
-            await self.store.store_event(stream.id, n, message)
+            try:
+                await self.store.store_event(stream.id, n, message)
+            except Exception as exc:
+                # A store that fails loses a resume, never the live stream (Streamable HTTP,
+                # "Resumability and Redelivery": replaying is a server's option; the event
+                # keeps its id, so a resume from before it is refused as a gap, not wrong).
+                _store_failed(exc)
         item: Item = (n, message)
         while stream.outbox is not None and stream.outbox.full:
             await stream.outbox.room()  # backpressure: the client is not reading its stream
@@ -394,21 +413,54 @@ class HttpSession:
             stream.outbox = None
             stream.backlog.append(item)
 
-    def _finish(self, stream: Stream) -> None:
+    def _finish(self, stream: Stream) -> list[str]:
+        """The stream got its last response. Returns the streams whose stored events can
+        go now (with an event store): this one if it was delivered (a connection took it
+        whole; a resume of it is refused from now on), or the oldest undelivered one kept
+        past the bound. So Redis holds the events of live streams only (issue 30)."""
         stream.done = True
         if stream.outbox is not None:
             stream.outbox.close()
             stream.outbox = None
             self._streams.pop(stream.id, None)
+            if self.store is not None and not stream.json:
+                return [stream.id]
         elif not stream.json and self.store is not None:
             # Undelivered: keep it for a resume (bounded), else forget it.
             self._finished[stream.id] = None
+            gone = []
             while len(self._finished) > _MAX_FINISHED:
                 old = next(iter(self._finished))
                 del self._finished[old]
                 self._streams.pop(old, None)
+                gone.append(old)
+            return gone
         else:
             self._streams.pop(stream.id, None)
+        return []
+
+    async def _forget(self, stream_ids: list[str]) -> None:
+        if self.store is not None:
+            for stream_id in stream_ids:
+                try:
+                    await self.store.forget_stream(stream_id)
+                except Exception as exc:  # left to the store's own expiry
+                    _store_failed(exc)
+
+    def _forget_soon(self, stream_ids: list[str]) -> None:
+        """:meth:`_finish`'s streams to forget, from a caller that cannot wait."""
+        if self.store is not None and stream_ids:
+            task = asyncio.get_running_loop().create_task(self._forget(stream_ids))
+            _background.add(task)
+            task.add_done_callback(_background.discard)
+
+    async def release(self, stream: Stream) -> None:
+        """A finished stream resumed (and so handed over whole, or refused): its stored
+        events can go; a later resume of it is refused, as for one delivered at once."""
+        if stream.done and self.store is not None:
+            self._finished.pop(stream.id, None)
+            self._streams.pop(stream.id, None)
+            await self._forget([stream.id])
 
     def close_request_stream(self, request_id: int | str, retry_ms: int | None) -> bool:
         stream = self._by_request.get(request_id)

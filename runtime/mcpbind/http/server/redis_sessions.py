@@ -13,7 +13,9 @@ its failure modes:
 - the owner is gone (connection refused): the entry is dropped (if it still names that
   owner) and the client gets 404, so it re-initializes;
 - Redis is unreachable: ``initialize`` and requests for sessions held elsewhere get 503 with
-  ``Retry-After`` within ``timeout``; sessions a worker holds itself are served without Redis;
+  ``Retry-After`` within twice ``timeout`` (a call that times out is tried once more: a
+  stall of Redis, or of this worker's own event loop under load, shorter than that fails
+  nothing); sessions a worker holds itself are served without Redis;
 - a forwarded request is never forwarded again (the marker), so no request loops.
 """
 
@@ -102,13 +104,27 @@ class RedisSessionRegistry:
 
         return (redis.exceptions.RedisError, OSError)
 
+    async def _twice(self, command: Any, *args: Any, **kwargs: Any) -> Any:
+        """``command(*args, **kwargs)``, once more if it timed out. Both calls are
+        idempotent (a ``GET``, a ``SET`` of this worker's entry). A timeout is most often a
+        stall, of Redis or of this worker's event loop (its reply read late), so the second
+        try usually succeeds on a fresh connection; a refused connection (Redis down) is not
+        tried again: its 503 comes at once."""
+        import redis.exceptions
+
+        try:
+            return await command(*args, **kwargs)
+        except redis.exceptions.TimeoutError as exc:
+            logger.info("session registry slow (%s); trying once more", exc)
+            return await command(*args, **kwargs)
+
     # ------------------------------------------------------------------ the owner's side
     async def claim(self, session_id: str) -> bool:
         """Record this worker as the owner of a new session; ``False`` when Redis does not
         answer within the timeout (logged)."""
         entry = json.dumps({"owner": self.advertise, "created": int(time.time())})
         try:
-            await self._redis.set(self._key(session_id), entry, px=self._ttl_ms)
+            await self._twice(self._redis.set, self._key(session_id), entry, px=self._ttl_ms)
         except self._errors() as exc:
             logger.warning("session registry unreachable: %s", exc)
             return False
@@ -153,7 +169,7 @@ class RedisSessionRegistry:
         if any(name == FORWARDED_HEADER for name, _ in scope["headers"]):
             return False  # forwarded here by a worker that thought we own it: we do not
         try:
-            raw = await self._redis.get(self._key(session_id))
+            raw = await self._twice(self._redis.get, self._key(session_id))
         except self._errors() as exc:
             logger.warning("session registry unreachable: %s", exc)
             await send_error(

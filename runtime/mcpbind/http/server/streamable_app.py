@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..._lazy import lazy_logger
 from ...protocol import INVALID_REQUEST, SessionOptions
 from ...protocol.classify import Classified, classify_body, decoded_body
 from ...server.app import Server
@@ -53,6 +54,8 @@ from .streams import MAX_PENDING, Outbox, OutboxOnDemand, Stream
 
 if TYPE_CHECKING:
     from .per_request import PerRequestEndpoint
+
+logger = lazy_logger("mcpbind.http")
 
 
 class NotificationBus(Protocol):
@@ -651,7 +654,7 @@ class StreamableHTTPApp(SharedSettings):
         assert self.event_store is not None
         parsed = parse_event_id(last_event_id)
         stream = session.stream(parsed[0]) if parsed is not None else None
-        if parsed is None or stream is None:
+        if parsed is None or stream is None or parsed[1] > stream.n:  # the last: not sent
             await send_error(send, 404, INVALID_REQUEST, "Not Found: unknown Last-Event-ID")
             return
         if stream.outbox is not None:
@@ -661,7 +664,25 @@ class StreamableHTTPApp(SharedSettings):
             stream.outbox = None
         outbox = Outbox(MAX_PENDING, blocking=not stream.standalone)
         session.resume(stream, outbox)  # attach first: nothing sent from now on is missed
-        events = await self.event_store.events_after(stream.id, parsed[1])
+        events: list[tuple[int, bytes]] | None = []
+        unreachable = False
+        if parsed[1] < stream.n:  # else the client has them all: nothing to read
+            try:
+                events = await self.event_store.events_after(stream.id, parsed[1])
+            except Exception as exc:
+                logger.warning("event store unreachable for a resume: %r", exc)
+                unreachable = True
+        await session.release(stream)  # a finished stream: handed over now, or refused
+        if unreachable:
+            session.detach(stream, outbox)
+            await send_error(
+                send,
+                503,
+                INVALID_REQUEST,
+                "Service Unavailable: the event store cannot be reached",
+                [(b"retry-after", b"1")],
+            )
+            return
         if events is None:
             session.detach(stream, outbox)
             await send_error(
