@@ -200,7 +200,12 @@ class RedisSessionRegistry:
         http = self._http
         if http is None:
             timeout = httpx2.Timeout(None, connect=self.timeout)
-            http = self._http = httpx2.AsyncClient(timeout=timeout)
+            # A relayed request holds its connection as long as its client holds the worker's
+            # (a GET stream, the session's life): a bounded pool (httpx's 100) would make every
+            # forwarded request wait, with no timeout, behind the long-lived streams. The
+            # inbound connections bound these already.
+            limits = httpx2.Limits(max_connections=None, max_keepalive_connections=64)
+            http = self._http = httpx2.AsyncClient(timeout=timeout, limits=limits)
         headers = [(k, v) for k, v in scope["headers"] if k.lower() not in _HOP]
         headers.append((FORWARDED_HEADER, self.advertise.encode()))
         query = scope.get("query_string") or b""
