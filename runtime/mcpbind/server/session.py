@@ -122,9 +122,10 @@ class ServerSession:
         #: ``Context.session_state`` of every request of this session.
         self.state: dict[str, Any] = {}
         self.subscriptions: set[str] = set()
-        #: The headers of the HTTP request that carried request ``id`` (set by an HTTP
-        #: transport, read once as the request's context is made); ``None``: not over HTTP.
-        self.request_headers: Callable[[RequestId], Mapping[str, str] | None] | None = None
+        #: The headers of the HTTP request that carried each request not yet started, by id
+        #: (filled by an HTTP transport, taken as the request's context is made); ``None``:
+        #: not over HTTP.
+        self.request_headers: dict[RequestId, Mapping[str, str]] | None = None
         self.client_info: t.Implementation | None = None
         self.initialized = Flag()
         self._debounce = debounce
@@ -295,7 +296,9 @@ class ServerSession:
             session_state=self.state,
             debug_errors=self.core.options.debug,
             principal=self.principal or current_principal.get(),
-            headers=None if self.request_headers is None else self.request_headers(event.id),
+            headers=None
+            if (carried := self.request_headers) is None
+            else carried.pop(event.id, None),
             lifespan_state=self.server.lifespan_state,
         )
         return handler(event.params, ctx)

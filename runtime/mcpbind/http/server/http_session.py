@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import functools
 import logging
 import secrets
 import time
@@ -26,7 +25,6 @@ from msgspec import UNSET, UnsetType
 from ...protocol import SessionOptions
 from ...runner import current_request_id
 from ...server.app import Server
-from ...server.context import current_request_headers
 from ...server.session import ServerSession
 from ...transports import MessagePump, TransportClosed
 from .events import EventStore
@@ -82,15 +80,6 @@ def close_sse_stream(retry_ms: int | None = None) -> bool:
     if session is None or rid is None:
         return False
     return session.close_request_stream(rid, retry_ms)
-
-
-def _headers_of(
-    expected: dict[int | str, Mapping[str, str]], request_id: int | str
-) -> Mapping[str, str] | None:
-    """The headers of the POST that carried this request: as :meth:`HttpSession.expect` said,
-    else (a request answered in its POST's task, :meth:`HttpSession.answer`) that task's."""
-    headers = expected.pop(request_id, None)
-    return headers if headers is not None else current_request_headers.get()
 
 
 class _Transport(MessagePump):
@@ -171,13 +160,13 @@ class HttpSession:
         #: Finished streams kept for a resume, oldest first (a dict keeps insertion order).
         self._finished: dict[str, None] = {}
         self._by_request: dict[int | str, Stream] = {}
-        #: The headers of the POST that carried each request not yet started (read once).
+        #: The headers of the POST that carried each request not yet started (taken once,
+        #: by the server session as it makes the request's context).
         self._headers: dict[int | str, Mapping[str, str]] = {}
         self.server_session = ServerSession(
             server, _Transport(self), options=options, transport_name="http"
         )
-        # Not a bound method: the session must not hold itself (freed by refcount alone).
-        self.server_session.request_headers = functools.partial(_headers_of, self._headers)
+        self.server_session.request_headers = self._headers
         self.task: asyncio.Task[None] | None = None
 
     def _next_stream_id(self) -> str:
@@ -188,8 +177,6 @@ class HttpSession:
     def start(self) -> asyncio.Task[None]:
         context = contextvars.copy_context()
         context.run(current_http_session.set, self)
-        # Not the headers of the POST that opened it: each request gets its own (expect).
-        context.run(current_request_headers.set, None)
         self._context = context
         self.task = asyncio.get_running_loop().create_task(self._run(), context=context)
         return self.task
@@ -303,20 +290,25 @@ class HttpSession:
         """The read loop waits with nothing queued: a request may be answered in place."""
         return self._push is not None and not self.closed
 
-    async def answer(self, body: bytes) -> bytes | None:
-        """Answer a POST that is one request in the POST's own task, and return the encoded
-        response (``None``: cancelled, or the session ended): for JSON mode, where nothing
-        but the response goes on the POST's stream (what the handler emits goes to the GET
-        stream). Only while :attr:`at_rest`, so requests stay in order with what came
-        before; the connection's runner applies its table, bounds and cancellation as to any
-        request (:meth:`Connection.answer_here`). The session is :attr:`busy`
-        meanwhile, and touched when the request is answered."""
+    async def answer(
+        self, body: bytes, request_id: int | str, headers: Mapping[str, str]
+    ) -> bytes | None:
+        """Answer a POST that is one request (``request_id``, carried with ``headers``) in
+        the POST's own task, and return the encoded response (``None``: cancelled, or the
+        session ended): for JSON mode, where nothing but the response goes on the POST's
+        stream (what the handler emits goes to the GET stream). Only while :attr:`at_rest`,
+        so requests stay in order with what came before; the connection's runner applies its
+        table, bounds and cancellation as to any request (:meth:`Connection.answer_here`).
+        The session is :attr:`busy` meanwhile, and touched when the request is answered."""
         current_http_session.set(self)  # the POST's task runs the handler
+        expected = self._headers
+        expected[request_id] = headers
         self._answering += 1
         try:
             return await self.server_session.connection.answer_here(body)
         finally:
             self._answering -= 1
+            expected.pop(request_id, None)  # refused before its context was made
             self.touch()
 
     async def pump(self, handler: Callable[[bytes], bool]) -> None:

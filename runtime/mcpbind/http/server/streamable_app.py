@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..._lazy import lazy_logger
 from ...protocol import INVALID_REQUEST, SessionOptions
 from ...protocol.classify import Classified, classify_body, decoded_body
 from ...server.app import Server
-from ...server.context import current_request_headers
 from ...server.lifespan import LifespanClaim
 from ...versions import HANDSHAKE_VERSIONS, HEADERLESS_VERSION, era_of
 from ._asgi import (
@@ -399,13 +398,7 @@ class StreamableHTTPApp(SharedSettings):
                     f"Invalid Request: JSON-RPC batches are not supported in {session.version}",
                 )
                 return
-        # What the session's handlers read as ``Context.headers``: run in this task, or told
-        # to the session's (``_dispatch``); a request without a session gets them itself.
-        token = current_request_headers.set(RequestHeaders(headers.raw))
-        try:
-            await self._dispatch(session, send, receive, body, classified)
-        finally:
-            current_request_headers.reset(token)
+        await self._dispatch(session, send, receive, body, classified, headers)
         if classified.initialize and session.version is None and session.id is not None:
             # The handshake failed (the client got the error): the session never began.
             self.sessions.pop(session.id, None)
@@ -461,6 +454,7 @@ class StreamableHTTPApp(SharedSettings):
         receive: Receive,
         body: bytes,
         classified: Classified,
+        headers: Headers,
     ) -> None:
         """Feed an accepted body to its session and answer the POST (202, JSON or SSE)."""
         extra = [] if session.id is None else [(b"mcp-session-id", session.id.encode())]
@@ -471,12 +465,14 @@ class StreamableHTTPApp(SharedSettings):
                 session.cancel_request(rid)
             await send_response(send, 202, b"", extra)
             return
+        # What the requests' handlers read as ``Context.headers``.
+        fields = RequestHeaders(headers.raw)
         here = not classified.batch and session.at_rest
-        if not here and (headers := current_request_headers.get()) is not None:
-            session.expect(classified.request_ids, headers)  # run in the session's task
+        if not here:
+            session.expect(classified.request_ids, fields)  # run in the session's task
         if self.json_response and here:
             # One request, nothing before it still being read: answered in this task.
-            answered = await session.answer(body)
+            answered = await session.answer(body, classified.request_ids[0], fields)
             if answered is None and session.closed:
                 await send_error(send, 404, SESSION_NOT_FOUND, "Session terminated")
             elif answered is None:
@@ -494,7 +490,8 @@ class StreamableHTTPApp(SharedSettings):
         version = session.version or classified.requested_version or HEADERLESS_VERSION
         priming = self.event_store is not None and era_of(version).priming_events
         if here and not self.json_response:
-            await self._sse_here(session, stream, send, receive, body, extra, priming)
+            request = (body, classified.request_ids[0], fields)
+            await self._sse_here(session, stream, send, receive, request, extra, priming)
             return
         outbox = Outbox(MAX_PENDING, blocking=True)
         session.attach(stream, outbox)
@@ -512,12 +509,12 @@ class StreamableHTTPApp(SharedSettings):
         stream: Stream,
         send: Send,
         receive: Receive,
-        body: bytes,
+        request: tuple[bytes, int | str, Mapping[str, str]],
         extra: list[tuple[bytes, bytes]],
         priming: bool,
     ) -> None:
-        """One request on a session at rest, SSE: its handler runs in this task, as in JSON
-        mode. What it emits goes to its stream, whose writer task starts with the first event
+        """One request on a session at rest, SSE (``request``: as :meth:`HttpSession.answer`
+        takes it): its handler runs in this task, as in JSON mode. What it emits goes to its stream, whose writer task starts with the first event
         (or the stream's closing), so events leave as they come; else it is answered here."""
 
         def write() -> Coroutine[Any, Any, None]:
@@ -527,7 +524,7 @@ class StreamableHTTPApp(SharedSettings):
         outbox = OutboxOnDemand(lambda: writers.append(asyncio.ensure_future(write())))
         session.attach(stream, outbox)
         try:
-            answered = await session.answer(body)
+            answered = await session.answer(*request)
             outbox.start = None  # the answer, queued next, is written below if no writer runs
             if answered is None:
                 outbox.close()  # cancelled, or the session ended: no answer comes
