@@ -424,27 +424,29 @@ async def run_request(
             params = params.materialize()
         if emit is None and emit_for is not None:
             emit = functools.partial(emit_for, request_id)
-        # No requestState and no way to ask: no round, no state, no runner task.
         mrtr = method in MRTR_METHODS
-        unasking = mrtr and custom is None and _cannot_ask(server, params)
-        if not mrtr or (unasking and not isinstance(params.request_state, str)):
-            peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
-            ctx = _context(peer, meta, request_id, debug or server.debug, server, headers)
-            return _complete(await handler(params, ctx), method, enc, enc.options)
         if (
-            custom is None
+            mrtr
+            and custom is None
             and method in server.explicit_rounds
             and not isinstance(field_of(params, "request_state", "requestState"), str)
         ):
             # The first call to a handler that makes its own rounds (Server.wrap with
             # explicit_rounds, e.g. the Host's gateway): no state to open and no round to run,
-            # only its own InputRequiredResult to seal (as _answer_mrtr would, on round 1).
+            # only its own InputRequiredResult to seal (as _answer_mrtr would, on round 1),
+            # whatever function it may reach (it replaces the method's handler).
             peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
             ctx = _context(peer, meta, request_id, debug or server.debug, server, headers)
             result = await handler(params, ctx)
             if _is_input_required(result):
                 return _sealed_own(result, server, enc, method, params, principal, 1)
             return _complete(result, method, enc, enc.options)
+        # No requestState and no way to ask: no round, no state, no runner task.
+        unasking = mrtr and custom is None and _cannot_ask(server, params)
+        if not mrtr or (unasking and not isinstance(params.request_state, str)):
+            peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
+            ctx = _context(peer, meta, request_id, debug or server.debug, server, headers)
+            return _complete(await handler(params, ctx), method, enc, enc.options)
         return await _answer_mrtr(
             server,
             enc,
