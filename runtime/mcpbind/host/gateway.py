@@ -230,7 +230,7 @@ class Gateway:
         if not isinstance(raw, msgspec.UnsetType):
             upstream.arguments = raw  # the caller's JSON, passed on as it came
         with upstream_errors(entry.server):
-            if _runs_as_task(entry.tool):
+            if entry.tool.execution is not msgspec.UNSET and _runs_as_task(entry.tool):
                 return await _as_task(client, entry.tool.name, _decoded(arguments))
             result = await client.send_request(PASS_CALL_TOOL, upstream, progress_to(ctx))
             return passed_on(result)
