@@ -176,8 +176,8 @@ class Gate:
             else:
                 if override is not None:
                     verdict, reason = override, f"host check: {override} (policy: {reason})"
-        approve = self.hooks.approve
         if verdict == "ask":
+            approve = self.hooks.approve
             if approve is None:
                 verdict, reason = "deny", f"{reason}; asked, but the host has no approver"
             else:

@@ -370,8 +370,12 @@ class Host:
             route.approved("deny")
             raise
         route.approved("allow")
-        # Fetched again: the server may have restarted while the user was deciding.
-        return entry, self.client(entry.server)
+        # The server may have restarted while the user was deciding: its handle's client now
+        # (the same handle unless the server was removed and added again).
+        client = handle.client
+        if client is None or self.supervisor.handles.get(entry.server) is not handle:
+            client = self.client(entry.server)  # raises if it is down now
+        return entry, client
 
     async def read_resource(self, uri: str, *, server: str | None = None) -> t.ReadResourceResult:
         """Read a resource from ``server``, or from the one server that lists or templates it.

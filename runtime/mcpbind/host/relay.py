@@ -91,14 +91,14 @@ class Downstream:
         self.done = True
         if self._ended is not None:
             self._ended.set()
-        if not records and relay.inflight.get(self.server) is records:
-            del relay.inflight[self.server]
 
 
 class Relay:
     """The downstream requests in flight, by upstream server; the relays to them."""
 
     def __init__(self, fallback_approver: Approver | None = None) -> None:
+        #: The downstream requests in flight to each server, oldest first (a server's list
+        #: stays, empty, when its last one ends: the next call reuses it).
         self.inflight: dict[str, list[Downstream]] = {}
         #: Asked for a call that no downstream request made (``Host.call_tool`` from Python).
         self.fallback_approver = fallback_approver
