@@ -115,7 +115,10 @@ class Gateway:
         ):
             # A 2026-07-28 caller's rounds are the gateway's own (GatewayRounds): an upstream
             # ask reaches the caller as an InputRequiredResult it builds, never by the context.
-            server.wrap(method, _replacing(handler), explicit_rounds=method == "tools/call")
+            # Its tools/call reads the params' fields only: the wire view does (no second
+            # decode of the caller's _meta).
+            calls = method == "tools/call"
+            server.wrap(method, _replacing(handler), explicit_rounds=calls, wire_view=calls)
         server.add_middleware(_Subscriptions(self._subscriptions))
         #: Tasks passed through to the servers that run them (:mod:`.gateway_tasks`).
         self.tasks = GatewayTasks(server, host, self.relay)
@@ -196,6 +199,8 @@ class Gateway:
 
     # ------------------------------------------------------------------ routed requests
     async def _call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> Any:
+        # On 2026-07-28 ``params`` is the request's wire view (Server.wrap(wire_view=True)):
+        # the same fields, ``_meta`` raw (read from ``ctx`` instead).
         entry = self.host.catalog.tools.get(params.name)
         if entry is None:
             raise UnknownName("tool", params.name)
