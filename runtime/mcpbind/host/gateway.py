@@ -54,7 +54,13 @@ from ..server.middleware import IncomingCall, Next
 from ..server.mrtr import StatelessPeer
 from .approval import approve_all
 from .catalog import Catalog, ToolEntry
-from .forwarding import PASS_CALL_TOOL, passed_on, progress_to, upstream_errors
+from .forwarding import (
+    PASS_CALL_TOOL,
+    UpstreamErrors,
+    passed_on,
+    progress_to,
+    upstream_errors,
+)
 from .gateway_rounds import GatewayRounds
 from .gateway_tasks import GatewayTasks
 from .relay import Relay
@@ -234,7 +240,7 @@ class Gateway:
         upstream = t.CallToolRequestParams(name=entry.tool.name)
         if not isinstance(raw, msgspec.UnsetType):
             upstream.arguments = raw  # the caller's JSON, passed on as it came
-        with upstream_errors(entry.server):
+        with UpstreamErrors(entry.server):  # upstream_errors' block, without its frame
             if entry.tool.execution is not msgspec.UNSET and _runs_as_task(entry.tool):
                 return await _as_task(client, entry.tool.name, _decoded(arguments))
             result = await client.send_request(PASS_CALL_TOOL, upstream, progress_to(ctx))

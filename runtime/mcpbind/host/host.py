@@ -360,7 +360,8 @@ class Host:
         if entry is None:
             raise UnknownName("tool", name, "; see Host.catalog.tools")
         route = current_route()
-        route.to(entry.server, entry.tool.name)
+        if route.traced:
+            route.to(entry.server, entry.tool.name)
         handle = self.supervisor.handle(entry.server)
         if handle.client is None:  # a server that is down fails before the user is asked
             raise ServerUnavailable(entry.server, handle.status, handle.error)
@@ -370,7 +371,8 @@ class Host:
         except ApprovalDenied:
             route.approved("deny")
             raise
-        route.approved("allow")
+        if route.traced:
+            route.approved("allow")
         # The server may have restarted while the user was deciding: its handle's client now
         # (the same handle unless the server was removed and added again).
         client = handle.client
