@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
 from mcpbind import types as t
@@ -349,3 +350,37 @@ async def test_sampling_never_includes_other_context() -> None:
         "includeContext 'allServers' ignored",
         "includeContext 'thisServer' ignored",
     ]
+
+
+def test_a_call_the_policy_allows_outright_is_told_without_the_hooks() -> None:
+    """tools.mdx §Security Considerations: every decision is still recorded; Gate.allows (the
+    Host's step before awaiting Gate.authorize) says yes only when no hook could change it."""
+    from collections import deque
+
+    from mcpbind.host.catalog import ToolEntry
+    from mcpbind.host.gate import Gate
+
+    class Hooks:
+        approve = None
+        check: Any = None
+        sampler = review_sampling = review_sampling_result = elicit = None
+
+    hooks = Hooks()
+    audit: deque[Any] = deque()
+    gate = Gate(hooks, audit)
+    schema = msgspec.Raw(b'{"type": "object"}')
+    entry = ToolEntry("s__echo", "s", t.Tool(name="echo", input_schema=schema))
+    assert gate.allows(ApprovalPolicy(default="allow"), entry) is True
+    assert [(a.kind, a.server, a.subject, a.verdict) for a in audit] == [
+        ("tool", "s", "echo", "allow")
+    ]
+    assert audit[0].reason == "server default policy: allow"
+    assert gate.allows(ApprovalPolicy(default="ask"), entry) is False
+    assert gate.allows(ApprovalPolicy(tools={"echo": "deny"}), entry) is False
+
+    async def check(request: ToolCallRequest) -> None:
+        return None
+
+    hooks.check = check  # a hook may override the policy: Gate.authorize decides
+    assert gate.allows(ApprovalPolicy(default="allow"), entry) is False
+    assert len(audit) == 1

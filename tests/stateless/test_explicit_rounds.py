@@ -93,3 +93,29 @@ async def test_an_ask_through_the_context_fails_at_once() -> None:
     assert reply is not None
     error = json.loads(reply.data)
     assert "cannot ask the client for input" in json.dumps(error)
+
+
+async def test_own_rounds_are_sealed_whatever_function_the_name_reaches() -> None:
+    """mrtr.mdx §Server Requirements (Basic Workflow): the state the client echoes is the server's, sealed,
+    also when the call names a registered tool that takes no context (the wrapped handler,
+    not that function, answers)."""
+    tasks: list[asyncio.Task[Any] | None] = []
+    server = _server(tasks)
+
+    @server.tool()
+    def plain() -> str:  # no context parameter
+        return "unreached"
+
+    first = await answer(server, 1, "tools/call", _body(name="plain"))
+    assert first is not None and first.error_code is None
+    result = json.loads(first.data)["result"]
+    assert result["resultType"] == "input_required"
+    assert result["requestState"] != "mine"
+    done = await answer(
+        server,
+        2,
+        "tools/call",
+        _body(name="plain", requestState=result["requestState"], inputResponses={"go": accept()}),
+    )
+    assert done is not None and done.error_code is None
+    assert json.loads(done.data)["result"]["content"][0]["text"].startswith("mine: ")

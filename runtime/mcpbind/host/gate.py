@@ -154,6 +154,17 @@ class Gate:
     def _record(self, kind: Any, server: str, subject: str, verdict: str, reason: str) -> None:
         self.audit.append(AuditEntry(kind, server, subject, verdict, reason))
 
+    def allows(self, policy: ApprovalPolicy, entry: ToolEntry) -> bool:
+        """The usual call, told without a coroutine: ``True`` (and recorded) when the policy
+        allows it outright and no check hook is set; ``False``: :meth:`authorize` decides."""
+        if self.hooks.check is not None:
+            return False
+        verdict, reason = decide(policy, entry.tool)
+        if verdict != "allow":
+            return False
+        self._record("tool", entry.server, entry.tool.name, verdict, reason)
+        return True
+
     async def authorize(
         self,
         policy: ApprovalPolicy,
@@ -176,8 +187,8 @@ class Gate:
             else:
                 if override is not None:
                     verdict, reason = override, f"host check: {override} (policy: {reason})"
-        approve = self.hooks.approve
         if verdict == "ask":
+            approve = self.hooks.approve
             if approve is None:
                 verdict, reason = "deny", f"{reason}; asked, but the host has no approver"
             else:

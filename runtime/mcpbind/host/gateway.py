@@ -54,7 +54,13 @@ from ..server.middleware import IncomingCall, Next
 from ..server.mrtr import StatelessPeer
 from .approval import approve_all
 from .catalog import Catalog, ToolEntry
-from .forwarding import PASS_CALL_TOOL, passed_on, progress_to, upstream_errors
+from .forwarding import (
+    PASS_CALL_TOOL,
+    UpstreamErrors,
+    passed_on,
+    progress_to,
+    upstream_errors,
+)
 from .gateway_rounds import GatewayRounds
 from .gateway_tasks import GatewayTasks
 from .relay import Relay
@@ -115,7 +121,10 @@ class Gateway:
         ):
             # A 2026-07-28 caller's rounds are the gateway's own (GatewayRounds): an upstream
             # ask reaches the caller as an InputRequiredResult it builds, never by the context.
-            server.wrap(method, _replacing(handler), explicit_rounds=method == "tools/call")
+            # Its tools/call reads the params' fields only: the wire view does (no second
+            # decode of the caller's _meta).
+            calls = method == "tools/call"
+            server.wrap(method, _replacing(handler), explicit_rounds=calls, wire_view=calls)
         server.add_middleware(_Subscriptions(self._subscriptions))
         #: Tasks passed through to the servers that run them (:mod:`.gateway_tasks`).
         self.tasks = GatewayTasks(server, host, self.relay)
@@ -196,6 +205,8 @@ class Gateway:
 
     # ------------------------------------------------------------------ routed requests
     async def _call_tool(self, params: t.CallToolRequestParams, ctx: Context) -> Any:
+        # On 2026-07-28 ``params`` is the request's wire view (Server.wrap(wire_view=True)):
+        # the same fields, ``_meta`` raw (read from ``ctx`` instead).
         entry = self.host.catalog.tools.get(params.name)
         if entry is None:
             raise UnknownName("tool", params.name)
@@ -229,8 +240,8 @@ class Gateway:
         upstream = t.CallToolRequestParams(name=entry.tool.name)
         if not isinstance(raw, msgspec.UnsetType):
             upstream.arguments = raw  # the caller's JSON, passed on as it came
-        with upstream_errors(entry.server):
-            if _runs_as_task(entry.tool):
+        with UpstreamErrors(entry.server):  # upstream_errors' block, without its frame
+            if entry.tool.execution is not msgspec.UNSET and _runs_as_task(entry.tool):
                 return await _as_task(client, entry.tool.name, _decoded(arguments))
             result = await client.send_request(PASS_CALL_TOOL, upstream, progress_to(ctx))
             return passed_on(result)

@@ -49,6 +49,8 @@ __all__ = ["GatewayRounds", "Suspended"]
 #: Event-loop turns granted after an ask, so asks made together join one round.
 _SETTLE_STEPS: Final = 8
 _REQUESTS = decoder(dict[str, t.InputRequest])
+_SAMPLING: Final = ("sampling",)
+_ELICITATION: Final = ("elicitation",)
 
 Forward = Callable[
     ["ToolEntry", "Client", Any, "msgspec.Raw | dict[str, Any] | None", Context], Awaitable[Any]
@@ -179,11 +181,10 @@ class GatewayRounds:
     def wanted(params: t.CallToolRequestParams, ctx: Context) -> bool:
         """A 2026-07-28 call (checked by the caller) that names a suspended call, or whose
         client can be asked something."""
-        return (
-            isinstance(params.request_state, str)
-            or ctx.client_supports("sampling")
-            or ctx.client_supports("elicitation")
-        )
+        if isinstance(params.request_state, str):
+            return True
+        peer = ctx.peer  # asked directly: this runs on every 2026-07-28 call of the gateway
+        return peer.peer_has_capability(_SAMPLING) or peer.peer_has_capability(_ELICITATION)
 
     async def call(
         self,

@@ -360,18 +360,25 @@ class Host:
         if entry is None:
             raise UnknownName("tool", name, "; see Host.catalog.tools")
         route = current_route()
-        route.to(entry.server, entry.tool.name)
+        if route.traced:
+            route.to(entry.server, entry.tool.name)
         handle = self.supervisor.handle(entry.server)
         if handle.client is None:  # a server that is down fails before the user is asked
             raise ServerUnavailable(entry.server, handle.status, handle.error)
         try:
-            await self.gate.authorize(handle.policy, entry, arguments)
+            if not self.gate.allows(handle.policy, entry):  # allowed outright: no await
+                await self.gate.authorize(handle.policy, entry, arguments)
         except ApprovalDenied:
             route.approved("deny")
             raise
-        route.approved("allow")
-        # Fetched again: the server may have restarted while the user was deciding.
-        return entry, self.client(entry.server)
+        if route.traced:
+            route.approved("allow")
+        # The server may have restarted while the user was deciding: its handle's client now
+        # (the same handle unless the server was removed and added again).
+        client = handle.client
+        if client is None or self.supervisor.handles.get(entry.server) is not handle:
+            client = self.client(entry.server)  # raises if it is down now
+        return entry, client
 
     async def read_resource(self, uri: str, *, server: str | None = None) -> t.ReadResourceResult:
         """Read a resource from ``server``, or from the one server that lists or templates it.

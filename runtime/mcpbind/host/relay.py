@@ -32,7 +32,7 @@ from ..protocol import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 from ..server.context import Context
 from .approval import Approver, ToolCallRequest
 
-__all__ = ["APPROVE_FIELD", "MAX_PENDING_COMPLETIONS", "Downstream", "Relay", "Serving"]
+__all__ = ["APPROVE_FIELD", "MAX_PENDING_COMPLETIONS", "Downstream", "Relay"]
 
 R = TypeVar("R")
 
@@ -45,13 +45,17 @@ APPROVE_FIELD = "approve"
 
 
 class Downstream:
-    """One downstream request in flight to an upstream server: its handler context, and
-    whether it has ended (``ended``, an event made when something first waits for it: most
-    calls are never asked anything)."""
+    """One downstream request in flight to an upstream server, and :meth:`Relay.serving`'s
+    block that keeps it in the relay while it runs (a plain context manager, one object: it
+    is entered on every routed call). ``context``: its handler context; ``ended``: an event
+    set once it has ended, made when something first waits for it (most calls are never
+    asked anything)."""
 
-    __slots__ = ("_ended", "context", "done")
+    __slots__ = ("_ended", "_records", "_token", "context", "done", "relay", "server")
 
-    def __init__(self, context: Context) -> None:
+    def __init__(self, relay: Relay, server: str, context: Context) -> None:
+        self.relay = relay
+        self.server = server
         self.context = context
         self.done = False
         self._ended: anyio.Event | None = None
@@ -66,52 +70,35 @@ class Downstream:
                 event.set()
         return event
 
-    def end(self) -> None:
-        self.done = True
-        if self._ended is not None:
-            self._ended.set()
-
-
-class Serving:
-    """:meth:`Relay.serving`'s block: ``context``'s request is in flight to ``server`` (a
-    plain context manager: it is entered on every routed call)."""
-
-    __slots__ = ("_record", "_records", "_token", "context", "relay", "server")
-
-    def __init__(self, relay: Relay, server: str, context: Context) -> None:
-        self.relay = relay
-        self.server = server
-        self.context = context
-
     def __enter__(self) -> Downstream:
         relay = self.relay
-        record = Downstream(self.context)
         records = relay.inflight.get(self.server)
         if records is None:
             records = relay.inflight[self.server] = []
-        records.append(record)
-        self._record = record
+        records.append(self)
         self._records = records
         self._token = relay.current.set(self.context)
-        return record
+        return self
 
     def __exit__(self, *exc: object) -> None:
         relay = self.relay
         relay.current.reset(self._token)
-        records, record = self._records, self._record
-        if records[-1] is record:
+        records = self._records
+        if records[-1] is self:
             records.pop()
         else:  # not the newest: another request to the server began since
-            records.remove(record)
-        record.end()
-        if not records and relay.inflight.get(self.server) is records:
-            del relay.inflight[self.server]
+            records.remove(self)
+        self.done = True
+        if self._ended is not None:
+            self._ended.set()
 
 
 class Relay:
     """The downstream requests in flight, by upstream server; the relays to them."""
 
     def __init__(self, fallback_approver: Approver | None = None) -> None:
+        #: The downstream requests in flight to each server, oldest first (a server's list
+        #: stays, empty, when its last one ends: the next call reuses it).
         self.inflight: dict[str, list[Downstream]] = {}
         #: Asked for a call that no downstream request made (``Host.call_tool`` from Python).
         self.fallback_approver = fallback_approver
@@ -123,9 +110,9 @@ class Relay:
             "mcpbind_gateway_request", default=None
         )
 
-    def serving(self, server: str, context: Context) -> Serving:
+    def serving(self, server: str, context: Context) -> Downstream:
         """While the block runs, what ``server`` asks or logs goes to ``context``'s client."""
-        return Serving(self, server, context)
+        return Downstream(self, server, context)
 
     def newest(self, server: str) -> Downstream | None:
         """The newest downstream request in flight to ``server``; ``None`` when none is, or

@@ -27,11 +27,14 @@ __all__ = ["Route", "current_route", "routing"]
 class Route:
     """What the routing span learns as the call goes on (a no-op without a span)."""
 
-    __slots__ = ("_method", "_span")
+    __slots__ = ("_method", "_span", "traced")
 
     def __init__(self, span: Span | None, method: str) -> None:
         self._span = span
         self._method = method
+        #: Whether a span records the route (``False``: :meth:`to` and :meth:`approved` do
+        #: nothing, so a caller on every call may skip them).
+        self.traced = span is not None
 
     def to(self, server: str, target: str | None) -> None:
         """The call goes to ``server``'s ``target`` (its own name of the tool or prompt, or

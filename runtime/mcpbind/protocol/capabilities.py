@@ -16,7 +16,8 @@ def has_capability(caps: Mapping[str, Any] | None, path: tuple[str, ...]) -> boo
     empty object declares form mode only, for backwards compatibility)."""
     node: Any = caps
     for key in path:
-        if not isinstance(node, Mapping):
+        # A dict (the usual case) spares the ABC's Python-level isinstance check.
+        if type(node) is not dict and not isinstance(node, Mapping):
             return False
         if key not in node:
             return key == "form" and path[0] == "elicitation" and node == {}

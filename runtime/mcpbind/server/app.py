@@ -167,6 +167,11 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
     #: Methods whose wrapped handler answers a 2026-07-28 request's input rounds itself
     #: (:meth:`wrap` with ``explicit_rounds``).
     explicit_rounds: set[str] = msgspec.field(default_factory=set)
+    #: The wrapper of each method registered to take the wire view (:meth:`wrap`).
+    _view_wrappers: dict[str, Wrapper] = msgspec.field(default_factory=dict)
+    #: Methods whose handler, as the table has it, takes a 2026-07-28 request's wire view: its
+    #: wire-view wrapper is the outermost and no middleware wraps it (:meth:`wrap`).
+    wire_views: frozenset[str] = msgspec.field(default_factory=frozenset)
     middleware: list[Middleware] = msgspec.field(default_factory=list)
     """Around every inbound request, in order (the first outermost): :mod:`.middleware`."""
     #: The layers the handler table was built with (``middleware``, OpenTelemetry's if active).
@@ -410,16 +415,30 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         self.middleware.extend(layers)
         self._build_handlers()
 
-    def wrap(self, method: str, wrapper: Wrapper, *, explicit_rounds: bool = False) -> None:
+    def wrap(
+        self,
+        method: str,
+        wrapper: Wrapper,
+        *,
+        explicit_rounds: bool = False,
+        wire_view: bool = False,
+    ) -> None:
         """Low level, for extensions (use :meth:`add_middleware`): wrap one method's handler
         (``wrapper(inner) -> handler``), inside every middleware. ``explicit_rounds``: on
         protocol 2026-07-28 the handler answers its input rounds itself (it returns an
         ``InputRequiredResult`` with its own ``requestState``, basic/patterns/mrtr.mdx) and
         never asks through its context, so it runs without the task that turns a context's
-        asks into rounds (a context's ask then fails at once)."""
+        asks into rounds (a context's ask then fails at once). ``wire_view``: on 2026-07-28
+        the handler may be given the request's wire view instead of its params
+        (:class:`~mcpbind.protocol.wire_view.WireParams`: the same fields, validated the same
+        way, but ``_meta`` kept as raw JSON; the protocol fields are the context's), sparing
+        a second decode of the params; only while this wrapper is the method's outermost and
+        no middleware wraps the method (a layer gets the params as always)."""
         self._wrappers.setdefault(method, []).append(wrapper)
         if explicit_rounds:
             self.explicit_rounds.add(method)
+        if wire_view:
+            self._view_wrappers[method] = wrapper
         self._build_handlers()
 
     @property
@@ -851,7 +870,8 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         self._build_handlers()
 
     def _build_handlers(self) -> None:
-        """``handlers`` (method -> handler, looked up per request) and ``own_tool_calls``."""
+        """``handlers`` (method -> handler, looked up per request), ``own_tool_calls`` and
+        ``wire_views``."""
         table: dict[str, Handler] = {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -866,10 +886,16 @@ class Server(msgspec.Struct, dict=True, weakref=True):  # as the dataclass: own 
         for method, wrappers in self._wrappers.items():
             for wrapper in wrappers if method in table else ():
                 table[method] = wrapper(table[method])
+        viewed = {
+            method: table[method]
+            for method, wrapper in self._view_wrappers.items()
+            if method in table and self._wrappers[method][-1] is wrapper
+        }
         self._layers = layers = layers_for(self.middleware)
         for method in table if layers else ():
             table[method] = compose(method, layers, table[method])
         self.own_tool_calls = table["tools/call"] == self._call_tool
+        self.wire_views = frozenset(m for m, handler in viewed.items() if table[m] is handler)
         self.handlers: dict[str, Handler] = table  # an attribute: reading it changes nothing
 
     async def _list_tools(self, params: Any, ctx: Context) -> t.ListToolsResult:

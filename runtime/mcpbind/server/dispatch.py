@@ -421,11 +421,28 @@ async def run_request(
                     headers=headers,
                 )
                 return _complete(await handler(params, ctx), method, enc, enc.options)
-            params = params.materialize()
+            if method not in server.wire_views or not _view_fits(view):
+                params = params.materialize()
         if emit is None and emit_for is not None:
             emit = functools.partial(emit_for, request_id)
-        # No requestState and no way to ask: no round, no state, no runner task.
         mrtr = method in MRTR_METHODS
+        if (
+            mrtr
+            and custom is None
+            and method in server.explicit_rounds
+            and not isinstance(field_of(params, "request_state", "requestState"), str)
+        ):
+            # The first call to a handler that makes its own rounds (Server.wrap with
+            # explicit_rounds, e.g. the Host's gateway): no state to open and no round to run,
+            # only its own InputRequiredResult to seal (as _answer_mrtr would, on round 1),
+            # whatever function it may reach (it replaces the method's handler).
+            peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
+            ctx = _context(peer, meta, request_id, debug or server.debug, server, headers)
+            result = await handler(params, ctx)
+            if _is_input_required(result):
+                return _sealed_own(result, server, enc, method, params, principal, 1)
+            return _complete(result, method, enc, enc.options)
+        # No requestState and no way to ask: no round, no state, no runner task.
         unasking = mrtr and custom is None and _cannot_ask(server, params)
         if not mrtr or (unasking and not isinstance(params.request_state, str)):
             peer = StatelessPeer(meta.client_capabilities, meta.log_level, emit, None, method)
@@ -474,20 +491,12 @@ async def _answer_mrtr(
     (:func:`_cannot_ask`, as :func:`run_request` found it)."""
     state_token = field_of(params, "request_state", "requestState")
     opts = enc.options
-
-    def codec() -> StateCodec:  # made when a state is opened or sealed: most calls never
-        return StateCodec(
-            opts.secret,
-            opts.state_ttl,
-            previous=opts.previous_secrets,
-            audience=server.name if opts.audience is None else opts.audience,
-        )
-
-    # Computed only when a state is opened or sealed (most calls never ask for input).
     request_params = params
     previous: RoundState | None = None
     if isinstance(state_token, str):
-        previous = codec().open(state_token, binding_for(method, request_params, principal))
+        previous = _codec(server, opts).open(
+            state_token, binding_for(method, request_params, principal)
+        )
         if previous.rounds >= opts.max_rounds:
             raise McpError(
                 INVALID_PARAMS,
@@ -523,23 +532,12 @@ async def _answer_mrtr(
         result = outcome.result
         if not _is_input_required(result):
             return _complete(result, method, enc, opts)
-        # The handler built the InputRequiredResult itself: seal its state inside ours.
-        own = field_of(result, "request_state", "requestState")
-        asked = field_of(result, "input_requests", "inputRequests")
-        keys = sorted(asked) if isinstance(asked, dict) else []
-        binding = binding_for(method, request_params, principal)
-        state = RoundState(binding, 0, rounds, keys, {}, own if isinstance(own, str) else None)
-        sealed = codec().seal(state)
-        if isinstance(result, t.InputRequiredResult):
-            result = msgspec.structs.replace(result, request_state=sealed)
-        else:
-            result = {**result, "requestState": sealed}
-        return _stamp_identity(result, enc.info)
+        return _sealed_own(result, server, enc, method, request_params, principal, rounds)
     binding = binding_for(method, request_params, principal)
     state = RoundState(binding, 0, rounds, sorted(outcome.asked), dict(round_.consumed))
     result = t.InputRequiredResult(
         input_requests=_input_requests(outcome.asked),
-        request_state=codec().seal(state),
+        request_state=_codec(server, opts).seal(state),
         result_type="input_required",
     )
     if enc.info is not None:
@@ -547,7 +545,50 @@ async def _answer_mrtr(
     return result
 
 
+def _codec(server: Server, opts: StatelessOptions) -> StateCodec:
+    """The server's state codec: made when a state is opened or sealed (most calls never)."""
+    return StateCodec(
+        opts.secret,
+        opts.state_ttl,
+        previous=opts.previous_secrets,
+        audience=server.name if opts.audience is None else opts.audience,
+    )
+
+
+def _sealed_own(
+    result: Any,
+    server: Server,
+    enc: Encoded,
+    method: str,
+    request_params: Any,
+    principal: str | None,
+    rounds: int,
+) -> Any:
+    """An ``InputRequiredResult`` the handler built itself (explicit rounds), its own
+    ``requestState`` sealed inside the server's (round ``rounds`` of the request)."""
+    own = field_of(result, "request_state", "requestState")
+    asked = field_of(result, "input_requests", "inputRequests")
+    keys = sorted(asked) if isinstance(asked, dict) else []
+    binding = binding_for(method, request_params, principal)
+    state = RoundState(binding, 0, rounds, keys, {}, own if isinstance(own, str) else None)
+    sealed = _codec(server, enc.options).seal(state)
+    if isinstance(result, t.InputRequiredResult):
+        result = msgspec.structs.replace(result, request_state=sealed)
+    else:
+        result = {**result, "requestState": sealed}
+    return _stamp_identity(result, enc.info)
+
+
 _OPEN_BRACE: Final = ord("{")
+
+
+def _view_fits(view: Any) -> bool:
+    """Whether a wire view passes its params type's own check too (``__post_init__``, which a
+    view has not): of the request params types only tools/call's has one, ``arguments`` an
+    object (tests/stateless/test_wire_views.py keeps it so). One that fails is materialized,
+    which refuses it as the params type does."""
+    arguments = getattr(view, "arguments", msgspec.UNSET)
+    return type(arguments) is not msgspec.Raw or memoryview(arguments)[0] == _OPEN_BRACE
 
 
 def _cannot_ask(server: Server, params: Any) -> bool:
