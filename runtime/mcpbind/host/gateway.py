@@ -216,7 +216,8 @@ class Gateway:
         ) and self.tasks.wanted(params, ctx, entry):
             created = await self.tasks.call(params, ctx, entry.server, _decoded(raw))
             return created  # a CreateTaskResult, either era
-        if type(ctx.peer) is StatelessPeer and self.rounds.wanted(params, ctx):
+        peer = ctx.peer
+        if type(peer) is StatelessPeer and self.rounds.wanted(params, peer):
             # A 2026-07-28 client that can be asked: the upstream call outlives the rounds.
             answer = await self.rounds.call(params, ctx, entry.server, _decoded(raw))
             return answer  # or an InputRequiredResult

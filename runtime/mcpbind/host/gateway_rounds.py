@@ -36,6 +36,7 @@ from mcpbind_types._common import MethodInfo, RequestOptions, decoder
 
 from ..protocol.errors import INVALID_PARAMS, INVALID_REQUEST, McpError
 from ..server.context import Context, Peer
+from ..server.mrtr import StatelessPeer
 from ..server.tasks.support import ANONYMOUS, default_scope
 
 if TYPE_CHECKING:
@@ -49,8 +50,8 @@ __all__ = ["GatewayRounds", "Suspended"]
 #: Event-loop turns granted after an ask, so asks made together join one round.
 _SETTLE_STEPS: Final = 8
 _REQUESTS = decoder(dict[str, t.InputRequest])
-_SAMPLING: Final = ("sampling",)
-_ELICITATION: Final = ("elicitation",)
+#: What a client must declare to be asked something (sampling, elicitation).
+_ASKABLE: Final = ("sampling", "elicitation")
 
 Forward = Callable[
     ["ToolEntry", "Client", Any, "msgspec.Raw | dict[str, Any] | None", Context], Awaitable[Any]
@@ -178,13 +179,11 @@ class GatewayRounds:
         self.pending: dict[str, Suspended] = {}
 
     @staticmethod
-    def wanted(params: t.CallToolRequestParams, ctx: Context) -> bool:
-        """A 2026-07-28 call (checked by the caller) that names a suspended call, or whose
-        client can be asked something."""
-        if isinstance(params.request_state, str):
-            return True
-        peer = ctx.peer  # asked directly: this runs on every 2026-07-28 call of the gateway
-        return peer.peer_has_capability(_SAMPLING) or peer.peer_has_capability(_ELICITATION)
+    def wanted(params: t.CallToolRequestParams, peer: StatelessPeer) -> bool:
+        """A 2026-07-28 call (``peer``: its client) that names a suspended call, or whose
+        client can be asked something (declared sampling or elicitation: one test, as this
+        runs on every 2026-07-28 call of the gateway)."""
+        return isinstance(params.request_state, str) or peer.declares_any(_ASKABLE)
 
     async def call(
         self,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["has_capability"]
+__all__ = ["declares_any", "has_capability"]
 
 
 def has_capability(caps: Mapping[str, Any] | None, path: tuple[str, ...]) -> bool:
@@ -23,3 +23,19 @@ def has_capability(caps: Mapping[str, Any] | None, path: tuple[str, ...]) -> boo
             return key == "form" and path[0] == "elicitation" and node == {}
         node = node[key]
     return node is not None and node is not False
+
+
+def declares_any(caps: Mapping[str, Any] | None, names: tuple[str, ...]) -> bool:
+    """Whether ``caps`` declares any of the top-level capabilities ``names``, each read as
+    :func:`has_capability` reads ``(name,)``: one call for what a 2026-07-28 server asks of
+    every request's client (the gateway: can it be asked anything?)."""
+    found: Any = caps  # from the wire: not always a mapping
+    if not found:  # the usual case: a client that declares nothing
+        return False
+    if type(found) is not dict and not isinstance(found, Mapping):
+        return False
+    for name in names:
+        node = found.get(name)
+        if node is not None and node is not False:
+            return True
+    return False

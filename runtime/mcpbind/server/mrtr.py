@@ -23,7 +23,7 @@ from mcpbind_types._common import MethodInfo, RequestOptions, decoder
 from .._asyncio import Raised, carried, is_cancellation
 from .._lazy import LazyModule
 from ..protocol import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, McpError
-from ..protocol.capabilities import has_capability
+from ..protocol.capabilities import declares_any, has_capability
 from ..protocol.subcaps import subcapability_refusal
 from ..protocol.wire import encode_notification
 
@@ -122,6 +122,11 @@ class StatelessPeer(msgspec.Struct):
 
     def peer_has_capability(self, path: tuple[str, ...]) -> bool:
         return has_capability(self._caps, path)
+
+    def declares_any(self, names: tuple[str, ...]) -> bool:
+        """Whether the client declared any of the top-level capabilities ``names``
+        (:func:`~mcpbind.protocol.capabilities.declares_any`)."""
+        return declares_any(self._caps, names)
 
     async def send_request(
         self,
