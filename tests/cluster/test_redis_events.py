@@ -13,11 +13,10 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from mcpbind.http.server.events import parse_event_id
 from mcpbind.http.server.redis_events import RedisEventStore
 
 from .processes import worker
-from .wire import HANDSHAKE, SSE, iter_events, open_session
+from .wire import HANDSHAKE, SSE, numbered, open_session
 
 pytestmark = pytest.mark.anyio
 
@@ -105,25 +104,15 @@ def test_a_dropped_stream_resumes_with_each_event_exactly_once(redis_url: str) -
         with httpx.Client(timeout=10) as http:
             session = open_session(http, url)
             headers = {**SSE, "mcp-session-id": session, "mcp-protocol-version": HANDSHAKE}
-            got: list[tuple[int, dict[str, Any]]] = []
             with http.stream("POST", url, json=_call(7, 25), headers=headers) as response:
                 assert response.status_code == 200
-                for event in iter_events(response):
-                    assert event.id is not None
-                    stream, n = parse_event_id(event.id) or ("", -1)
-                    if event.message is not None:
-                        got.append((n, event.message))
-                    if len(got) == 4:
-                        break  # the connection drops here
+                stream, got = numbered(response, 4)  # the connection drops here
             seen = asyncio.run(_read_when(redis_url, stream, lambda kept: len(kept) >= 4))
             assert [n for n, _ in seen[:4]] == [1, 2, 3, 4]
             resume = {**headers, "accept": "text/event-stream", "last-event-id": f"{stream}.4"}
             with http.stream("GET", url, headers=resume) as response:
                 assert response.status_code == 200
-                for event in iter_events(response):
-                    if event.message is not None:
-                        assert event.id is not None
-                        got.append(((parse_event_id(event.id) or ("", -1))[1], event.message))
+                got += numbered(response)[1]
             numbers = [n for n, _ in got]
             assert numbers == list(range(1, 27))  # 25 progress events and the result
             progress = [m["params"]["progress"] for _, m in got if m.get("method")]

@@ -17,16 +17,10 @@ from pathlib import Path
 import httpx2 as httpx
 
 from .processes import paused, redis_process, workers
-from .wire import HANDSHAKE, SSE, messages, open_session
+from .wire import ADD, HANDSHAKE, SSE, messages, open_session
 
 TIMEOUT = 0.5
 """The registry's Redis timeout (its default)."""
-ADD = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "tools/call",
-    "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
-}
 
 
 def _forwarded_call(

@@ -15,18 +15,12 @@ import httpx2 as httpx
 import pytest
 
 from .processes import redis_process, workers
-from .wire import HANDSHAKE, SSE, messages, open_session
+from .wire import ADD, HANDSHAKE, SSE, messages, open_session
 
 pytestmark = pytest.mark.anyio
 
 STREAMS = 110
 """Forwarded GET streams held open at once: more than httpx's default pool."""
-ADD = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "tools/call",
-    "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
-}
 
 
 async def test_forwarded_streams_beyond_a_pool_stall_no_forwarded_request(

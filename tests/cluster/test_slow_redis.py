@@ -19,11 +19,10 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from mcpbind.http.server.events import parse_event_id
 from mcpbind.http.server.redis_events import RedisEventStore
 
 from .processes import paused, redis_process, worker
-from .wire import HANDSHAKE, SSE, iter_events, messages, open_session
+from .wire import HANDSHAKE, SSE, messages, numbered, open_session
 
 TIMEOUT = 0.5
 """The Redis timeout of the event store and the registry (their default)."""
@@ -48,29 +47,18 @@ def test_a_stalled_event_store_loses_neither_the_stream_nor_the_session(tmp_path
         with httpx.Client(timeout=10) as http:
             session = open_session(http, mcp)
             headers = {**SSE, "mcp-session-id": session, "mcp-protocol-version": HANDSHAKE}
-            got: list[tuple[int, dict[str, Any]]] = []
             with paused(redis):
                 started = time.monotonic()
                 body = _call(7, "count", {"to": 25}, token="p")
                 with http.stream("POST", mcp, json=body, headers=headers) as response:
                     assert response.status_code == 200
-                    for event in iter_events(response):
-                        assert event.id is not None
-                        stream, n = parse_event_id(event.id) or ("", -1)
-                        if event.message is not None:
-                            got.append((n, event.message))
-                        if len(got) == 4:
-                            break  # the connection drops here
+                    stream, got = numbered(response, 4)  # the connection drops here
                 # Live, not 0.5 s a write: 4 events 20 ms apart.
                 assert time.monotonic() - started < 4 * TIMEOUT
                 resume = {**headers, "accept": "text/event-stream", "last-event-id": f"{stream}.4"}
                 with http.stream("GET", mcp, headers=resume) as response:
                     assert response.status_code == 200, response.read()
-                    for event in iter_events(response):
-                        if event.message is not None:
-                            assert event.id is not None
-                            n = (parse_event_id(event.id) or ("", -1))[1]
-                            got.append((n, event.message))
+                    got += numbered(response)[1]
             assert [n for n, _ in got] == list(range(1, 27))
             assert [m["params"]["progress"] for _, m in got if m.get("method")] == list(
                 range(1, 26)

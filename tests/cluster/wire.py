@@ -9,6 +9,8 @@ from typing import Any, NamedTuple
 
 import httpx2 as httpx
 
+from mcpbind.http.server.events import parse_event_id
+
 VERSION = "2026-07-28"
 META: dict[str, Any] = {
     "io.modelcontextprotocol/protocolVersion": VERSION,
@@ -51,6 +53,13 @@ def call(
 
 HANDSHAKE = "2025-11-25"
 SSE = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+ADD = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
+}
+"""A handshake-era ``tools/call`` of the test worker's ``add`` tool."""
 
 
 class Event(NamedTuple):
@@ -72,6 +81,25 @@ def iter_events(response: httpx.Response) -> Iterator[Event]:
             event_id = line[3:].strip()
         elif line.startswith("data:"):
             data.append(line[5:].lstrip(" "))
+
+
+def numbered(
+    response: httpx.Response, limit: int | None = None
+) -> tuple[str, list[tuple[int, dict[str, Any]]]]:
+    """A streamed SSE response's messages with their event numbers, and its stream id (from
+    the event ids, ``<stream>.<n>``); stops after ``limit`` messages, the connection left to
+    drop there."""
+    stream = ""
+    got: list[tuple[int, dict[str, Any]]] = []
+    for event in iter_events(response):
+        if event.message is None:
+            continue  # the priming event
+        assert event.id is not None
+        stream, n = parse_event_id(event.id) or ("", -1)
+        got.append((n, event.message))
+        if len(got) == limit:
+            break
+    return stream, got
 
 
 def open_session(http: httpx.Client, url: str) -> str:
