@@ -28,7 +28,6 @@ __all__ = [
     "UpstreamErrors",
     "passed_on",
     "progress_to",
-    "upstream_errors",
 ]
 
 
@@ -84,15 +83,11 @@ def progress_to(ctx: Context) -> RequestOptions | None:
     return RequestOptions(on_progress=progress, reset_timeout_on_progress=True)
 
 
-def upstream_errors(server: str) -> UpstreamErrors:
-    """Raise what went wrong upstream as the downstream client's error."""
-    return UpstreamErrors(server)
-
-
 class UpstreamErrors:
-    """:func:`upstream_errors`' block (a plain context manager: it is entered on every routed
-    call): a Host error as it is; a lost connection or a timeout as one line naming the server;
-    a server's own error with its code, message and data."""
+    """Raise what went wrong upstream as the downstream client's error (a plain context
+    manager: it is entered on every routed call): a Host error as it is; a lost connection
+    or a timeout as one line naming the server; a server's own error with its code, message
+    and data."""
 
     __slots__ = ("server",)
 

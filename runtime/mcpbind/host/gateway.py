@@ -54,13 +54,7 @@ from ..server.middleware import IncomingCall, Next
 from ..server.mrtr import StatelessPeer
 from .approval import approve_all
 from .catalog import Catalog, ToolEntry
-from .forwarding import (
-    PASS_CALL_TOOL,
-    UpstreamErrors,
-    passed_on,
-    progress_to,
-    upstream_errors,
-)
+from .forwarding import PASS_CALL_TOOL, UpstreamErrors, passed_on, progress_to
 from .gateway_rounds import GatewayRounds
 from .gateway_tasks import GatewayTasks
 from .relay import Relay
@@ -241,7 +235,7 @@ class Gateway:
         upstream = t.CallToolRequestParams(name=entry.tool.name)
         if not isinstance(raw, msgspec.UnsetType):
             upstream.arguments = raw  # the caller's JSON, passed on as it came
-        with UpstreamErrors(entry.server):  # upstream_errors' block, without its frame
+        with UpstreamErrors(entry.server):
             if entry.tool.execution is not msgspec.UNSET and _runs_as_task(entry.tool):
                 return await _as_task(client, entry.tool.name, _decoded(arguments))
             result = await client.send_request(PASS_CALL_TOOL, upstream, progress_to(ctx))
@@ -254,7 +248,7 @@ class Gateway:
         if entry is None:
             raise UnknownName("prompt", params.name)
         arguments = None if isinstance(params.arguments, msgspec.UnsetType) else params.arguments
-        with self.relay.serving(entry.server, ctx), upstream_errors(entry.server):
+        with self.relay.serving(entry.server, ctx), UpstreamErrors(entry.server):
             return await self.host.get_prompt(params.name, arguments)
 
     async def _read_resource(
@@ -266,7 +260,7 @@ class Gateway:
         except (UnknownName, AmbiguousResource) as exc:
             # resources.mdx §Error Handling: -32002 for a resource not found.
             raise McpError(RESOURCE_NOT_FOUND, exc.message, {"uri": uri}) from None
-        with self.relay.serving(owner, ctx), upstream_errors(owner):
+        with self.relay.serving(owner, ctx), UpstreamErrors(owner):
             return await self.host.read_resource(uri, server=owner)
 
     async def _complete(self, params: t.CompleteRequestParams, ctx: Context) -> t.CompleteResult:
@@ -295,7 +289,7 @@ class Gateway:
         if not isinstance(params.context, msgspec.UnsetType):
             upstream.context = params.context
         assert owner is not None
-        with upstream_errors(owner):
+        with UpstreamErrors(owner):
             return await client.complete(upstream)
 
     # ------------------------------------------------------------------ changes
@@ -389,7 +383,7 @@ class _Held:
         for owner in owners:
             client = host.client(owner)
             if client.peer_has_capability(("resources", "subscribe")):
-                with upstream_errors(owner):
+                with UpstreamErrors(owner):
                     self.upstream.append(await client.listen(resource_uris=[uri]))
 
     async def close(self) -> None:

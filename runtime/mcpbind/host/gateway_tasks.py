@@ -57,7 +57,7 @@ from ..tasks.answers import task_id_of
 from ..tasks.record import TERMINAL
 from ..tasks.wire import EXTENSION, RELATED_TASK
 from ..versions import era_of
-from .forwarding import upstream_errors
+from .forwarding import UpstreamErrors
 from .state import HostError
 
 if TYPE_CHECKING:
@@ -252,7 +252,7 @@ class GatewayTasks:
             entry, client = await self.host.authorize_tool_call(params.name, arguments)
 
             async def start() -> RoutedTask:
-                with upstream_errors(entry.server):
+                with UpstreamErrors(entry.server):
                     routed = await self._create(
                         entry.server,
                         lambda: start_task(client, entry.tool.name, arguments, ttl_ms=ttl_ms),
@@ -359,7 +359,7 @@ class GatewayTasks:
 
     async def _get(self, params: Any, ctx: Context) -> dict[str, Any]:
         routed, stateless = self._owned(params, ctx)
-        with self.relay.serving(routed.server, ctx), upstream_errors(routed.server):
+        with self.relay.serving(routed.server, ctx), UpstreamErrors(routed.server):
             await self._refresh(routed)
             if stateless and routed.terminal:
                 await self._fetch_outcome(routed)
@@ -372,7 +372,7 @@ class GatewayTasks:
         if stateless:  # SEP-2663 §Backward Compatibility: the result is inlined on tasks/get
             raise McpError(METHOD_NOT_FOUND, "Method not found: tasks/result")
         server = routed.server
-        with self.relay.serving(server, ctx), upstream_errors(server), self._on_behalf_of(routed):
+        with self.relay.serving(server, ctx), UpstreamErrors(server), self._on_behalf_of(routed):
             result = await routed.handle.result()
         meta = result.meta if isinstance(result.meta, dict) else {}
         result.meta = {**meta, RELATED_TASK: {"taskId": routed.task_id}}
@@ -398,7 +398,7 @@ class GatewayTasks:
         for routed in page:
             if not routed.terminal:
                 try:
-                    with upstream_errors(routed.server):
+                    with UpstreamErrors(routed.server):
                         await self._refresh(routed)
                 except McpError:
                     continue  # listed as last seen
@@ -416,7 +416,7 @@ class GatewayTasks:
                 INVALID_PARAMS,
                 f"Cannot cancel task: already in terminal status '{routed.status}'",
             )
-        with upstream_errors(routed.server):
+        with UpstreamErrors(routed.server):
             await routed.handle.cancel()
             await self._refresh(routed)  # the cancelled status, for listeners too
         return {} if stateless else _view(routed, stateless=False)
@@ -436,7 +436,7 @@ class GatewayTasks:
                 f"Invalid params: task {routed.task_id} runs on a handshake-era server, which "
                 "asks for input directly; it takes no tasks/update",
             )
-        with upstream_errors(routed.server):
+        with UpstreamErrors(routed.server):
             await routed.handle.update(responses)
         return {}
 

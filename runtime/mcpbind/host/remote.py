@@ -25,7 +25,7 @@ from mcpbind_types import unified as t
 from ..client import Client, ClientHandlers
 from ..protocol import INTERNAL_ERROR, McpError
 from ..server.context import Context
-from .forwarding import progress_to, upstream_errors
+from .forwarding import UpstreamErrors, progress_to
 from .relay import Relay
 
 __all__ = ["RemoteSource"]
@@ -110,12 +110,12 @@ class RemoteSource:
         upstream = t.CallToolRequestParams(name=params.name)
         if not isinstance(params.arguments, msgspec.UnsetType):
             upstream.arguments = params.arguments
-        with self.relay.serving(self.name, ctx), upstream_errors(self.name):
+        with self.relay.serving(self.name, ctx), UpstreamErrors(self.name):
             return await client.call_tool(upstream, options=progress_to(ctx))
 
     async def read_resource(self, params: t.ReadResourceRequestParams, ctx: Context) -> Any:
         client = self._client()
-        with self.relay.serving(self.name, ctx), upstream_errors(self.name):
+        with self.relay.serving(self.name, ctx), UpstreamErrors(self.name):
             return await client.read_resource(t.ReadResourceRequestParams(uri=params.uri))
 
     async def get_prompt(self, params: t.GetPromptRequestParams, ctx: Context) -> Any:
@@ -123,12 +123,12 @@ class RemoteSource:
         upstream = t.GetPromptRequestParams(name=params.name)
         if not isinstance(params.arguments, msgspec.UnsetType):
             upstream.arguments = params.arguments
-        with self.relay.serving(self.name, ctx), upstream_errors(self.name):
+        with self.relay.serving(self.name, ctx), UpstreamErrors(self.name):
             return await client.get_prompt(upstream)
 
     async def complete(self, params: t.CompleteRequestParams, ctx: Context) -> Any:
         client = self._client()
-        with upstream_errors(self.name):
+        with UpstreamErrors(self.name):
             return await client.complete(params)
 
     def declared_scopes(self, method: str, target: str) -> frozenset[str]:
@@ -144,7 +144,7 @@ class RemoteSource:
         client = self._client()
         if not client.peer_has_capability((kind,)):
             return
-        with upstream_errors(self.name):
+        with UpstreamErrors(self.name):
             if kind == "tools":
                 self.lists["tools"] = [x async for x in client.iter_tools()]
             elif kind == "prompts":
