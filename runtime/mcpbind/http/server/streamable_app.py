@@ -490,8 +490,8 @@ class StreamableHTTPApp(SharedSettings):
         version = session.version or classified.requested_version or HEADERLESS_VERSION
         priming = self.event_store is not None and era_of(version).priming_events
         if here and not self.json_response:
-            request = (body, classified.request_ids[0], fields)
-            await self._sse_here(session, stream, send, receive, request, extra, priming)
+            rid = classified.request_ids[0]
+            await self._sse_here(session, stream, send, receive, extra, priming, body, rid, fields)
             return
         outbox = Outbox(MAX_PENDING, blocking=True)
         session.attach(stream, outbox)
@@ -509,12 +509,14 @@ class StreamableHTTPApp(SharedSettings):
         stream: Stream,
         send: Send,
         receive: Receive,
-        request: tuple[bytes, int | str, Mapping[str, str]],
         extra: list[tuple[bytes, bytes]],
         priming: bool,
+        body: bytes,
+        request_id: int | str,
+        headers: Mapping[str, str],
     ) -> None:
-        """One request on a session at rest, SSE (``request``: as :meth:`HttpSession.answer`
-        takes it): its handler runs in this task, as in JSON mode. What it emits goes to its stream, whose writer task starts with the first event
+        """One request (``body``, carried with ``headers``) on a session at rest, SSE: its
+        handler runs in this task, as in JSON mode. What it emits goes to its stream, whose writer task starts with the first event
         (or the stream's closing), so events leave as they come; else it is answered here."""
 
         def write() -> Coroutine[Any, Any, None]:
@@ -524,7 +526,7 @@ class StreamableHTTPApp(SharedSettings):
         outbox = OutboxOnDemand(lambda: writers.append(asyncio.ensure_future(write())))
         session.attach(stream, outbox)
         try:
-            answered = await session.answer(*request)
+            answered = await session.answer(body, request_id, headers)
             outbox.start = None  # the answer, queued next, is written below if no writer runs
             if answered is None:
                 outbox.close()  # cancelled, or the session ended: no answer comes
