@@ -172,7 +172,10 @@ class RedisEventStore:
     async def events_after(self, stream_id: str, n: int) -> list[tuple[int, bytes]] | None:
         if stream_id in self._doomed or stream_id in self._deleting:
             return [] if n == 0 else None  # forgotten: as if it never had an event
-        kept: dict[int, bytes] = {}
+        # What memory holds before the read: a round may land in Redis and leave memory while
+        # the read is in flight, after Redis answered it. Every event stored before this call is
+        # either here or was in Redis before the read; a later one the resumed stream gets live.
+        kept: dict[int, bytes] = dict(self._in_memory(stream_id))
         entries: list[bytes] | None
         try:
             entries = await self._redis.lrange(self._key(stream_id), 0, -1)
@@ -182,9 +185,7 @@ class RedisEventStore:
             for entry in entries:
                 number, _, message = entry.partition(b" ")
                 kept.setdefault(int(number), message)  # a retried write: each number once
-        for source in (self._writing, self._pending):
-            for k, message in source.get(stream_id, ()):
-                kept.setdefault(k, message)
+        kept.update(self._in_memory(stream_id))  # and what came meanwhile (failed round: back)
         if entries is None:
             # Redis did not answer: only what is still in memory, if it covers the cursor.
             after = sorted(k for k in kept if k > n)
@@ -201,6 +202,10 @@ class RedisEventStore:
         if after and (after[0] != n + 1 or after[-1] - after[0] != len(after) - 1):
             return None  # events between the cursor and the oldest kept one are gone
         return [(k, kept[k]) for k in after]
+
+    def _in_memory(self, stream_id: str) -> list[tuple[int, bytes]]:
+        """The stream's events not yet in Redis: the round being written, then those waiting."""
+        return [*self._writing.get(stream_id, ()), *self._pending.get(stream_id, ())]
 
     async def forget_stream(self, stream_id: str) -> None:
         # Events still only in memory never reach Redis; a stream already sent (or being
