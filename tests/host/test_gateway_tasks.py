@@ -83,6 +83,10 @@ class Jobs:
                 raise
             return "never"
 
+        @server.tool(task="optional", annotations=READ_ONLY)
+        async def breaks(task: TaskContext) -> t.CallToolResult:
+            return t.CallToolResult(content=[t.TextContent(text="disk full")], is_error=True)
+
         @server.tool(annotations=READ_ONLY)
         def plain(text: str) -> str:
             return f"plain {text}"
@@ -296,11 +300,43 @@ async def test_a_2026_task_asks_its_2026_client_through_input_requests_and_tasks
     assert len(jobs.upstream_ids) == 1
 
 
-async def test_a_handshake_era_task_cannot_ask_a_2026_client_and_is_started_once() -> None:
-    """A handshake-era upstream task asks by a request of its own; a 2026-07-28 client has no
-    channel for it (its ``tasks/get`` cannot ask, mrtr.mdx), so the ask is refused and the
-    task fails with that error, one line; the task was created once (an ask during the
-    creating ``tools/call`` would have been an input round whose retry starts it again)."""
+async def test_a_handshake_era_task_asks_its_2026_client_through_input_requests() -> None:
+    """A handshake-era upstream task asks by a request of its own, which a 2026-07-28 client
+    has no channel for (mrtr.mdx): the gateway holds it and lists it in the task's
+    ``inputRequests`` under a key of its own, with no related-task ``_meta`` (SEP-2663 §Task
+    Polling: status ``input_required``); a malformed ``tasks/update`` answer is an error and
+    leaves the ask waiting, an unknown key is ignored (§Task Update Requests); the answer
+    reaches the upstream task, which completes with it, having run once."""
+
+    async def unused(params: Any) -> t.ElicitResult:
+        raise AssertionError("the test answers with tasks/update itself")
+
+    jobs = Jobs(HANDSHAKE_VERSIONS)
+    handlers = ClientHandlers(elicitation=unused)  # declares elicitation
+    async with gateway(jobs.server, LATEST_STATELESS, handlers=handlers) as (_, (client,)):
+        handle = await start_task(client, "j__ask", {})
+        state = await handle.status(answer=False)
+        with anyio.fail_after(10):
+            while state.status != "input_required":  # polled, as a client does
+                await anyio.sleep(0.02)
+                state = await handle.status(answer=False)
+        ((key, asked),) = state.raw["inputRequests"].items()
+        assert asked["method"] == "elicitation/create"
+        assert asked["params"]["message"] == "Name?"
+        assert RELATED_TASK not in (asked["params"].get("_meta") or {})
+        with pytest.raises(McpError) as caught:
+            await handle.update({key: {"action": "maybe"}})
+        assert caught.value.code == INVALID_PARAMS and key in caught.value.message
+        assert (await handle.status(answer=False)).raw["inputRequests"] == {key: asked}
+        await handle.update({"elsewhere": {"action": "decline"}})  # not outstanding: ignored
+        await handle.update({key: {"action": "accept", "content": {"name": "Ada"}}})
+        assert text_of(await handle.result()) == "hello Ada"
+    assert len(jobs.upstream_ids) == 1
+
+
+async def test_the_2026_client_answers_a_handshake_era_task_with_its_handlers() -> None:
+    """The same through mcpbind's task handle, as an application uses it: the client's
+    elicitation handler answers the held ask once, and the task completes."""
     asked: list[str] = []
 
     async def elicit(params: Any) -> t.ElicitResult:
@@ -311,11 +347,51 @@ async def test_a_handshake_era_task_cannot_ask_a_2026_client_and_is_started_once
     handlers = ClientHandlers(elicitation=elicit)
     async with gateway(jobs.server, LATEST_STATELESS, handlers=handlers) as (_, (client,)):
         handle = await start_task(client, "j__ask", {})
-        with pytest.raises(McpError) as caught:
-            await handle.result()
-        assert "\n" not in caught.value.message
-    assert asked == []
+        assert text_of(await handle.result()) == "hello Ada"
+    assert asked == ["Name?"]
     assert len(jobs.upstream_ids) == 1
+
+
+async def test_a_handshake_era_task_cannot_ask_a_2026_client_without_the_capability() -> None:
+    """A 2026-07-28 client that declared no elicitation is not asked: the upstream's ask is
+    refused, one line, and the tool's error result (the task ``failed`` on 2025-11-25,
+    tasks.mdx §Task Status) is ``completed`` with that result for the 2026-07-28 caller,
+    where ``failed`` is a JSON-RPC error only (SEP-2663 §Task Execution Errors); it names no
+    upstream id, and the task was created once (an ask during the creating ``tools/call``
+    would have been an input round whose retry starts it again)."""
+    jobs = Jobs(HANDSHAKE_VERSIONS)
+    async with gateway(jobs.server, LATEST_STATELESS) as (_, (client,)):
+        handle = await start_task(client, "j__ask", {})
+        result = await handle.result()
+        state = await handle.status()
+    assert result.is_error is True
+    message = text_of(result)
+    assert "did not declare the elicitation capability" in message and "\n" not in message
+    assert state.status == "completed" and state.raw["result"]["isError"] is True
+    assert len(jobs.upstream_ids) == 1
+    assert jobs.upstream_ids[0] not in json.dumps(state.raw)
+
+
+@pytest.mark.parametrize("upstream_era", list(UPSTREAM_ERAS))
+@pytest.mark.parametrize("version", ERAS)
+async def test_a_tool_error_is_failed_on_2025_and_completed_on_2026(
+    upstream_era: str, version: str
+) -> None:
+    """A tool's error result (``isError``), whatever the upstream's era: ``failed`` for a
+    2025-11-25 caller (tasks.mdx §Task Status: "this includes cases where the tool call
+    result has isError"), ``completed`` with the result inlined for a 2026-07-28 one
+    (SEP-2663 §Task Execution Errors: ``failed`` is a JSON-RPC error only)."""
+    jobs = Jobs(UPSTREAM_ERAS[upstream_era])
+    async with gateway(jobs.server, version) as (_, (client,)):
+        handle = await start_task(client, "j__breaks", {})
+        result = await handle.result()
+        state = await handle.status()
+    assert result.is_error is True and "disk full" in text_of(result)
+    if version == LATEST_STATELESS:
+        assert state.status == "completed"
+        assert state.raw["result"]["isError"] is True
+    else:
+        assert state.status == "failed"
 
 
 async def test_a_task_only_tool_without_a_task_request_still_runs_to_the_end() -> None:

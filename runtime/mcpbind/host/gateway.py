@@ -43,6 +43,7 @@ import anyio
 import msgspec
 
 from mcpbind_types import unified as t
+from mcpbind_types.unified import methods as m
 
 from ..client import Client
 from ..client.tasks import start_task
@@ -136,10 +137,14 @@ class Gateway:
     async def _sample(
         self, server: str, params: t.CreateMessageRequestParams
     ) -> t.CreateMessageResult:
-        return await self.relay.sample(server, await self.tasks.related(server, params))
+        params = await self.tasks.related(server, params)
+        held = await self.tasks.hold(params, m.S2C_CREATE_MESSAGE)
+        return held if held is not None else await self.relay.sample(server, params)
 
     async def _elicit(self, server: str, params: Any) -> t.ElicitResult:
-        return await self.relay.elicit(server, await self.tasks.related(server, params))
+        params = await self.tasks.related(server, params)
+        held = await self.tasks.hold(params, m.S2C_ELICIT)
+        return held if held is not None else await self.relay.elicit(server, params)
 
     @contextlib.asynccontextmanager
     async def _running(self, _server: Server) -> AsyncIterator[Host]:

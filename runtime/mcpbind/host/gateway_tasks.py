@@ -17,6 +17,13 @@ names the downstream id). Each answer is in the shape of the era of the downstre
 whatever the upstream's era. The map is bounded: the oldest finished tasks are forgotten first,
 and a caller with too many running ones is refused.
 
+Input: a 2026-07-28 upstream task's ``inputRequests`` and its caller's ``tasks/update`` pass
+through; a handshake-era upstream task asks by a request of its own (``elicitation/create``,
+``sampling/createMessage`` naming the task), which a 2026-07-28 caller has no channel for
+(mrtr.mdx): the gateway holds it, lists it under a key of its own in the task's
+``inputRequests`` and answers it with the caller's ``tasks/update`` (SEP-2663 §Task Update
+Requests), so that task asks its caller as a 2026-07-28 one would.
+
 Status: a handshake-era upstream's ``notifications/tasks/status`` is passed on, under the
 downstream id, to the session that created the task (2025-11-25) or to the 2026-07-28 listen
 streams that asked for the id (SEP-2663 §Task Status Notifications), as is a change the
@@ -32,18 +39,20 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 import msgspec
 
 from mcpbind_types import unified as t
+from mcpbind_types._common import MethodInfo
 from mcpbind_types.unified import methods as m
 
 from ..client.tasks import TaskHandle, start_task
 from ..protocol import has_capability
 from ..protocol.cursor import decode_cursor, encode_cursor
 from ..protocol.errors import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -66,13 +75,30 @@ if TYPE_CHECKING:
     from .host import Host
     from .relay import Relay
 
-__all__ = ["GatewayTasks", "RoutedTask"]
+__all__ = ["GatewayTasks", "HeldAsk", "RoutedTask"]
 
 _TOOLS_CALL: Final = ("tasks", "requests", "tools", "call")
 _EXTENSION_PATH: Final = ("extensions", EXTENSION)
 _REQUIRED_CAPS: Final[dict[str, Any]] = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
 _NOT_FOUND: Final = "Failed to retrieve task: Task not found"
 _WAIT_FOR_CREATED: Final = 5.0
+#: Asks of one task held unanswered at most (an upstream asking in a loop is refused past it).
+_MAX_HELD: Final = 32
+#: The kinds of ask a held one can be (capability paths of the client).
+_ASKS: Final = (("sampling",), ("elicitation",), ("elicitation", "url"))
+
+R = TypeVar("R")
+
+
+@dataclass(slots=True, eq=False)
+class HeldAsk:
+    """One held ask: its ``inputRequests`` entry, the result type its answer must have, and
+    that answer once the caller's ``tasks/update`` gave it."""
+
+    request: dict[str, Any]
+    result_type: Any
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    answer: Any = None
 
 
 @dataclass(slots=True, eq=False)
@@ -94,6 +120,13 @@ class RoutedTask:
     """Once finished: ``{"result": ...}`` or ``{"error": ...}`` as 2026-07-28 inlines them."""
     inputs: dict[str, Any] | None = None
     """While ``input_required`` upstream, its ``inputRequests`` (passed on as they are)."""
+    declared: frozenset[tuple[str, ...]] = frozenset()
+    """What a 2026-07-28 caller declared it can be asked (capability paths), when it made the
+    task: a held ask is refused unless its kind is in it."""
+    held: dict[str, HeldAsk] = field(default_factory=dict)
+    """A handshake-era upstream task's asks waiting for a 2026-07-28 caller, by key."""
+    asked: int = 0
+    """Asks held so far (each key is new over the task's lifetime)."""
 
     @property
     def relays_inputs(self) -> bool:
@@ -102,8 +135,25 @@ class RoutedTask:
         return self.stateless and self.handle.client.era == "stateless"
 
     @property
+    def holds_asks(self) -> bool:
+        """A 2026-07-28 caller's task on a handshake-era upstream: the upstream's asks are
+        held for the caller's ``tasks/update``."""
+        return self.stateless and self.handle.client.era != "stateless"
+
+    @property
     def status(self) -> str:
-        return str(self.state.get("status", "working"))
+        status = str(self.state.get("status", "working"))
+        if status in TERMINAL or not self.holds_asks:
+            return status
+        # Waiting on its caller exactly while an ask is held (one on its way up is "working").
+        return "input_required" if self.held else "working"
+
+    @property
+    def input_requests(self) -> dict[str, Any] | None:
+        """The outstanding ``inputRequests`` the caller sees, held or passed through."""
+        if self.holds_asks:
+            return {key: ask.request for key, ask in self.held.items()} or None
+        return self.inputs
 
     @property
     def terminal(self) -> bool:
@@ -259,6 +309,7 @@ class GatewayTasks:
                         scope,
                         ctx.peer,
                         stateless,
+                        _declared(ctx) if stateless else frozenset(),
                     )
                     try:
                         await self._refresh(routed)
@@ -288,13 +339,16 @@ class GatewayTasks:
         scope: str,
         peer: Any,
         stateless: bool,
+        declared: frozenset[tuple[str, ...]],
     ) -> RoutedTask:
         """Start the upstream task and know it by both ids before anything more comes of it
         (the task may ask, or change, at once: :meth:`related` waits meanwhile)."""
         self._creating[server] += 1
         try:
             handle = await start()
-            routed = RoutedTask(secrets.token_urlsafe(16), scope, server, handle, peer, stateless)
+            routed = RoutedTask(
+                secrets.token_urlsafe(16), scope, server, handle, peer, stateless, declared=declared
+            )
             self.routed[routed.task_id] = routed
             if handle.task_id is not None:
                 self.upstream[(server, handle.task_id)] = routed
@@ -430,15 +484,73 @@ class GatewayTasks:
         responses = params.get("inputResponses") if isinstance(params, dict) else None
         if not isinstance(responses, dict):
             raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
-        if not routed.relays_inputs:
-            raise McpError(
-                INVALID_PARAMS,
-                f"Invalid params: task {routed.task_id} runs on a handshake-era server, which "
-                "asks for input directly; it takes no tasks/update",
-            )
+        if routed.holds_asks:
+            self._answer_held(routed, responses)
+            return {}
         with UpstreamErrors(routed.server):
             await routed.handle.update(responses)
         return {}
+
+    def _answer_held(self, routed: RoutedTask, responses: dict[str, Any]) -> None:
+        """Answers to held asks, each checked against the result its ask expects before any
+        is given (one bad answer: an error, and none taken); keys not outstanding are ignored
+        (SEP-2663 §Task Update Requests)."""
+        answers: list[tuple[HeldAsk, Any]] = []
+        for key, response in responses.items():
+            ask = routed.held.get(key)
+            if ask is None:
+                continue
+            try:
+                answers.append((ask, msgspec.convert(response, ask.result_type)))
+            except msgspec.ValidationError as exc:
+                method = ask.request["method"]
+                raise McpError(
+                    INVALID_PARAMS, f"Invalid params: inputResponses[{key!r}] for {method}: {exc}"
+                ) from None
+        for ask, answer in answers:
+            ask.answer = answer
+            ask.answered.set()
+
+    async def hold(self, params: Any, method: MethodInfo[Any, R]) -> R | None:
+        """An upstream ask (``params`` after :meth:`related`) held for its task's 2026-07-28
+        caller until its ``tasks/update`` answers it; ``None`` when the ask is not of such a
+        task (it goes down the usual way, :mod:`.relay`). Refused, as the relay refuses an ask,
+        when the caller did not declare the capability when it made the task."""
+        meta = getattr(params, "meta", None)
+        if not isinstance(meta, dict):
+            return None
+        related = meta.get(RELATED_TASK)
+        task_id = related.get("taskId") if isinstance(related, dict) else None
+        routed = self.routed.get(task_id) if isinstance(task_id, str) else None
+        if routed is None or not routed.holds_asks:
+            return None
+        what = method.method.split("/", 1)[0]
+        needed = _needed(method, params)
+        if needed not in routed.declared:
+            raise McpError(
+                METHOD_NOT_FOUND,
+                f"{what} refused: the gateway's client did not declare the "
+                f"{'.'.join(needed)} capability",
+            )
+        if len(routed.held) >= _MAX_HELD:
+            raise McpError(
+                INTERNAL_ERROR, f"{what} refused: {_MAX_HELD} asks of this task are unanswered"
+            )
+        routed.asked += 1
+        key = f"{what}-{routed.asked}"
+        rest = {k: v for k, v in meta.items() if k != RELATED_TASK}  # the task is implied
+        wire = msgspec.to_builtins(msgspec.structs.replace(params, meta=rest or msgspec.UNSET))
+        ask = routed.held[key] = HeldAsk(
+            {"method": method.method, "params": wire}, method.result_type
+        )
+        self.server.extension_changed("task", routed.task_id)
+        try:
+            await ask.answered.wait()
+        finally:
+            del routed.held[key]
+            self.server.extension_changed("task", routed.task_id)
+        answer: R = ask.answer
+        return answer
 
     # ------------------------------------------------------------------ upstream
     async def _refresh(self, routed: RoutedTask) -> None:
@@ -461,7 +573,8 @@ class GatewayTasks:
 
     async def _fetch_outcome(self, routed: RoutedTask) -> None:
         """A finished task's result or error, for a 2026-07-28 ``tasks/get`` (a handshake-era
-        upstream gives it on ``tasks/result``)."""
+        upstream gives it on ``tasks/result``, its related-task ``_meta`` naming the upstream
+        id: left out, as 2026-07-28 has none)."""
         if routed.outcome is not None or routed.status == "cancelled":
             return
         try:
@@ -473,6 +586,9 @@ class GatewayTasks:
                 error["data"] = exc.data
             routed.outcome = {"error": error}
         else:
+            if isinstance(result.meta, dict) and RELATED_TASK in result.meta:
+                rest = {k: v for k, v in result.meta.items() if k != RELATED_TASK}
+                result.meta = rest or msgspec.UNSET
             routed.outcome = {"result": msgspec.Raw(msgspec.json.encode(result))}
 
     async def related(self, server: str, params: Any) -> Any:
@@ -532,6 +648,20 @@ class GatewayTasks:
         return changed
 
 
+def _declared(ctx: Context) -> frozenset[tuple[str, ...]]:
+    """The kinds of ask a 2026-07-28 caller declared it can be asked (:meth:`GatewayTasks.hold`)."""
+    return frozenset(path for path in _ASKS if ctx.client_supports(*path))
+
+
+def _needed(method: MethodInfo[Any, Any], params: Any) -> tuple[str, ...]:
+    """The capability an ask needs of the client (a URL-mode elicitation: ``url``)."""
+    if method.method == "sampling/createMessage":
+        return ("sampling",)
+    return (
+        ("elicitation", "url") if isinstance(params, t.ElicitRequestURLParams) else ("elicitation",)
+    )
+
+
 def _support(tool: t.Tool) -> str | None:
     execution = tool.execution
     if isinstance(execution, t.ToolExecution) and execution.task_support in (
@@ -564,9 +694,10 @@ def _view(routed: RoutedTask, *, stateless: bool, detailed: bool = False) -> dic
     """The task in the downstream era's shape (tasks.mdx §Data Types; SEP-2663 §Tasks), under
     the downstream id; ``detailed``: a 2026-07-28 ``DetailedTask`` with the outcome inlined."""
     state = routed.state
+    status = _status_in_era(routed, stateless=stateless)
     out: dict[str, Any] = {
         "taskId": routed.task_id,
-        "status": routed.status,
+        "status": status,
         "createdAt": state.get("createdAt") or _now(),
         "lastUpdatedAt": state.get("lastUpdatedAt") or _now(),
     }
@@ -581,11 +712,33 @@ def _view(routed: RoutedTask, *, stateless: bool, detailed: bool = False) -> dic
         out["ttl"] = ttl
         if isinstance(poll, int):
             out["pollInterval"] = poll
-    if detailed and routed.status == "input_required" and routed.inputs:
-        out["inputRequests"] = routed.inputs
+    inputs = routed.input_requests if detailed and status == "input_required" else None
+    if inputs:
+        out["inputRequests"] = inputs
     if detailed and routed.outcome is not None:
-        if routed.status == "completed" and "result" in routed.outcome:
+        if status == "completed" and "result" in routed.outcome:
             out["result"] = routed.outcome["result"]
-        elif routed.status == "failed" and "error" in routed.outcome:
+        elif status == "failed" and "error" in routed.outcome:
             out["error"] = routed.outcome["error"]
     return out
+
+
+def _status_in_era(routed: RoutedTask, *, stateless: bool) -> str:
+    """The task's status as the downstream era names it: a tool result with ``isError`` is
+    ``failed`` on 2025-11-25 (tasks.mdx §Task Status) and ``completed`` with that result on
+    2026-07-28, where ``failed`` is a JSON-RPC error only (SEP-2663 §Task Execution Errors)."""
+    status = routed.status
+    outcome = routed.outcome
+    if outcome is None or "result" not in outcome:
+        return status
+    if stateless and status == "failed":
+        return "completed"
+    if not stateless and status == "completed" and _is_error(outcome["result"]):
+        return "failed"
+    return status
+
+
+def _is_error(result: Any) -> bool:
+    if isinstance(result, msgspec.Raw):
+        result = msgspec.json.decode(result)
+    return isinstance(result, dict) and result.get("isError") is True
