@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Any
 
+import anyio
 import msgspec
 import pytest
 
@@ -244,6 +245,34 @@ async def test_extension_task_with_input_by_tasks_update() -> None:
         result = await handle.result()
         assert result.content[0] == t.TextContent(text="hello Ada")
         assert any(isinstance(p, t.ElicitRequestFormParams) for p in seen)
+
+
+async def test_client_listen_for_task_ids_hears_the_status_without_polling() -> None:
+    """SEP-2663 §Task Status Notifications from the client side: ``Client.listen(task_ids=...)``
+    sends ``taskIds`` with the extension declared on that request, and the task's
+    ``notifications/tasks`` (its ``DetailedTask``, the result inlined) reach the notification
+    handler once it ends, with no ``tasks/get`` sent."""
+    server, _ = _server()
+    statuses: list[Any] = []
+    heard = anyio.Event()
+
+    async def notified(method: str, params: Any) -> None:
+        if method == "notifications/tasks":
+            statuses.append(params)
+            heard.set()
+
+    handlers = ClientHandlers(notification=notified)
+    async with Client(server, protocol_version=STATELESS, handlers=handlers) as client:
+        handle = await start_task(client, "build", {})
+        assert handle.task_id is not None
+        subscription = await client.listen(task_ids=[handle.task_id])
+        server.gate.set()  # type: ignore[attr-defined]
+        with anyio.fail_after(10):
+            await heard.wait()
+        await subscription.close()
+    (status,) = statuses
+    assert status["taskId"] == handle.task_id and status["status"] == "completed"
+    assert status["result"]["content"] == [{"type": "text", "text": "built"}]
 
 
 async def test_extension_errors_cancel_and_capability() -> None:

@@ -378,19 +378,36 @@ class Client(ServerMethods):
         prompts_list_changed: bool = False,
         resources_list_changed: bool = False,
         resource_uris: Sequence[str] = (),
+        task_ids: Sequence[str] = (),
     ) -> Subscription:
         """Opt in to change notifications; they reach ``handlers.notification`` (and
         invalidate the cache). 2026-07-28: a ``subscriptions/listen`` request kept open in
         the background, re-sent if its stream breaks (subscriptions.mdx); returns once the
-        server acknowledged it. Handshake era: ``resources/subscribe`` per URI (list changes
-        arrive anyway). ``await subscription.close()`` ends it."""
+        server acknowledged it. ``task_ids``: ``notifications/tasks`` for those tasks (the
+        tasks extension, declared on this request; SEP-2663 §Task Status Notifications).
+        Handshake era: ``resources/subscribe`` per URI (list changes, and a task's
+        ``notifications/tasks/status``, arrive anyway). ``await subscription.close()`` ends
+        it."""
         if self._listener is None:
             from .listen import Listener
 
             self._listener = Listener(
                 self._conn(), self._pipeline, self._subscribe_uri, self._unsubscribe_uri
             )
-        wanted = t.SubscriptionFilter()
+        meta: dict[str, Any] | None = None
+        wanted: t.SubscriptionFilter
+        if task_ids and self._pipeline is not None:
+            from ..protocol.meta import CLIENT_CAPABILITIES
+            from ..tasks.wire import STATUS_2026, TaskSubscriptionFilter
+            from .tasks import with_tasks_extension
+
+            wanted = TaskSubscriptionFilter(task_ids=list(task_ids))
+            meta = {CLIENT_CAPABILITIES: with_tasks_extension(self)[CLIENT_CAPABILITIES]}
+            self._conn().core.register_method(  # received from now on (an extension's row)
+                protocol.custom_method(STATUS_2026, "server_to_client", "notification")
+            )
+        else:
+            wanted = t.SubscriptionFilter()
         if tools_list_changed:
             wanted.tools_list_changed = True
         if prompts_list_changed:
@@ -399,7 +416,7 @@ class Client(ServerMethods):
             wanted.resources_list_changed = True
         if resource_uris:
             wanted.resource_subscriptions = list(resource_uris)
-        return await self._listener.open(wanted)
+        return await self._listener.open(wanted, meta)
 
     async def _subscribe_uri(self, uri: str) -> None:
         await self.subscribe(t.SubscribeRequestParams(uri=uri))

@@ -68,8 +68,11 @@ class Listener:
         self._lock = anyio.Lock()
         self._awaiting_ack: Subscription | None = None
 
-    async def open(self, wanted: t.SubscriptionFilter) -> Subscription:
-        """See :meth:`Client.listen`."""
+    async def open(
+        self, wanted: t.SubscriptionFilter, meta: dict[str, Any] | None = None
+    ) -> Subscription:
+        """See :meth:`Client.listen`. ``meta``: the listen request's own ``_meta`` fields
+        (over the client's; an extension's filter declares the extension there)."""
         uris = wanted.resource_subscriptions
         resource_uris = list(uris) if isinstance(uris, list) else []
         sub = Subscription(wanted)
@@ -80,17 +83,17 @@ class Listener:
             sub.acknowledge(None, wanted)
             self._conn.spawn(lambda: self._hold(sub, resource_uris))
             return sub
-        self._conn.spawn(lambda: self._run(sub, pipeline))
+        self._conn.spawn(lambda: self._run(sub, pipeline, meta or {}))
         await sub.wait_acknowledged()
         return sub
 
-    async def _run(self, sub: Subscription, pipeline: Pipeline) -> None:
+    async def _run(self, sub: Subscription, pipeline: Pipeline, meta: dict[str, Any]) -> None:
         """Run the listen request until the server ends it, the caller closes it, or it fails
         (a broken stream is re-sent, ``max_reissues`` times in a row without an ack)."""
         conn = self._conn
         params = with_meta(
             m.C2S_SUBSCRIPTIONS_LISTEN,
-            t.SubscriptionsListenRequestParams(meta={}, notifications=sub.requested),
+            t.SubscriptionsListenRequestParams(meta=dict(meta), notifications=sub.requested),
             pipeline.meta.fields,
         )
         failures = 0

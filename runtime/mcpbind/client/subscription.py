@@ -83,7 +83,11 @@ class Subscription:
             self._scope.cancel()
         return self._scope
 
+    def cancel(self) -> None:
+        """Cancel the subscription; its listen request goes in the background."""
+        self._scope.cancel()
+
     async def close(self) -> None:
         """Cancel the subscription and wait until its listen request is gone."""
-        self._scope.cancel()
+        self.cancel()
         await self._ended.wait()

@@ -111,7 +111,7 @@ class TaskHandle:
 
     async def _call(self, method: str, params: dict[str, Any]) -> Any:
         if self._stateless:
-            params = {**params, "_meta": _with_extension(self.client)}
+            params = {**params, "_meta": with_tasks_extension(self.client)}
         return await _request(self.client, method, params)
 
     async def status(self, *, answer: bool = True) -> TaskState:
@@ -219,8 +219,9 @@ def _as_tool_result(value: Any) -> t.CallToolResult:
     return result
 
 
-def _with_extension(client: Client) -> dict[str, Any]:
-    """The client's per-request ``_meta`` with the tasks extension declared."""
+def with_tasks_extension(client: Client) -> dict[str, Any]:
+    """The client's per-request ``_meta`` with the tasks extension declared (the task methods
+    and a ``subscriptions/listen`` for task ids send it; SEP-2663 §Capability Negotiation)."""
     meta = dict(client.request_meta)
     caps = dict(meta.get(_CAPABILITIES) or {})
     caps["extensions"] = {**(caps.get("extensions") or {}), EXTENSION: {}}
@@ -244,7 +245,7 @@ async def start_task(
         if not isinstance(task, dict) or not isinstance(task.get("taskId"), str):
             raise RemoteProtocolError(INTERNAL_ERROR, f"tools/call {name}: not a CreateTaskResult")
         return TaskHandle(client, task["taskId"])
-    params["_meta"] = _with_extension(client)
+    params["_meta"] = with_tasks_extension(client)
     rounds = 0
     while True:
         value = await _request(client, "tools/call", params)

@@ -14,6 +14,8 @@ from typing import Any, Final
 
 import msgspec
 
+from mcpbind_types import unified as t
+
 from ..protocol.errors import McpError
 from .record import TaskRecord, iso
 
@@ -21,6 +23,8 @@ __all__ = [
     "EXTENSION",
     "RELATED_TASK",
     "REQUEST_CANCELLED",
+    "STATUS_2026",
+    "TaskSubscriptionFilter",
     "cancelled_error",
     "created_2025",
     "created_2026",
@@ -39,6 +43,18 @@ cancelled request is not answered; SEP-2663's ``CancelledTask`` carries no error
 for an unknown task id and -32603 for the receiver's own failures. -32800 is what the official
 Python SDK answers a cancelled request with where an answer is due (LSP's RequestCancelled),
 outside the JSON-RPC and MCP ranges (docs/guides/tasks.md)."""
+
+
+STATUS_2026: Final = "notifications/tasks"
+"""SEP-2663 §Task Status Notifications: a task's ``DetailedTask``, to the listen streams that
+asked for its id."""
+
+
+class TaskSubscriptionFilter(t.SubscriptionFilter, kw_only=True):
+    """A ``subscriptions/listen`` filter with the tasks extension's ``taskIds`` (SEP-2663
+    §Task Status Notifications): the tasks whose ``notifications/tasks`` the client wants."""
+
+    task_ids: list[str] | msgspec.UnsetType = msgspec.field(default=msgspec.UNSET, name="taskIds")
 
 
 def cancelled_error(task_id: str) -> McpError:
