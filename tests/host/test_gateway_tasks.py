@@ -58,6 +58,7 @@ class Jobs:
 
     def __init__(self, versions: tuple[str, ...]) -> None:
         self.ran: list[int] = []
+        self.release = anyio.Event()
         self.cancelled: list[str] = []
         self.upstream_ids: list[str] = []
         server = self.server = Server("jobs", version="1.0.0")
@@ -82,6 +83,13 @@ class Jobs:
                 self.cancelled.append("forever")
                 raise
             return "never"
+
+        @server.tool(task="optional", annotations=READ_ONLY)
+        async def held(task: TaskContext) -> str:
+            assert task.task_id is not None
+            self.upstream_ids.append(task.task_id)
+            await self.release.wait()
+            return "released"
 
         @server.tool(task="optional", annotations=READ_ONLY)
         async def breaks(task: TaskContext) -> t.CallToolResult:
@@ -443,6 +451,53 @@ async def test_upstream_status_notifications_reach_the_creating_session() -> Non
         assert heard["owner"][-1]["status"] == "completed"
         assert {"ttl", "createdAt", "lastUpdatedAt"} <= set(heard["owner"][-1])  # a 2025 Task
         assert heard["other"] == []
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_a_2026_upstream_tasks_status_reaches_its_caller_without_a_poll(
+    version: str,
+) -> None:
+    """SEP-2663 §Task Status Notifications, upstream: the gateway listens for the ``taskIds``
+    of each task it creates on a 2026-07-28 server, so the task's end reaches its caller as
+    soon as it happens, with no ``tasks/get`` upstream after the creation: a 2026-07-28 caller
+    listening for the gateway's id hears ``notifications/tasks`` with the result inlined; a
+    2025-11-25 caller's session hears ``notifications/tasks/status`` (tasks.mdx §Task Status
+    Notification). Neither names the upstream id."""
+    heard: list[tuple[str, dict[str, Any]]] = []
+    polled: list[str] = []
+
+    async def notification(method: str, params: Any) -> None:
+        if method.startswith("notifications/tasks"):
+            heard.append(
+                (method, params if isinstance(params, dict) else msgspec.to_builtins(params))
+            )
+
+    jobs = Jobs(STATELESS_VERSIONS)
+
+    async def count_polls(call: Any, call_next: Any) -> Any:
+        if call.method == "tasks/get":
+            polled.append(call.method)
+        return await call_next(call)
+
+    jobs.server.add_middleware(count_polls)
+    handlers = ClientHandlers(notification=notification)
+    async with gateway(jobs.server, version, handlers=handlers) as (_, (client,)):
+        handle = await start_task(client, "j__held", {})
+        down = task_id(handle)
+        if version == LATEST_STATELESS:
+            await client.listen(task_ids=[down])
+        polls = len(polled)
+        jobs.release.set()
+        await wait_for(lambda: any(p.get("status") == "completed" for _, p in heard))
+        assert len(polled) == polls  # nothing polled the upstream meanwhile
+    (method, params), *_ = [(m, p) for m, p in heard if p.get("status") == "completed"]
+    assert params["taskId"] == down
+    assert jobs.upstream_ids[0] not in json.dumps(params)
+    if version == LATEST_STATELESS:
+        assert method == "notifications/tasks"
+        assert params["result"]["content"][0]["text"] == "released"
+    else:
+        assert method == "notifications/tasks/status"
 
 
 async def test_a_listen_stream_hears_the_status_of_its_task_under_the_gateway_id(

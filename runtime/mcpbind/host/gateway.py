@@ -53,6 +53,7 @@ from ..server import Server
 from ..server.context import Context
 from ..server.middleware import IncomingCall, Next
 from ..server.mrtr import StatelessPeer
+from ..tasks.wire import STATUS_2026
 from .approval import approve_all
 from .catalog import Catalog, ToolEntry
 from .forwarding import PASS_CALL_TOOL, UpstreamErrors, passed_on, progress_to
@@ -318,7 +319,7 @@ class Gateway:
         elif method == "notifications/message":
             with contextlib.suppress(McpError, ConnectionError):
                 await self.relay.log(server, params)
-        elif method == "notifications/tasks/status":
+        elif method in ("notifications/tasks/status", STATUS_2026):
             with contextlib.suppress(McpError, ConnectionError):
                 await self.tasks.upstream_status(server, params)
         elif method == "notifications/elicitation/complete":

@@ -24,16 +24,19 @@ through; a handshake-era upstream task asks by a request of its own (``elicitati
 ``inputRequests`` and answers it with the caller's ``tasks/update`` (SEP-2663 §Task Update
 Requests), so that task asks its caller as a 2026-07-28 one would.
 
-Status: a handshake-era upstream's ``notifications/tasks/status`` is passed on, under the
-downstream id, to the session that created the task (2025-11-25) or to the 2026-07-28 listen
-streams that asked for the id (SEP-2663 §Task Status Notifications), as is a change the
-gateway sees when it polls (a 2026-07-28 upstream's status is seen only then).
+Status: an upstream's status notification (a handshake-era server's
+``notifications/tasks/status``; a 2026-07-28 server's ``notifications/tasks``, on a listen
+stream the gateway opens for each task it creates there) is passed on, under the downstream
+id, to the session that created the task (2025-11-25) or to the 2026-07-28 listen streams that
+asked for the id (SEP-2663 §Task Status Notifications), as is a change the gateway sees when it
+polls.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 import secrets
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -48,6 +51,7 @@ from mcpbind_types import unified as t
 from mcpbind_types._common import MethodInfo
 from mcpbind_types.unified import methods as m
 
+from ..client.subscription import Subscription
 from ..client.tasks import TaskHandle, start_task
 from ..protocol import has_capability
 from ..protocol.cursor import decode_cursor, encode_cursor
@@ -76,6 +80,8 @@ if TYPE_CHECKING:
     from .relay import Relay
 
 __all__ = ["GatewayTasks", "HeldAsk", "RoutedTask"]
+
+logger = logging.getLogger("mcpbind.host")
 
 _TOOLS_CALL: Final = ("tasks", "requests", "tools", "call")
 _EXTENSION_PATH: Final = ("extensions", EXTENSION)
@@ -127,6 +133,8 @@ class RoutedTask:
     """A handshake-era upstream task's asks waiting for a 2026-07-28 caller, by key."""
     asked: int = 0
     """Asks held so far (each key is new over the task's lifetime)."""
+    listening: Subscription | None = field(default=None, repr=False)
+    """A 2026-07-28 upstream's listen stream for the task's status, while it runs."""
 
     @property
     def relays_inputs(self) -> bool:
@@ -316,6 +324,7 @@ class GatewayTasks:
                     except BaseException:
                         self._forget(routed)
                         raise
+                await self._listen(routed)
                 return routed
 
             if not stateless:  # what the new task asks at once goes to this caller
@@ -390,7 +399,26 @@ class GatewayTasks:
         if known is not None:
             known.set()
 
+    async def _listen(self, routed: RoutedTask) -> None:
+        """Ask a 2026-07-28 upstream for the task's status notifications (SEP-2663 §Task
+        Status Notifications), so a change reaches its caller without a poll. A server that
+        does not agree, or fails, leaves the task to polling."""
+        handle = routed.handle
+        client = handle.client
+        if client.era != "stateless" or handle.task_id is None or routed.terminal:
+            return
+        try:
+            routed.listening = await client.listen(task_ids=[handle.task_id])
+        except (McpError, ConnectionError, RuntimeError) as exc:
+            logger.debug("no task status notifications from %s: %s", routed.server, exc)
+        if routed.listening is not None and (routed.terminal or routed.task_id not in self.routed):
+            routed.listening.cancel()  # it ended, or was forgotten, meanwhile
+            routed.listening = None
+
     def _forget(self, routed: RoutedTask) -> None:
+        if routed.listening is not None:
+            routed.listening.cancel()
+            routed.listening = None
         self.routed.pop(routed.task_id, None)
         if routed.handle.task_id is not None:
             self.upstream.pop((routed.server, routed.handle.task_id), None)
@@ -564,12 +592,6 @@ class GatewayTasks:
         with self._on_behalf_of(routed):
             state = await handle.status(answer=not routed.relays_inputs)
         self._observed(routed, state.raw)
-        inputs = state.raw.get("inputRequests") if state.status == "input_required" else None
-        routed.inputs = inputs if isinstance(inputs, dict) else None
-        if "result" in state.raw:
-            routed.outcome = {"result": state.raw["result"]}
-        elif "error" in state.raw:
-            routed.outcome = {"error": state.raw["error"]}
 
     async def _fetch_outcome(self, routed: RoutedTask) -> None:
         """A finished task's result or error, for a 2026-07-28 ``tasks/get`` (a handshake-era
@@ -626,9 +648,12 @@ class GatewayTasks:
         return msgspec.structs.replace(params, meta=rest or msgspec.UNSET)
 
     async def upstream_status(self, server: str, params: Any) -> None:
-        """A handshake-era upstream's ``notifications/tasks/status``: to the downstream
-        caller, under the downstream id (tasks.mdx §Task Status Notification)."""
-        raw = msgspec.to_builtins(params)
+        """A task's status from upstream, without a poll: a handshake-era server's
+        ``notifications/tasks/status`` (tasks.mdx §Task Status Notification), or a 2026-07-28
+        one's ``notifications/tasks`` on the listen stream the gateway opened for the task
+        (SEP-2663 §Task Status Notifications). To the downstream caller under the downstream
+        id: a 2025-11-25 caller's session, or the 2026-07-28 listen streams that asked."""
+        raw = params if isinstance(params, dict) else msgspec.to_builtins(params)
         upstream_id = raw.get("taskId") if isinstance(raw, dict) else None
         routed = self.upstream.get((server, upstream_id)) if isinstance(upstream_id, str) else None
         if routed is None or not self._observed(routed, raw) or routed.stateless:
@@ -636,15 +661,25 @@ class GatewayTasks:
         await routed.peer.send_notification(m.S2C_TASK_STATUS, _view(routed, stateless=False))
 
     def _observed(self, routed: RoutedTask, raw: dict[str, Any]) -> bool:
-        """Record an upstream view of the task; whether its status or message changed (a
+        """Record an upstream view of the task (a 2026-07-28 one's ``DetailedTask`` also
+        brings its input requests, result or error); whether its status or message changed (a
         2026-07-28 caller's listen streams are told, SEP-2663 §Task Status Notifications:
-        also a change the gateway saw by polling)."""
+        also a change the gateway saw by polling). A finished task is listened for no more."""
+        inputs = raw.get("inputRequests") if raw.get("status") == "input_required" else None
+        routed.inputs = inputs if isinstance(inputs, dict) else None
+        if "result" in raw:
+            routed.outcome = {"result": raw["result"]}
+        elif "error" in raw:
+            routed.outcome = {"error": raw["error"]}
         state = routed.state
         before = (state.get("status"), state.get("statusMessage"))
         state = routed.state = _neutral(raw)
         changed = before != (state["status"], state["statusMessage"])
         if changed and routed.stateless:
             self.server.extension_changed("task", routed.task_id)
+        if routed.terminal and routed.listening is not None:
+            routed.listening.cancel()
+            routed.listening = None
         return changed
 
 
