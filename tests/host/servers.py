@@ -326,8 +326,11 @@ def waiter() -> Server:
 
     @server.tool(annotations=READ_ONLY)
     async def wait(marker: str) -> str:
-        await anyio.Path(marker + ".started").touch()
+        # The marker's write is inside the try: a worker thread makes the file, and a caller
+        # that cancels once it sees the file can reach this handler before it resumed from
+        # that write (the cancel then lands on it, not on sleep_forever).
         try:
+            await anyio.Path(marker + ".started").touch()
             await anyio.sleep_forever()
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):

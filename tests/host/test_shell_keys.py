@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.cancel_race import call_cancelled_at_once
 
 from .helpers import SERVERS
 from .pty_helpers import HostTerminal
@@ -57,6 +58,19 @@ def test_ctrl_c_cancels_the_running_call_on_the_server(shell: HostTerminal, tmp_
     shell.send(b"servers\r")
     shell.expect(b"server w: running")
     assert shell.quit() == 0
+
+
+def test_the_waiter_leaves_its_cancelled_marker_when_the_cancel_lands_on_its_first_await(
+    tmp_path: Path,
+) -> None:
+    """The test above cancels as soon as ``MARKER.started`` exists; a worker thread writes it,
+    so under load the cancel reached the handler before it resumed from that write, and the
+    handler, stopped there, left no ``MARKER.cancelled`` (the wait above then ran 30 s in
+    vain). basic/utilities/cancellation.mdx §Timing Considerations: a cancel can land at any
+    point; here it lands on the handler's first await, every time."""
+    marker = tmp_path / "call"
+    call_cancelled_at_once([sys.executable, SERVERS, "waiter"], "wait", {"marker": str(marker)})
+    assert Path(f"{marker}.cancelled").exists(), "stopped without leaving MARKER.cancelled"
 
 
 def test_ctrl_c_at_the_prompt_clears_the_line(shell: HostTerminal) -> None:

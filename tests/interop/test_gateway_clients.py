@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cancel_race import call_cancelled_at_once
 from support.live_server import free_port, listening_process, spawn_server
 
 from mcpbind import LATEST_HANDSHAKE
@@ -310,6 +311,21 @@ def test_a_downstream_client_uses_every_feature(
     assert out["received"] and TOKEN not in seen and SECRET not in seen
     if transport == "http" and client != "mcpbind":  # mcpbind's is recorded above HTTP
         assert out["headers"]
+
+
+def test_the_wait_tool_leaves_its_cancelled_marker_when_the_cancel_lands_on_its_first_await(
+    tmp_path: Path,
+) -> None:
+    """The clients cancel ``wait`` as soon as ``MARKER.started`` exists; a worker thread
+    writes it, so the cancel can reach the upstream handler before it resumed from that
+    write. Stopped there, the handler left no ``MARKER.cancelled`` and the test above failed
+    although the cancel had arrived. basic/utilities/cancellation.mdx §Timing
+    Considerations: a cancel can land at any point; here it lands on the handler's first
+    await, every time (``standin``: the same tool as ``modern``, on the handshake era)."""
+    marker = tmp_path / "wait"
+    argv = [sys.executable, PEERS, "standin", "stdio"]
+    call_cancelled_at_once(argv, "wait", {"marker": str(marker)})
+    assert Path(f"{marker}.cancelled").exists(), "stopped without leaving MARKER.cancelled"
 
 
 def run_inspector(
