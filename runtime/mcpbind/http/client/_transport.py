@@ -58,6 +58,9 @@ __all__ = ["StreamableHTTPTransport", "connect_http"]
 logger = logging.getLogger("mcpbind.http.client")
 
 _FALLBACK_STATUSES = (400, 404, 405)
+_MAX_RESENDS = 3
+"""How many times a request answered 404 (session not found) is sent again on a newer
+session: first on one it starts or waits for, then only on ones other requests started."""
 
 
 class StreamableHTTPTransport(HTTPEndpoint):
@@ -174,17 +177,27 @@ class StreamableHTTPTransport(HTTPEndpoint):
         info: Peek,
         *,
         extra: dict[str, str] | None = None,
-        retried: bool = False,
+        resends: int = 0,
+        renewed: bool = False,
         waited: bool = False,
     ) -> None:
-        """POST one request and deliver what comes back, whatever happens."""
+        """POST one request and deliver what comes back, whatever happens.
+
+        A 404 for the session it carried (spec §Session Management, point 4) sends it again
+        on a newer session: one this request starts (or waits for) if it has not been
+        through a renewal yet, else only one another request started since (``renewed``).
+        The server did not act on a request it answered 404, so sending it again loses
+        nothing; ``_MAX_RESENDS`` bounds the chase where every new session is lost at once
+        (a proxy that spreads requests over workers that do not share sessions)."""
         sent_session = self.session_id
         try:
             response = await self._open("POST", message, extra=extra)
         except httpx2.ConnectError as exc:
             # Nothing reached the server: once it is back (restarted), send it again.
             if not waited and await self._server_back(exc):
-                await self._request(message, info, extra=extra, retried=retried, waited=True)
+                await self._request(
+                    message, info, extra=extra, resends=resends, renewed=renewed, waited=True
+                )
             elif not self._inbox.closed:
                 self._deliver(connection_lost(info.request_ids, f"cannot connect: {exc}"))
             return
@@ -211,12 +224,12 @@ class StreamableHTTPTransport(HTTPEndpoint):
             if (
                 status == 404
                 and sent_session is not None
-                and not retried
+                and resends < _MAX_RESENDS
                 and info.method != "initialize"
-                and await self._reinitialize(sent_session)
+                and await self._reinitialize(sent_session, start=not renewed)
             ):
                 await response.aclose()
-                await self._request(message, info, extra=extra, retried=True)
+                await self._request(message, info, extra=extra, resends=resends + 1, renewed=True)
                 return
             if status >= 400 or status < 200:
                 errors = await http_error_responses(response, info.request_ids)
@@ -332,9 +345,12 @@ class StreamableHTTPTransport(HTTPEndpoint):
             self._start_get_stream()
 
     # ------------------------------------------------------------------ session renewal
-    async def _reinitialize(self, failed_session: str) -> bool:
+    async def _reinitialize(self, failed_session: str, *, start: bool = True) -> bool:
         """Start a new session after a 404 (spec §Session Management, point 4) by replaying
         the initialize request and initialized notification; their answers are swallowed.
+        True once the transport has a session newer than ``failed_session``: this one, one
+        another task started meanwhile (waited for on the lock) or one it had already
+        started; ``start=False`` only looks for those and starts none.
 
         The failed session's id stays the transport's until the new one is known: a request
         another task sends meanwhile carries it, gets 404 and waits here for the new session
@@ -344,6 +360,8 @@ class StreamableHTTPTransport(HTTPEndpoint):
         async with self._reinit_lock:
             if self.session_id != failed_session:
                 return self.session_id is not None  # another task already renewed it
+            if not start:
+                return False
             init, notification = self._init_request, self._init_notification
             if init is None:
                 self.session_id = None
