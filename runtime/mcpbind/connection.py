@@ -323,26 +323,28 @@ class Connection:
                     self._set_timer(deadline)
             else:
                 self._arm(waiter, started)
-        sent = False
         try:
             try:
                 await self.transport.send(data)  # send's, copied: data is never None
             except (TransportClosed, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
                 self.core.cancel(request_id)  # forget it; nothing reached the peer
                 raise ConnectionClosed(str(exc) or self.close_reason) from None
-            sent = True
             await waiter.future
             if waiter.timed_out:
                 await self._cancel_remote(request_id, "timeout")
                 raise RequestTimeout(method, self._clock() - waiter.started)
         except BaseException:
-            # The caller was cancelled: tell the peer (only about a request it received).
+            # The caller was cancelled: tell the peer. A request cancelled while the
+            # transport was still writing it may have gone out in part, and is then written
+            # whole (a message is never torn): it is cancelled as a sent one (a cancel of an
+            # id the peer never received is ignored, cancellation.mdx). The notification goes
+            # out in the background, after whatever is queued before it: a peer that does not
+            # read must not keep the cancelled caller waiting.
             if not waiter.done and request_id in self._waiters:
-                if sent:
-                    with anyio.CancelScope(shield=True):
-                        await self._cancel_remote(request_id, "cancelled by the caller")
-                else:
-                    self.core.cancel(request_id)
+                self._waiters.pop(request_id, None)
+                cancel = self.core.cancel(request_id, "cancelled by the caller")
+                if cancel is not None and not self.closed:
+                    self.runner.send_soon(cancel)
             raise
         finally:
             self._waiters.pop(request_id, None)

@@ -5,6 +5,10 @@ invalid cancellations and late responses are ignored; initialize is never cancel
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -12,7 +16,8 @@ import pytest
 
 from mcpbind import LATEST_HANDSHAKE, Client, RequestTimeout
 from mcpbind import types as t
-from mcpbind.transports import TransportClosed, memory_pair
+from mcpbind.transports import StdioClientTransport, TransportClosed, memory_pair
+from tests.host.helpers import SERVERS
 
 from .conftest import Connect
 from .helpers import (
@@ -206,3 +211,44 @@ async def test_initialize_is_never_cancelled() -> None:
             async with Client(client_end, timeout=0.2, protocol_version=LATEST_HANDSHAKE):
                 pytest.fail("initialize was never answered")
     assert [m.get("method") for m in seen] == ["initialize"]
+
+
+async def _appeared(path: Path, timeout: float = 10.0) -> bool:
+    """Bounded polling for a file the server process writes."""
+    with anyio.move_on_after(timeout):
+        while not await anyio.Path(path).exists():  # noqa: ASYNC110 - another process writes it
+            await anyio.sleep(0.02)
+        return True
+    return False
+
+
+async def test_a_request_cancelled_while_half_written_is_cancelled_on_the_server(
+    tmp_path: Path,
+) -> None:
+    """§Behavior Requirements 4 and §Timing Considerations, over stdio: a caller cancelled
+    while its request is only partly written (the server is not reading: the pipe is full)
+    does not tear the message, which goes out whole once the server reads again; so the
+    server receives the request and must also get its ``notifications/cancelled``, behind
+    it. It used to get none (the request counted as unsent) and ran the call until it ended
+    (here: never). The cancelled caller does not wait for the stopped server either."""
+    marker = tmp_path / "call"
+    path = os.environ.get("PYTHONPATH")
+    env = {"PYTHONPATH": path} if path else None
+    spawned = StdioClientTransport.spawn(sys.executable, [SERVERS, "waiter"], env=env)
+    async with spawned as transport, Client(transport, protocol_version=LATEST_HANDSHAKE) as client:
+        assert client.connection is not None
+        # Bigger than a pipe's buffer (64 KiB on Linux): only part of it goes out at once.
+        pad = "x" * (256 * 1024)
+        params = {"name": "wait", "arguments": {"marker": str(marker)}, "padding": pad}
+        os.kill(transport.pid, signal.SIGSTOP)
+        try:
+            with anyio.fail_after(10):  # the cancelled caller is not held by the server
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(client.connection.request, "tools/call", params)
+                    await anyio.wait_all_tasks_blocked()  # the request is being written
+                    tg.cancel_scope.cancel()
+        finally:
+            os.kill(transport.pid, signal.SIGCONT)
+        # The server reads the rest of the request and the cancel behind it together: the
+        # cancel lands on the handler's first await (its marker may never be written).
+        assert await _appeared(Path(f"{marker}.cancelled"))
