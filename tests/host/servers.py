@@ -1,6 +1,6 @@
 """Small servers for the Host tests: built in memory, or run over stdio as
 ``python tests/host/servers.py KIND`` (KIND: normal, legacy, modern, crashy, flood, garbage,
-brief, jobs, waiter, environ). ``normal`` speaks both eras; ``legacy`` only the initialize handshake; ``modern`` only
+together, brief, jobs, waiter, environ). ``normal`` speaks both eras; ``legacy`` only the initialize handshake; ``modern`` only
 2026-07-28; ``jobs`` has tools that run as tasks."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from mcpbind_types.unified import methods as m
 #: sampling.mdx's includeContext values.
 IncludeContext = Literal["none", "thisServer", "allServers"]
 READ_ONLY = t.ToolAnnotations(read_only_hint=True)
+READ_HINT = {"readOnlyHint": True}  # READ_ONLY, as a hand-written server sends it
 ADDITIVE = t.ToolAnnotations(read_only_hint=False, destructive_hint=False)
 DESTRUCTIVE = t.ToolAnnotations(read_only_hint=False, destructive_hint=True)
 
@@ -269,6 +270,54 @@ def garbage() -> None:
         out.flush()
 
 
+def together() -> None:
+    """A hand-written stdio server (handshake era) whose ``count`` reports steps 1 and 2, then
+    writes step 3 and its result in one write: a reader gets the last progress and the result
+    in the same chunk."""
+    out = sys.stdout.buffer
+
+    def line(message: dict[str, Any]) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n"
+
+    for raw in sys.stdin.buffer:
+        message = json.loads(raw)
+        if "id" not in message or "method" not in message:
+            continue  # notifications
+        rid, method = message["id"], message["method"]
+        if method == "initialize":
+            result: Any = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "together", "version": "0"},
+            }
+        elif method == "tools/list":
+            tool = {"name": "count", "inputSchema": {"type": "object"}, "annotations": READ_HINT}
+            result = {"tools": [tool]}
+        elif method == "tools/call":
+            token = message["params"].get("_meta", {}).get("progressToken")
+            steps = [
+                line({"method": "notifications/progress", "params": {"progressToken": token, **p}})
+                for p in ({"progress": i, "total": 3} for i in (1, 2, 3))
+                if token is not None
+            ]
+            content = [{"type": "text", "text": "counted 3"}]
+            answer = line({"id": rid, "result": {"content": content}})
+            for step in steps[:-1]:
+                out.write(step)
+                out.flush()
+            out.write(b"".join([*steps[-1:], answer]))  # one write, one chunk
+            out.flush()
+            continue
+        elif method == "ping":
+            result = {}
+        else:
+            out.write(_unknown(rid, method))
+            out.flush()
+            continue
+        out.write(line({"id": rid, "result": result}))
+        out.flush()
+
+
 def brief() -> None:
     """Answers initialize, then exits as soon as the client says initialized (a crash loop)."""
     for line in sys.stdin.buffer:
@@ -377,6 +426,8 @@ if __name__ == "__main__":
     kind = sys.argv[1]
     if kind == "garbage":
         garbage()
+    elif kind == "together":
+        together()
     elif kind == "brief":
         brief()
     else:

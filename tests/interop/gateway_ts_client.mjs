@@ -11,7 +11,10 @@
 // the form set to true) and declines the one
 // asked during "refuse", and aborts "cancel" once its marker file says the tool started.
 // Prints one JSON line: what it saw, and every message it received (raw), plus for HTTP every
-// response header, so the test can look for upstream tokens.
+// response header, so the test can look for upstream tokens. For "progress" it also reports
+// the call's progress notifications as the server wrote them (`wire`: before the response;
+// `late`: after it), and those of them the client read together with the response
+// (`readWithResult`), which the SDK drops (see `progressOnTheWire`).
 
 import { existsSync } from 'node:fs';
 
@@ -23,6 +26,7 @@ const { CreateMessageRequestSchema, ElicitRequestSchema } = await import(new URL
 
 const plan = JSON.parse(process.argv[2]);
 const received = [];
+const reads = []; // for each message received: the read it came in (see `transport.onmessage`)
 const headers = [];
 const sampling = [];
 const elicitations = [];
@@ -56,9 +60,23 @@ if (plan.target.url) {
     const { command, args, env } = plan.target;
     transport = new StdioClientTransport({ command, args, env: { ...process.env, ...(env ?? {}) }, stderr: 'ignore' });
 }
-// Every message the client receives, including the initialize answer: the SDK keeps an
-// `onmessage` set before `connect` and calls it first for each message.
-transport.onmessage = (message) => received.push(message);
+// Every message the client receives, including the initialize answer, in the order the server
+// wrote them: the SDK keeps an `onmessage` set before `connect` and calls it first for each
+// message. Messages the transport hands over in one go (over stdio: one chunk read from the
+// server's stdout) share a read number: no microtask runs between them.
+let read = 0;
+let reading = false;
+transport.onmessage = (message) => {
+    if (!reading) {
+        read += 1;
+        reading = true;
+        queueMicrotask(() => { reading = false; });
+    }
+    received.push(message);
+    reads.push(read);
+};
+const sdkErrors = [];
+client.onerror = (error) => sdkErrors.push(String(error.message ?? error).slice(0, 200));
 await client.connect(transport);
 
 function outcome(result) {
@@ -83,7 +101,32 @@ do {
 
 for (const step of plan.calls) out.calls.push({ name: step[0], ...(await call(step)) });
 
+// The progress notifications of the call whose request was the first sent after `from`
+// received messages: those the server wrote before its response (`wire`), after it (`late`),
+// and those of `wire` the client read in the same go as the response (`readWithResult`). The
+// SDK runs a notification's handler a microtask after it reads it (Protocol._onnotification)
+// but settles a response at once, removing the call's progress handler (_onresponse): a
+// progress notification read together with its response reaches no `onprogress` (the SDK
+// reports "Received a progress notification for an unknown token" to `onerror` instead).
+function progressOnTheWire(from) {
+    const answer = received.findIndex((m, i) => i >= from && 'id' in m && ('result' in m || 'error' in m));
+    const found = { wire: [], late: [], readWithResult: [] };
+    if (answer < 0) return found;
+    const token = received[answer].id; // the SDK's progress token is its request's id
+    received.forEach((m, i) => {
+        if (i < from || m.method !== 'notifications/progress' || m.params.progressToken !== token) return;
+        const update = [m.params.progress, m.params.total];
+        if (i > answer) found.late.push(update);
+        else {
+            found.wire.push(update);
+            if (reads[i] === reads[answer]) found.readWithResult.push(update);
+        }
+    });
+    return found;
+}
+
 const updates = [];
+const progressFrom = received.length;
 out.progress = { ...(await call(plan.progress, { onprogress: (p) => updates.push([p.progress, p.total]) })), updates };
 out.sample = { ...(await call(plan.sample)), requests: sampling };
 
@@ -103,6 +146,8 @@ out.refuse = await call(plan.refuse);
 out.elicitations = elicitations;
 out.after = await call(plan.calls[0]); // the session still works after the cancel and refusal
 
+Object.assign(out.progress, progressOnTheWire(progressFrom)); // late ones have arrived by now
+out.sdkErrors = sdkErrors;
 out.version = received.find((message) => message.result?.protocolVersion)?.result.protocolVersion ?? null;
 out.received = received;
 out.headers = headers;

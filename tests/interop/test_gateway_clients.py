@@ -240,6 +240,9 @@ def wait_for_file(path: Path, timeout: float = 10.0) -> bool:
     return True
 
 
+STEPS = [[1, 3], [2, 3], [3, 3]]
+"""The progress of ``count`` (steps 3): ``[progress, total]`` of each notification."""
+
 CLIENTS = {
     "typescript": (["node", str(TS_CLIENT)], "ts-model: sampled by ts"),
     "official-python": ([sys.executable, str(OFFICIAL_CLIENT)], "python-model: sampled by python"),
@@ -290,9 +293,23 @@ def test_a_downstream_client_uses_every_feature(
     for call in out["calls"]:
         assert call.get("isError") is False, call
         assert where.echoes[call["name"]][1] in call["text"], call
-    # Progress: one notification per step, in order, then the result.
-    assert out["progress"]["updates"] == [[1, 3], [2, 3], [3, 3]]
-    assert out["progress"]["text"] == "counted 3"
+    # Progress (progress.mdx §Progress Flow; §Behavior Requirements: progress notifications
+    # only while the request is active): one notification per step, in order, then the result.
+    progress = out["progress"]
+    assert progress["text"] == "counted 3"
+    if client == "typescript":
+        # Written by the server (the gateway) before the result, none after it: what the
+        # client read, in the order it read it.
+        assert progress["wire"] == STEPS and progress["late"] == [], progress
+        # The SDK passes on every one of them, except what it read in the same chunk as the
+        # result: it runs a notification's handler a microtask later but settles a response
+        # at once, dropping the call's progress handler (gateway_ts_client.mjs,
+        # progressOnTheWire). On a loaded machine the last step and the result can arrive
+        # together even when written 20 ms apart.
+        kept = [step for step in STEPS if step not in progress["readWithResult"]]
+        assert progress["updates"] in (STEPS, kept), (progress, out["sdkErrors"])
+    else:
+        assert progress["updates"] == STEPS
     # Sampling: the server's request reached this client, whose answer reached the tool.
     assert out["sample"]["requests"] == ["hello"]
     assert out["sample"]["text"] == sampled
