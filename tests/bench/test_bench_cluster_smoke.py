@@ -76,8 +76,11 @@ def test_redis_is_touched_only_by_forwarded_requests(
 ) -> None:
     cells, _ = quick
     for workers in (1, 2):
+        # Stateless: nothing forwarded and no Redis command per request (one per request would
+        # read 1.0). Not zero: a stray command or two may fall in the window under load (0.006
+        # per request was seen once at load 10; no request of this cell sends any).
         stateless = _cell(cells, "mcpbind (2026-07-28)", workers)
-        assert stateless["redis_ops"] == 0 and stateless["forwarded"] == 0, stateless
+        assert stateless["redis_ops"] < 0.02 and stateless["forwarded"] == 0, stateless
     # No command per request; the short window's edges may catch a few (the sessions'
     # DELETE and registry release as the load generator ends).
     alone = _cell(cells, "mcpbind sessions (Redis)", 1)
