@@ -217,9 +217,12 @@ class Gateway:
             return answer  # or an InputRequiredResult
         # The caller's JSON: decoded for an approval hook only (most calls need none).
         arguments = raw if isinstance(raw, msgspec.Raw) else raw or None
-        with self.relay.serving(entry.server, ctx):
+        record = self.relay.serving(entry.server, ctx)
+        try:  # not a with block: its __enter__ and __exit__ frames cost more than the record
             entry, client = await self.host.authorize_tool_call(params.name, arguments)
             return await self._forward(entry, client, raw, arguments, ctx)
+        finally:
+            record.end()
 
     async def _forward(
         self,
