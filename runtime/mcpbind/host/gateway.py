@@ -54,7 +54,7 @@ from ..server.middleware import IncomingCall, Next
 from ..server.mrtr import StatelessPeer
 from .approval import approve_all
 from .catalog import Catalog, ToolEntry
-from .forwarding import PASS_CALL_TOOL, UpstreamErrors, passed_on, progress_to
+from .forwarding import PASS_CALL_TOOL, UpstreamErrors, passed_on, progress_to, raise_upstream
 from .gateway_rounds import GatewayRounds
 from .gateway_tasks import GatewayTasks
 from .relay import Relay
@@ -238,11 +238,14 @@ class Gateway:
         upstream = t.CallToolRequestParams(name=entry.tool.name)
         if not isinstance(raw, msgspec.UnsetType):
             upstream.arguments = raw  # the caller's JSON, passed on as it came
-        with UpstreamErrors(entry.server):
+        try:  # not UpstreamErrors' block: its two method frames, on every call
             if entry.tool.execution is not msgspec.UNSET and _runs_as_task(entry.tool):
                 return await _as_task(client, entry.tool.name, _decoded(arguments))
             result = await client.send_request(PASS_CALL_TOOL, upstream, progress_to(ctx))
-            return passed_on(result)
+        except McpError as exc:
+            raise_upstream(entry.server, exc)
+            raise
+        return passed_on(result)
 
     async def _get_prompt(
         self, params: t.GetPromptRequestParams, ctx: Context
