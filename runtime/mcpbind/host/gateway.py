@@ -37,7 +37,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 import msgspec
@@ -235,7 +235,9 @@ class Gateway:
         """The authorized call, upstream: for :meth:`_call_tool` and
         :class:`~.gateway_rounds.GatewayRounds`. The upstream's result is passed on as its
         JSON (:class:`~.forwarding.PassedToolResult`)."""
-        upstream = t.CallToolRequestParams(name=entry.tool.name)
+        # A copy runs no __post_init__ (the caller's arguments were checked on the way in).
+        upstream: t.CallToolRequestParams = _CALL.__copy__()  # type: ignore[attr-defined]
+        upstream.name = entry.tool.name
         if not isinstance(raw, msgspec.UnsetType):
             upstream.arguments = raw  # the caller's JSON, passed on as it came
         try:  # not UpstreamErrors' block: its two method frames, on every call
@@ -435,6 +437,10 @@ class _Capabilities:
         self, what: str, detail: str | None, agreed: Any, principal: Any
     ) -> tuple[str, dict[str, Any]] | None:
         return None
+
+
+_CALL: Final = t.CallToolRequestParams(name="")
+"""The upstream tools/call's params, copied for each call and given its name and arguments."""
 
 
 def _replacing(handler: Callable[[Any, Context], Any]) -> Callable[[Any], Any]:
