@@ -28,6 +28,7 @@ __all__ = [
     "UpstreamErrors",
     "passed_on",
     "progress_to",
+    "raise_upstream",
 ]
 
 
@@ -83,11 +84,26 @@ def progress_to(ctx: Context) -> RequestOptions | None:
     return RequestOptions(on_progress=progress, reset_timeout_on_progress=True)
 
 
+def raise_upstream(server: str, exc: McpError) -> None:
+    """Raise ``exc``, an upstream call's failure, as the downstream client's error: a lost
+    connection or a timeout as one line naming ``server``; a server's own error with its code,
+    message and data. Returns for a Host error, which goes on as it is (the caller re-raises
+    it). For a hot path's ``except McpError`` (no block to enter); :class:`UpstreamErrors` is
+    the same as a block."""
+    if isinstance(exc, HostError):
+        return
+    if isinstance(exc, ConnectionClosed):
+        raise McpError(
+            INTERNAL_ERROR, f"server {server!r} closed the connection: {exc.message}"
+        ) from None
+    if isinstance(exc, RequestTimeout):
+        raise McpError(INTERNAL_ERROR, f"server {server!r} did not answer in time") from None
+    raise McpError(exc.code, exc.message, exc.data) from None
+
+
 class UpstreamErrors:
     """Raise what went wrong upstream as the downstream client's error (a plain context
-    manager: it is entered on every routed call): a Host error as it is; a lost connection
-    or a timeout as one line naming the server; a server's own error with its code, message
-    and data."""
+    manager: it is entered on routed calls): :func:`raise_upstream`."""
 
     __slots__ = ("server",)
 
@@ -98,13 +114,5 @@ class UpstreamErrors:
         return None
 
     def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
-        if exc is None or not isinstance(exc, McpError) or isinstance(exc, HostError):
-            return
-        server = self.server
-        if isinstance(exc, ConnectionClosed):
-            raise McpError(
-                INTERNAL_ERROR, f"server {server!r} closed the connection: {exc.message}"
-            ) from None
-        if isinstance(exc, RequestTimeout):
-            raise McpError(INTERNAL_ERROR, f"server {server!r} did not answer in time") from None
-        raise McpError(exc.code, exc.message, exc.data) from None
+        if isinstance(exc, McpError):
+            raise_upstream(self.server, exc)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 import msgspec
@@ -56,7 +56,7 @@ from ..server.mrtr import StatelessPeer
 from ..tasks.wire import STATUS_2026
 from .approval import approve_all
 from .catalog import Catalog, ToolEntry
-from .forwarding import PASS_CALL_TOOL, UpstreamErrors, passed_on, progress_to
+from .forwarding import PASS_CALL_TOOL, UpstreamErrors, passed_on, progress_to, raise_upstream
 from .gateway_rounds import GatewayRounds
 from .gateway_tasks import GatewayTasks
 from .relay import Relay
@@ -223,9 +223,12 @@ class Gateway:
             return answer  # or an InputRequiredResult
         # The caller's JSON: decoded for an approval hook only (most calls need none).
         arguments = raw if isinstance(raw, msgspec.Raw) else raw or None
-        with self.relay.serving(entry.server, ctx):
+        record = self.relay.serving(entry.server, ctx)
+        try:  # not a with block: its __enter__ and __exit__ frames cost more than the record
             entry, client = await self.host.authorize_tool_call(params.name, arguments)
             return await self._forward(entry, client, raw, arguments, ctx)
+        finally:
+            record.end()
 
     async def _forward(
         self,
@@ -238,14 +241,19 @@ class Gateway:
         """The authorized call, upstream: for :meth:`_call_tool` and
         :class:`~.gateway_rounds.GatewayRounds`. The upstream's result is passed on as its
         JSON (:class:`~.forwarding.PassedToolResult`)."""
-        upstream = t.CallToolRequestParams(name=entry.tool.name)
+        # A copy runs no __post_init__ (the caller's arguments were checked on the way in).
+        upstream: t.CallToolRequestParams = _CALL.__copy__()  # type: ignore[attr-defined]
+        upstream.name = entry.tool.name
         if not isinstance(raw, msgspec.UnsetType):
             upstream.arguments = raw  # the caller's JSON, passed on as it came
-        with UpstreamErrors(entry.server):
+        try:  # not UpstreamErrors' block: its two method frames, on every call
             if entry.tool.execution is not msgspec.UNSET and _runs_as_task(entry.tool):
                 return await _as_task(client, entry.tool.name, _decoded(arguments))
             result = await client.send_request(PASS_CALL_TOOL, upstream, progress_to(ctx))
-            return passed_on(result)
+        except McpError as exc:
+            raise_upstream(entry.server, exc)
+            raise
+        return passed_on(result)
 
     async def _get_prompt(
         self, params: t.GetPromptRequestParams, ctx: Context
@@ -435,6 +443,10 @@ class _Capabilities:
         self, what: str, detail: str | None, agreed: Any, principal: Any
     ) -> tuple[str, dict[str, Any]] | None:
         return None
+
+
+_CALL: Final = t.CallToolRequestParams(name="")
+"""The upstream tools/call's params, copied for each call and given its name and arguments."""
 
 
 def _replacing(handler: Callable[[Any, Context], Any]) -> Callable[[Any], Any]:

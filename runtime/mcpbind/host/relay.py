@@ -19,12 +19,13 @@ when that client did not declare elicitation.
 
 from __future__ import annotations
 
-import contextvars
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
+import msgspec
 
 from mcpbind_types import unified as t
 
@@ -44,53 +45,48 @@ MAX_PENDING_COMPLETIONS = 1000
 APPROVE_FIELD = "approve"
 
 
-class Downstream:
-    """One downstream request in flight to an upstream server, and :meth:`Relay.serving`'s
-    block that keeps it in the relay while it runs (a plain context manager, one object: it
-    is entered on every routed call). ``context``: its handler context; ``ended``: an event
-    set once it has ended, made when something first waits for it (most calls are never
-    asked anything)."""
+class Downstream(msgspec.Struct, eq=False):
+    """One downstream request in flight to an upstream server: the relay's record of it
+    (:meth:`Relay.serving`), made on every routed call, so a Struct (made without running a
+    Python frame). ``context``: its handler context; ``task``: the task it runs in (the
+    Host's approver asks the request whose task awaits the approval, :meth:`Relay.approve`);
+    ``records``: the relay's list of its server's requests, which holds it until :meth:`end`;
+    ``done``: it has ended. A ``with`` block ends it on leaving."""
 
-    __slots__ = ("_ended", "_records", "_token", "context", "done", "relay", "server")
-
-    def __init__(self, relay: Relay, server: str, context: Context) -> None:
-        self.relay = relay
-        self.server = server
-        self.context = context
-        self.done = False
-        self._ended: anyio.Event | None = None
+    server: str
+    context: Context
+    task: asyncio.Task[Any] | None
+    records: list[Downstream]
+    done: bool = False
+    waited: anyio.Event | None = None
 
     @property
     def ended(self) -> anyio.Event:
-        """Set once the request has ended."""
-        event = self._ended
+        """Set once the request has ended (made when something first waits for it: most
+        calls are never asked anything)."""
+        event = self.waited
         if event is None:
-            event = self._ended = anyio.Event()
+            event = self.waited = anyio.Event()
             if self.done:
                 event.set()
         return event
 
-    def __enter__(self) -> Downstream:
-        relay = self.relay
-        records = relay.inflight.get(self.server)
-        if records is None:
-            records = relay.inflight[self.server] = []
-        records.append(self)
-        self._records = records
-        self._token = relay.current.set(self.context)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        relay = self.relay
-        relay.current.reset(self._token)
-        records = self._records
+    def end(self) -> None:
+        """The request has ended: out of the relay."""
+        records = self.records
         if records[-1] is self:
             records.pop()
         else:  # not the newest: another request to the server began since
             records.remove(self)
         self.done = True
-        if self._ended is not None:
-            self._ended.set()
+        if self.waited is not None:
+            self.waited.set()
+
+    def __enter__(self) -> Downstream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.end()
 
 
 class Relay:
@@ -105,14 +101,18 @@ class Relay:
         #: URL-mode elicitations passed down, by (server, elicitation id): how to announce
         #: each one's completion to the client that was asked.
         self.completions: dict[tuple[str, str], Callable[[], Awaitable[None]]] = {}
-        #: The downstream request whose handler is running (read by :meth:`approve`).
-        self.current: contextvars.ContextVar[Context | None] = contextvars.ContextVar(
-            "mcpbind_gateway_request", default=None
-        )
 
     def serving(self, server: str, context: Context) -> Downstream:
-        """While the block runs, what ``server`` asks or logs goes to ``context``'s client."""
-        return Downstream(self, server, context)
+        """From now until the record returned ends (:meth:`Downstream.end`, or the end of a
+        ``with`` block on it), what ``server`` asks or logs goes to ``context``'s client, and
+        so do the Host's approvals asked in this task. (Entered here, as ``open`` opens: the
+        gateway's tools/call ends it in a ``finally``, without a block's two method frames.)"""
+        records = self.inflight.get(server)
+        if records is None:
+            records = self.inflight[server] = []
+        record = Downstream(server, context, asyncio.current_task(), records)
+        records.append(record)
+        return record
 
     def newest(self, server: str) -> Downstream | None:
         """The newest downstream request in flight to ``server``; ``None`` when none is, or
@@ -195,11 +195,12 @@ class Relay:
     # ------------------------------------------------------------------ approvals
     async def approve(self, request: ToolCallRequest) -> bool:
         """The Host's approver: a form elicitation to the client whose call it is."""
-        context = self.current.get()
-        if context is None:
+        record = self._in_this_task()
+        if record is None:
             if self.fallback_approver is None:
                 raise LookupError("no client to ask: the call did not come through the gateway")
             return await self.fallback_approver(request)
+        context = record.context
         if not context.client_supports("elicitation"):
             raise McpError(
                 METHOD_NOT_FOUND, "the client did not declare elicitation, so it cannot approve"
@@ -225,6 +226,15 @@ class Relay:
             return False
         content = answer.content if isinstance(answer.content, dict) else {}
         return content.get(APPROVE_FIELD) is True
+
+    def _in_this_task(self) -> Downstream | None:
+        """The newest downstream request in flight whose task is the current one."""
+        task = asyncio.current_task()
+        for records in self.inflight.values():
+            for record in reversed(records):
+                if record.task is task:
+                    return record
+        return None
 
 
 async def _within(record: Downstream, ask: Callable[[], Awaitable[R]]) -> R:

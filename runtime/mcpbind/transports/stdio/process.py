@@ -7,6 +7,7 @@ import math
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING
@@ -303,22 +304,27 @@ class StdioClientTransport(AsyncResource, MessagePump):
         self._stdout.expire()
 
     async def _exit_signalled(self) -> None:
-        """Return once the server has exited, told by the kernel where it can be (a pidfd,
-        Linux 5.3+): the session-long watch then wakes no loop every ``_EXIT_POLL`` (under a
-        profiler those polls are charged to each call, as many as the calls took time).
-        Elsewhere it returns at once and :meth:`_wait_exit` polls. Opened before anything
-        awaits, while only this transport could have reaped the process."""
+        """Return once the server has exited, told by the kernel: by a pidfd where one can be
+        opened (Linux 5.3+), else by a thread blocked in ``waitid`` (:func:`_exited`; macOS,
+        or a Linux that refuses pidfds, as valgrind's does). The session-long watch then wakes
+        no loop every ``_EXIT_POLL`` (under a profiler those polls are charged to each call, as
+        many as the calls took time). Where neither exists it returns at once and
+        :meth:`_wait_exit` polls. Started before anything awaits, while only this transport
+        could have reaped the process."""
+        pid = self._process.pid
         pidfd_open = getattr(os, "pidfd_open", None)
-        if pidfd_open is None:
-            return
-        try:
-            fd = pidfd_open(self._process.pid)
-        except OSError:  # not supported here, or already reaped: polled
-            return
-        try:
-            await anyio.wait_readable(fd)
-        finally:
-            os.close(fd)
+        if pidfd_open is not None:
+            try:
+                fd = pidfd_open(pid)
+            except OSError:  # not supported here, or already reaped: the thread tells
+                pass
+            else:
+                try:
+                    await anyio.wait_readable(fd)
+                finally:
+                    os.close(fd)
+                return
+        await _exited(pid)
 
     async def _drain_stderr(self) -> None:
         try:
@@ -348,6 +354,26 @@ class StdioClientTransport(AsyncResource, MessagePump):
         reason = f"server process {self._process.pid} {status}"
         tail = self._stderr_sink.tail[-_REASON_TAIL:].decode(errors="replace").strip()
         return TransportClosed(f"{reason}; stderr tail:\n{tail}" if tail else reason)
+
+
+async def _exited(pid: int) -> None:
+    """Return once the child ``pid`` has exited (or is not ours to wait for): a daemon thread
+    waits in ``waitid`` with ``WNOWAIT``, which leaves the exit status for ``Popen`` to reap,
+    and wakes the loop once. Returns at once where ``waitid`` is missing."""
+    waitid = getattr(os, "waitid", None)
+    if waitid is None:
+        return
+    loop = asyncio.get_running_loop()
+    exited = asyncio.Event()
+
+    def wait() -> None:
+        with suppress(OSError):  # ChildProcessError: reaped already
+            waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        with suppress(RuntimeError):  # the loop has closed: nobody waits any more
+            loop.call_soon_threadsafe(exited.set)
+
+    threading.Thread(target=wait, name=f"mcpbind-exit-{pid}", daemon=True).start()
+    await exited.wait()
 
 
 def _no_batch() -> None:
