@@ -15,7 +15,8 @@ sessions.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 
 import anyio
 import httpx2
@@ -73,6 +74,19 @@ async def end_session(url: str, session: str | None) -> None:
         assert (await other.delete(url, headers=headers)).status_code == 200
 
 
+@asynccontextmanager
+async def connected(
+    url: str, gate: HoldResend
+) -> AsyncIterator[tuple[StreamableHTTPTransport, Client]]:
+    """mcpbind's client on a session of the server at ``url``, its HTTP through ``gate``."""
+    async with (
+        httpx2.AsyncClient(transport=gate) as http,
+        StreamableHTTPTransport(url, client=http, open_get_stream=False) as transport,
+        Client(transport, protocol_version=ERA, timeout=10) as client,
+    ):
+        yield transport, client
+
+
 def text(result: types.CallToolResult) -> str:
     block = result.content[0]
     assert isinstance(block, types.TextContent)
@@ -88,11 +102,7 @@ async def test_a_404_for_a_replaced_session_is_sent_again_on_the_newer_one(
     url = mcpbind_server.url
     gate = HoldResend()
     answers: list[str] = []
-    async with (
-        httpx2.AsyncClient(transport=gate) as http,
-        StreamableHTTPTransport(url, client=http, open_get_stream=False) as transport,
-        Client(transport, protocol_version=ERA, timeout=10) as client,
-    ):
+    async with connected(url, gate) as (transport, client):
         s1 = transport.session_id
         await end_session(url, s1)
 
@@ -123,11 +133,7 @@ async def test_a_404_on_the_newest_session_after_a_renewal_reaches_the_caller(
     once would make it loop); the next call starts s3 and is answered."""
     url = mcpbind_server.url
     gate = HoldResend()
-    async with (
-        httpx2.AsyncClient(transport=gate) as http,
-        StreamableHTTPTransport(url, client=http, open_get_stream=False) as transport,
-        Client(transport, protocol_version=ERA, timeout=10) as client,
-    ):
+    async with connected(url, gate) as (transport, client):
         s1 = transport.session_id
         await end_session(url, s1)
         with anyio.fail_after(10):
