@@ -231,6 +231,15 @@ def flood() -> Server:
     return server
 
 
+def _initialized(message: dict[str, Any], name: str, capabilities: dict[str, Any]) -> Any:
+    """A hand-written server's ``initialize`` result: the client's version, accepted."""
+    return {
+        "protocolVersion": message["params"]["protocolVersion"],
+        "capabilities": capabilities,
+        "serverInfo": {"name": name, "version": "0"},
+    }
+
+
 def garbage() -> None:
     """A hand-written stdio server: valid handshake, then garbage, a huge line, and the answer."""
     out = sys.stdout.buffer
@@ -243,11 +252,7 @@ def garbage() -> None:
             continue  # responses to our garbage (parse errors), notifications
         rid, method = message["id"], message["method"]
         if method == "initialize":
-            result: Any = {
-                "protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "garbage", "version": "0"},
-            }
+            result: Any = _initialized(message, "garbage", {"tools": {}})
         elif method == "tools/list":
             tool = {
                 "name": "spew",
@@ -285,11 +290,7 @@ def together() -> None:
             continue  # notifications
         rid, method = message["id"], message["method"]
         if method == "initialize":
-            result: Any = {
-                "protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "together", "version": "0"},
-            }
+            result: Any = _initialized(message, "together", {"tools": {}})
         elif method == "tools/list":
             tool = {"name": "count", "inputSchema": {"type": "object"}, "annotations": READ_HINT}
             result = {"tools": [tool]}
@@ -328,11 +329,7 @@ def brief() -> None:
             sys.stdout.buffer.write(_unknown(message["id"], message["method"]))
             sys.stdout.flush()
         if message.get("method") == "initialize":
-            result = {
-                "protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {},
-                "serverInfo": {"name": "brief", "version": "0"},
-            }
+            result = _initialized(message, "brief", {})
             reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
             sys.stdout.write(json.dumps(reply) + "\n")
             sys.stdout.flush()
