@@ -333,6 +333,64 @@ async def test_a_subscription_reaches_the_upstream_and_its_updates_come_back() -
     assert updates == ["mem://chatty/state"]
 
 
+@pytest.mark.parametrize("version", ERAS)
+async def test_a_held_subscription_is_made_again_when_its_server_reconnects(
+    version: str,
+) -> None:
+    """resources.mdx §Subscriptions (2026-07-28: subscriptions.mdx): the downstream client
+    still holds its subscription when the upstream server reconnects, so the gateway
+    subscribes there again (the old subscription ended with the old connection) and the
+    server's updates keep reaching the client."""
+    updates: list[str] = []
+
+    async def note(method: str, params: Any) -> None:
+        if method == "notifications/resources/updated":
+            updates.append(params.uri)
+
+    async def an_update_arrives(client: Client) -> None:
+        updates.clear()
+        with anyio.fail_after(10):  # the upstream subscription is opened in the background
+            while not updates:  # each touch may come before the subscription is open
+                await client.call("c__touch", {})
+                await anyio.sleep(0.05)
+
+    uri = "mem://chatty/state"
+    handlers = ClientHandlers(notification=note)
+    async with gateway({"c": chatty()}, version=version, handlers=handlers) as (host, client):
+        if version == LATEST_HANDSHAKE:
+            await client.subscribe(t.SubscribeRequestParams(uri=uri))
+        else:
+            await client.listen(resource_uris=[uri])
+        await an_update_arrives(client)
+        await host.restart_server("c")
+        await an_update_arrives(client)
+    assert set(updates) == {uri}
+
+
+async def test_a_held_subscription_is_made_at_a_server_that_comes_to_serve_the_uri() -> None:
+    """resources.mdx §Subscriptions: a server added while the client holds a subscription,
+    serving the same URI, is subscribed too; its updates reach the client."""
+    updates: list[str] = []
+
+    async def note(method: str, params: Any) -> None:
+        if method == "notifications/resources/updated":
+            updates.append(params.uri)
+
+    uri = "mem://chatty/state"
+    handlers = ClientHandlers(notification=note)
+    async with gateway({"c": chatty()}, version=LATEST_HANDSHAKE, handlers=handlers) as (
+        host,
+        client,
+    ):
+        await client.subscribe(t.SubscribeRequestParams(uri=uri))
+        await host.add_server("d", chatty())
+        with anyio.fail_after(10):  # the upstream subscription is opened in the background
+            while not updates:  # each touch may come before the subscription is open
+                await client.call("d__touch", {})
+                await anyio.sleep(0.05)
+    assert set(updates) == {uri}
+
+
 def linking() -> Server:
     """Asks the user to open a URL (elicitation.mdx §URL Mode), then says it completed."""
     server = Server("linking", version="1.0.0")

@@ -130,7 +130,7 @@ class Gateway:
         #: Downstream subscriptions by URI, with the upstream ones they opened.
         self.subscribed: dict[str, _Held] = {}
         #: URIs 2026-07-28 listen streams asked for, subscribed upstream for good.
-        self.listening: set[str] = set()
+        self.listening: dict[str, _Held] = {}
         self._listed: dict[str, list[Any]] = {}
         host.supervisor.catalog_listeners.append(self._catalog_changed)
         host.supervisor.notification_listeners.append(self._upstream_notification)
@@ -320,6 +320,25 @@ class Gateway:
             self.server.changed("prompts")
         if old.resources != new.resources or old.templates != new.templates:
             self.server.changed("resources")
+        self._resubscribe()
+
+    def _resubscribe(self) -> None:
+        """Subscribe again where a held URI has lost its upstream subscription: its server
+        reconnected (the subscription ended with the old connection), or a server that now
+        serves the URI came (resources.mdx §Subscriptions: the client, here the downstream
+        one, still holds it)."""
+        for uri, held in [*self.subscribed.items(), *self.listening.items()]:
+            missing = held.missing(self.host.resource_owners(uri))
+            if missing:
+                self._open_in_background(held, missing, uri)
+
+    def _open_in_background(self, held: _Held, owners: list[str], uri: str) -> None:
+        """Open ``held``'s upstream subscriptions on ``owners``, not in the calling task:
+        where the first server's notifications run (its connection's task group)."""
+        with contextlib.suppress(HostError):
+            connection = self.host.client(owners[0]).connection
+            if connection is not None:
+                connection.spawn(functools.partial(_open_quietly, held, self.host, owners, uri))
 
     async def _upstream_notification(self, server: str, method: str, params: Any) -> None:
         if method == "notifications/resources/updated":
@@ -370,14 +389,8 @@ class Gateway:
             owners = self.host.resource_owners(uri)
             if not owners:
                 continue
-            self.listening.add(uri)
-            held = _Held()
-            with contextlib.suppress(HostError):
-                # Not in the listen request's task: started where the first server's
-                # notifications run (its connection's task group).
-                connection = self.host.client(owners[0]).connection
-                if connection is not None:
-                    connection.spawn(functools.partial(_open_quietly, held, self.host, owners, uri))
+            held = self.listening[uri] = _Held()
+            self._open_in_background(held, owners, uri)  # not in the listen request's task
 
 
 async def _open_quietly(held: _Held, host: Host, owners: list[str], uri: str) -> None:
@@ -391,17 +404,33 @@ class _Held:
 
     def __init__(self) -> None:
         self.count = 0
-        self.upstream: list[Subscription] = []
+        #: By server: the subscription on its current connection (ended once that closes).
+        self.upstream: dict[str, Subscription] = {}
+        #: Servers whose subscription is being opened (not opened twice meanwhile).
+        self.opening: set[str] = set()
+
+    def missing(self, owners: Iterable[str]) -> list[str]:
+        """The servers among ``owners`` without a live subscription to the URI."""
+        live = self.upstream
+        return [
+            owner
+            for owner in owners
+            if owner not in self.opening and (owner not in live or not live[owner].active)
+        ]
 
     async def open(self, host: Host, owners: Iterable[str], uri: str) -> None:
-        for owner in owners:
+        for owner in self.missing(owners):
             client = host.client(owner)
             if client.peer_has_capability(("resources", "subscribe")):
-                with UpstreamErrors(owner):
-                    self.upstream.append(await client.listen(resource_uris=[uri]))
+                self.opening.add(owner)
+                try:
+                    with UpstreamErrors(owner):
+                        self.upstream[owner] = await client.listen(resource_uris=[uri])
+                finally:
+                    self.opening.discard(owner)
 
     async def close(self) -> None:
-        for subscription in self.upstream:
+        for subscription in self.upstream.values():
             with contextlib.suppress(McpError):
                 await subscription.close()
 
