@@ -328,7 +328,7 @@ class Gateway:
         serves the URI came (resources.mdx §Subscriptions: the client, here the downstream
         one, still holds it)."""
         for uri, held in [*self.subscribed.items(), *self.listening.items()]:
-            missing = held.missing(self.host.resource_owners(uri))
+            missing = held.missing(self.host, self.host.resource_owners(uri))
             if missing:
                 self._open_in_background(held, missing, uri)
 
@@ -409,30 +409,40 @@ class _Held:
         #: Servers whose subscription is being opened (not opened twice meanwhile).
         self.opening: set[str] = set()
 
-    def missing(self, owners: Iterable[str]) -> list[str]:
-        """The servers among ``owners`` without a live subscription to the URI."""
+    def missing(self, host: Host, owners: Iterable[str]) -> list[str]:
+        """The servers among ``owners`` that take subscriptions and have no live one to the
+        URI (nor one being opened)."""
         live = self.upstream
         return [
             owner
             for owner in owners
-            if owner not in self.opening and (owner not in live or not live[owner].active)
+            if owner not in self.opening
+            and (owner not in live or not live[owner].active)
+            and _subscribable(host, owner)
         ]
 
     async def open(self, host: Host, owners: Iterable[str], uri: str) -> None:
-        for owner in self.missing(owners):
-            client = host.client(owner)
-            if client.peer_has_capability(("resources", "subscribe")):
-                self.opening.add(owner)
-                try:
-                    with UpstreamErrors(owner):
-                        self.upstream[owner] = await client.listen(resource_uris=[uri])
-                finally:
-                    self.opening.discard(owner)
+        for owner in self.missing(host, owners):
+            self.opening.add(owner)
+            try:
+                with UpstreamErrors(owner):
+                    client = host.client(owner)
+                    self.upstream[owner] = await client.listen(resource_uris=[uri])
+            finally:
+                self.opening.discard(owner)
 
     async def close(self) -> None:
         for subscription in self.upstream.values():
             with contextlib.suppress(McpError):
                 await subscription.close()
+
+
+def _subscribable(host: Host, server: str) -> bool:
+    """Whether ``server`` is connected and declares ``resources.subscribe``."""
+    try:
+        return host.client(server).peer_has_capability(("resources", "subscribe"))
+    except HostError:
+        return False
 
 
 class _Subscriptions:

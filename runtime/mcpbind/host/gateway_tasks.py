@@ -68,9 +68,10 @@ from ..server.principal import principal_key
 from ..server.tasks.support import ANONYMOUS, default_scope
 from ..tasks.answers import task_id_of
 from ..tasks.record import TERMINAL
-from ..tasks.wire import EXTENSION, RELATED_TASK
+from ..tasks.wire import EXTENSION, RELATED_TASK, STATUS_2026
 from ..versions import era_of
 from .forwarding import UpstreamErrors
+from .relay import undeclared
 from .state import HostError
 
 if TYPE_CHECKING:
@@ -274,7 +275,7 @@ class GatewayTasks:
         listener = ANONYMOUS if principal is None else f"principal:{principal_key(principal)}"
         if routed.scope != listener:
             return None
-        return "notifications/tasks", _view(routed, stateless=True, detailed=True)
+        return STATUS_2026, _view(routed, stateless=True, detailed=True)
 
     # ------------------------------------------------------------------ tools/call
     def wanted(self, params: t.CallToolRequestParams, ctx: Context, entry: ToolEntry) -> bool:
@@ -555,11 +556,7 @@ class GatewayTasks:
         what = method.method.split("/", 1)[0]
         needed = _needed(method, params)
         if needed not in routed.declared:
-            raise McpError(
-                METHOD_NOT_FOUND,
-                f"{what} refused: the gateway's client did not declare the "
-                f"{'.'.join(needed)} capability",
-            )
+            raise undeclared(what, needed)
         if len(routed.held) >= _MAX_HELD:
             raise McpError(
                 INTERNAL_ERROR, f"{what} refused: {_MAX_HELD} asks of this task are unanswered"

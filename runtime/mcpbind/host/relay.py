@@ -33,7 +33,7 @@ from ..protocol import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 from ..server.context import Context
 from .approval import Approver, ToolCallRequest
 
-__all__ = ["APPROVE_FIELD", "MAX_PENDING_COMPLETIONS", "Downstream", "Relay"]
+__all__ = ["APPROVE_FIELD", "MAX_PENDING_COMPLETIONS", "Downstream", "Relay", "undeclared"]
 
 R = TypeVar("R")
 
@@ -185,11 +185,7 @@ class Relay:
         record = records[-1]  # the newest (not ambiguous: checked above)
         context = record.context
         if not context.client_supports(what) or (path and not context.client_supports(*path)):
-            detail = ".".join(path) if path else what
-            raise McpError(
-                METHOD_NOT_FOUND,
-                f"{what} refused: the gateway's client did not declare the {detail} capability",
-            )
+            raise undeclared(what, path or (what,))
         return record
 
     # ------------------------------------------------------------------ approvals
@@ -235,6 +231,16 @@ class Relay:
                 if record.task is task:
                     return record
         return None
+
+
+def undeclared(what: str, path: tuple[str, ...]) -> McpError:
+    """The refusal of an upstream's ask (``sampling``, ``elicitation``) of a downstream client
+    that did not declare the capability at ``path``."""
+    detail = ".".join(path)
+    return McpError(
+        METHOD_NOT_FOUND,
+        f"{what} refused: the gateway's client did not declare the {detail} capability",
+    )
 
 
 async def _within(record: Downstream, ask: Callable[[], Awaitable[R]]) -> R:

@@ -44,7 +44,14 @@ from ...tasks.answers import cancel_task, get_task, list_tasks, task_id_of, task
 from ...tasks.manager import TaskManager
 from ...tasks.record import ANONYMOUS, TaskRecord, raw
 from ...tasks.store import TaskStore
-from ...tasks.wire import EXTENSION, created_2025, created_2026, detailed_2026, task_2025
+from ...tasks.wire import (
+    EXTENSION,
+    STATUS_2026,
+    created_2025,
+    created_2026,
+    detailed_2026,
+    task_2025,
+)
 from ...versions import era_of
 from ..context import Context
 from ..principal import principal_key
@@ -183,7 +190,7 @@ class Tasks:
             listener = ANONYMOUS if principal is None else f"principal:{principal_key(principal)}"
             if record.scope != listener:
                 return None
-        return "notifications/tasks", detailed_2026(record)
+        return STATUS_2026, detailed_2026(record)
 
     # ------------------------------------------------------------------ tools/call
     def _wrap_call(self, inner: Handler) -> Handler:
