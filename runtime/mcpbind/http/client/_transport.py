@@ -178,14 +178,13 @@ class StreamableHTTPTransport(HTTPEndpoint):
         *,
         extra: dict[str, str] | None = None,
         resends: int = 0,
-        renewed: bool = False,
         waited: bool = False,
     ) -> None:
         """POST one request and deliver what comes back, whatever happens.
 
         A 404 for the session it carried (spec §Session Management, point 4) sends it again
         on a newer session: one this request starts (or waits for) if it has not been
-        through a renewal yet, else only one another request started since (``renewed``).
+        through a renewal yet (``resends`` 0), else only one another request started since.
         The server did not act on a request it answered 404, so sending it again loses
         nothing; ``_MAX_RESENDS`` bounds the chase where every new session is lost at once
         (a proxy that spreads requests over workers that do not share sessions)."""
@@ -195,9 +194,7 @@ class StreamableHTTPTransport(HTTPEndpoint):
         except httpx2.ConnectError as exc:
             # Nothing reached the server: once it is back (restarted), send it again.
             if not waited and await self._server_back(exc):
-                await self._request(
-                    message, info, extra=extra, resends=resends, renewed=renewed, waited=True
-                )
+                await self._request(message, info, extra=extra, resends=resends, waited=True)
             elif not self._inbox.closed:
                 self._deliver(connection_lost(info.request_ids, f"cannot connect: {exc}"))
             return
@@ -226,10 +223,10 @@ class StreamableHTTPTransport(HTTPEndpoint):
                 and sent_session is not None
                 and resends < _MAX_RESENDS
                 and info.method != "initialize"
-                and await self._reinitialize(sent_session, start=not renewed)
+                and await self._reinitialize(sent_session, start=resends == 0)
             ):
                 await response.aclose()
-                await self._request(message, info, extra=extra, resends=resends + 1, renewed=True)
+                await self._request(message, info, extra=extra, resends=resends + 1)
                 return
             if status >= 400 or status < 200:
                 errors = await http_error_responses(response, info.request_ids)
